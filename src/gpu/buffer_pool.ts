@@ -1,0 +1,57 @@
+/**
+ * Reuses GPU storage buffers by size class, so building and dropping graphs does not churn
+ * allocations. Sizes round up to a power of two below 1 MiB and to 1/8 steps above it.
+ */
+
+/** Usage flags of every pooled tensor buffer. */
+export const TENSOR_USAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC |
+  GPUBufferUsage.COPY_DST;
+
+/** Size class a request of `bytes` is served from. */
+export function sizeClass(bytes: number): number {
+  const n = Math.max(256, Math.ceil(bytes / 4) * 4);
+  const pow = 2 ** Math.ceil(Math.log2(n));
+  if (pow <= 1 << 20) return pow;
+  const step = pow / 16; // 1/8 of the previous power of two
+  return Math.ceil(n / step) * step;
+}
+
+/** A free list of storage buffers per size class. */
+export class BufferPool {
+  readonly #free = new Map<number, GPUBuffer[]>();
+  #liveBytes = 0;
+
+  constructor(readonly device: GPUDevice) {}
+
+  /** A buffer of at least `bytes` bytes with {@link TENSOR_USAGE}; contents are undefined. */
+  acquire(bytes: number, label = "tensor"): GPUBuffer {
+    const size = sizeClass(bytes);
+    const reused = this.#free.get(size)?.pop();
+    if (reused) return reused;
+    this.#liveBytes += size;
+    return this.device.createBuffer({ label, size, usage: TENSOR_USAGE });
+  }
+
+  /** Returns a buffer obtained from {@link acquire} for reuse. */
+  release(buffer: GPUBuffer): void {
+    const list = this.#free.get(buffer.size) ?? [];
+    list.push(buffer);
+    this.#free.set(buffer.size, list);
+  }
+
+  /** Bytes allocated by this pool so far (in use or free). */
+  get allocatedBytes(): number {
+    return this.#liveBytes;
+  }
+
+  /** Destroys the free buffers. */
+  trim(): void {
+    for (const list of this.#free.values()) {
+      for (const buffer of list) {
+        this.#liveBytes -= buffer.size;
+        buffer.destroy();
+      }
+    }
+    this.#free.clear();
+  }
+}

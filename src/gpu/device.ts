@@ -1,0 +1,113 @@
+/**
+ * The WebGPU device rft runs on: one adapter, one device with the adapter's real limits and the
+ * optional features rft uses. Knows nothing of kernels or models.
+ */
+
+/** Optional features rft asks for when the adapter has them. */
+export const WANTED_FEATURES: readonly GPUFeatureName[] = [
+  "shader-f16",
+  "timestamp-query",
+  "subgroups" as GPUFeatureName,
+];
+
+/** Limits rft raises from the WebGPU defaults to the adapter's values. */
+export const RAISED_LIMITS = [
+  "maxStorageBufferBindingSize",
+  "maxBufferSize",
+  "maxComputeWorkgroupStorageSize",
+  "maxComputeInvocationsPerWorkgroup",
+  "maxComputeWorkgroupSizeX",
+  "maxComputeWorkgroupSizeY",
+  "maxComputeWorkgroupSizeZ",
+  "maxComputeWorkgroupsPerDimension",
+  "maxStorageBuffersPerShaderStage",
+] as const;
+
+/** Thrown when WebGPU offers no adapter; the message carries a hint on what to install. */
+export class NoAdapterError extends Error {
+  constructor(detail: string) {
+    super(
+      `No WebGPU adapter found: ${detail}\n` +
+        "HINT: on Linux without a GPU install Mesa's CPU drivers (apt-get install mesa-vulkan-drivers);" +
+        " with an NVIDIA GPU install libvulkan1 and the NVIDIA Vulkan ICD;" +
+        " DENO_WEBGPU_BACKEND=vulkan|gl forces a backend.",
+    );
+    this.name = "NoAdapterError";
+  }
+}
+
+/** What rft knows about the adapter it runs on. */
+export interface AdapterSummary {
+  description: string;
+  vendor: string;
+  architecture: string;
+  isFallback: boolean;
+  backend: string;
+  features: string[];
+}
+
+/** A device plus what rft learned about its adapter. */
+export interface GpuContext {
+  adapter: GPUAdapter;
+  device: GPUDevice;
+  summary: AdapterSummary;
+  /** Limits requested from the adapter (the raised ones). */
+  limits: Record<string, number>;
+  hasF16: boolean;
+  hasTimestamps: boolean;
+  hasSubgroups: boolean;
+}
+
+let shared: Promise<GpuContext> | undefined;
+
+/** Returns the process-wide GPU context, creating it on first call. */
+export function getGpu(): Promise<GpuContext> {
+  shared ??= createGpu().catch((err) => {
+    shared = undefined;
+    throw err;
+  });
+  return shared;
+}
+
+/** Creates a new GPU context (most code wants the shared one from {@link getGpu}). */
+export async function createGpu(): Promise<GpuContext> {
+  if (!("gpu" in navigator) || !navigator.gpu) {
+    throw new NoAdapterError("navigator.gpu is missing in this runtime");
+  }
+  const adapter = await navigator.gpu.requestAdapter({ powerPreference: "high-performance" });
+  if (!adapter) throw new NoAdapterError("navigator.gpu.requestAdapter() returned null");
+
+  const requiredFeatures = WANTED_FEATURES.filter((f) => adapter.features.has(f));
+  const limits: Record<string, number> = {};
+  for (const name of RAISED_LIMITS) {
+    const value = (adapter.limits as unknown as Record<string, number>)[name];
+    if (typeof value === "number") limits[name] = value;
+  }
+  const device = await adapter.requestDevice({ requiredFeatures, requiredLimits: limits });
+  device.addEventListener("uncapturederror", (event) => {
+    console.error(`rft: uncaptured WebGPU error: ${(event as GPUUncapturedErrorEvent).error.message}`);
+  });
+
+  const info = adapter.info;
+  return {
+    adapter,
+    device,
+    summary: {
+      description: info.description || "(no description)",
+      vendor: info.vendor || "(unknown vendor)",
+      architecture: info.architecture || "",
+      isFallback: Boolean((info as unknown as { isFallbackAdapter?: boolean }).isFallbackAdapter),
+      backend: Deno.env.get("DENO_WEBGPU_BACKEND") ?? "default",
+      features: [...adapter.features].sort(),
+    },
+    limits,
+    hasF16: device.features.has("shader-f16"),
+    hasTimestamps: device.features.has("timestamp-query"),
+    hasSubgroups: device.features.has("subgroups" as GPUFeatureName),
+  };
+}
+
+/** A short key naming the adapter, used to cache autotune results per adapter. */
+export function adapterKey(gpu: GpuContext): string {
+  return `${gpu.summary.vendor}/${gpu.summary.description}/${gpu.summary.backend}`;
+}

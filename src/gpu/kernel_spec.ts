@@ -1,0 +1,35 @@
+/**
+ * A kernel as the runtime sees it: which WGSL file and entry point, which `override` constants,
+ * and the bindings it takes. The readable key built from these is both the pipeline-cache key
+ * and the GPU object label, so validation errors name the kernel.
+ *
+ * Binding convention for every rft kernel: group 0, storage buffers at bindings 0..n-1 in the
+ * order of `bindings`, then (when `params` is true) one uniform struct at binding n.
+ */
+
+/** How a kernel accesses a storage binding. */
+export type BindingAccess = "read" | "read_write";
+
+/** Everything needed to build (and cache) one compute pipeline. */
+export interface KernelSpec {
+  /** File stem in `shaders/`. */
+  shader: string;
+  /** WGSL entry point. */
+  entryPoint: string;
+  /** Values for WGSL `override` constants. */
+  constants?: Readonly<Record<string, number>>;
+  /** Storage bindings in binding order. */
+  bindings: readonly BindingAccess[];
+  /** Whether a uniform params struct follows the storage bindings. */
+  params: boolean;
+}
+
+/** Readable, unique key of a kernel spec, e.g. `matmul.main:TM=8,TN=8`. */
+export function kernelKey(spec: KernelSpec): string {
+  const head = spec.entryPoint === "main" ? spec.shader : `${spec.shader}.${spec.entryPoint}`;
+  const constants = Object.entries(spec.constants ?? {})
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+  return constants ? `${head}:${constants}` : head;
+}

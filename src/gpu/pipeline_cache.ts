@@ -1,0 +1,131 @@
+/**
+ * Compiles and caches compute pipelines by kernel key. Compilation happens inside a validation
+ * error scope and checks the shader's compilation messages, so a WGSL mistake becomes a
+ * `KernelCompileError` naming the kernel, the file and the line.
+ */
+
+import type { GpuContext } from "./device.ts";
+import { type KernelSpec, kernelKey } from "./kernel_spec.ts";
+import { shaderSource } from "./shader_source.ts";
+
+/** A WGSL kernel failed to compile or its pipeline failed validation. */
+export class KernelCompileError extends Error {
+  constructor(
+    readonly kernel: string,
+    readonly file: string,
+    readonly line: number | undefined,
+    detail: string,
+  ) {
+    const where = line === undefined ? file : `${file}:${line}`;
+    super(`Cannot compile kernel "${kernel}" (${where}): ${detail.trim()}`);
+    this.name = "KernelCompileError";
+  }
+}
+
+/** A compiled pipeline with the layout its bind groups must use. */
+export interface CompiledKernel {
+  key: string;
+  pipeline: GPUComputePipeline;
+  layout: GPUBindGroupLayout;
+  spec: KernelSpec;
+}
+
+interface DeviceCaches {
+  modules: Map<string, Promise<GPUShaderModule>>;
+  kernels: Map<string, Promise<CompiledKernel>>;
+}
+
+const perDevice = new WeakMap<GPUDevice, DeviceCaches>();
+
+function cachesFor(device: GPUDevice): DeviceCaches {
+  let caches = perDevice.get(device);
+  if (!caches) {
+    caches = { modules: new Map(), kernels: new Map() };
+    perDevice.set(device, caches);
+  }
+  return caches;
+}
+
+/** Returns the compiled pipeline for `spec`, compiling it on first use. */
+export function getKernel(gpu: GpuContext, spec: KernelSpec): Promise<CompiledKernel> {
+  const caches = cachesFor(gpu.device);
+  const key = kernelKey(spec);
+  let kernel = caches.kernels.get(key);
+  if (!kernel) {
+    kernel = compileKernel(gpu, spec, key, caches);
+    caches.kernels.set(key, kernel);
+    kernel.catch(() => caches.kernels.delete(key));
+  }
+  return kernel;
+}
+
+async function shaderModule(
+  gpu: GpuContext,
+  stem: string,
+  caches: DeviceCaches,
+): Promise<GPUShaderModule> {
+  let module = caches.modules.get(stem);
+  if (!module) {
+    module = (async () => {
+      const code = shaderSource(stem);
+      const mod = gpu.device.createShaderModule({ label: stem, code });
+      const info = await mod.getCompilationInfo();
+      const error = info.messages.find((m) => m.type === "error");
+      if (error) {
+        throw new KernelCompileError(stem, `shaders/${stem}.wgsl`, error.lineNum, error.message);
+      }
+      return mod;
+    })();
+    caches.modules.set(stem, module);
+    module.catch(() => caches.modules.delete(stem));
+  }
+  return module;
+}
+
+async function compileKernel(
+  gpu: GpuContext,
+  spec: KernelSpec,
+  key: string,
+  caches: DeviceCaches,
+): Promise<CompiledKernel> {
+  const { device } = gpu;
+  let module: GPUShaderModule;
+  try {
+    module = await shaderModule(gpu, spec.shader, caches);
+  } catch (err) {
+    if (err instanceof KernelCompileError) {
+      throw new KernelCompileError(key, err.file, err.line, err.message.replace(/^[^:]*\): /, ""));
+    }
+    throw err;
+  }
+  device.pushErrorScope("validation");
+  const entries: GPUBindGroupLayoutEntry[] = spec.bindings.map((access, binding) => ({
+    binding,
+    visibility: GPUShaderStage.COMPUTE,
+    buffer: { type: access === "read" ? "read-only-storage" : "storage" },
+  }));
+  if (spec.params) {
+    entries.push({
+      binding: spec.bindings.length,
+      visibility: GPUShaderStage.COMPUTE,
+      buffer: { type: "uniform" },
+    });
+  }
+  const layout = device.createBindGroupLayout({ label: key, entries });
+  const pipeline = device.createComputePipeline({
+    label: key,
+    layout: device.createPipelineLayout({ label: key, bindGroupLayouts: [layout] }),
+    compute: { module, entryPoint: spec.entryPoint, constants: { ...spec.constants } },
+  });
+  const error = await device.popErrorScope();
+  if (error) {
+    const line = /wgsl:(\d+):\d+/.exec(error.message)?.[1];
+    throw new KernelCompileError(
+      key,
+      `shaders/${spec.shader}.wgsl`,
+      line ? Number(line) : undefined,
+      error.message,
+    );
+  }
+  return { key, pipeline, layout, spec };
+}

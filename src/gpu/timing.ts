@@ -1,0 +1,76 @@
+/**
+ * Per-dispatch GPU timing with timestamp queries, switched on by `RFT_DEBUG=2`: each dispatch
+ * gets its own compute pass with begin/end timestamps, and one line per dispatch is printed
+ * after the submit. Off by default; costs one extra readback per timed run.
+ */
+
+import type { GpuContext } from "./device.ts";
+import type { PreparedDispatch } from "./dispatch.ts";
+import { readBuffers } from "./readback.ts";
+
+/** The debug level from `RFT_DEBUG` (0 when unset). */
+export function debugLevel(): number {
+  const raw = Deno.env.get("RFT_DEBUG");
+  const level = raw ? Number(raw) : 0;
+  return Number.isFinite(level) ? level : 0;
+}
+
+/** Time of one dispatch, in microseconds. */
+export interface DispatchTime {
+  label: string;
+  micros: number;
+}
+
+/**
+ * Encodes `dispatches` one pass each with timestamps, submits, and returns their GPU times.
+ * Needs the `timestamp-query` feature.
+ */
+export async function runTimed(
+  gpu: GpuContext,
+  dispatches: readonly PreparedDispatch[],
+  before?: (encoder: GPUCommandEncoder) => void,
+): Promise<DispatchTime[]> {
+  if (!gpu.hasTimestamps) throw new Error("Cannot time dispatches: no timestamp-query feature");
+  const { device } = gpu;
+  const count = dispatches.length * 2;
+  const querySet = device.createQuerySet({ type: "timestamp", count });
+  const resolve = device.createBuffer({
+    size: count * 8,
+    usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+  });
+  const encoder = device.createCommandEncoder({ label: "timed" });
+  before?.(encoder);
+  dispatches.forEach((d, i) => {
+    const pass = encoder.beginComputePass({
+      label: d.label,
+      timestampWrites: {
+        querySet,
+        beginningOfPassWriteIndex: 2 * i,
+        endOfPassWriteIndex: 2 * i + 1,
+      },
+    });
+    pass.setPipeline(d.pipeline);
+    pass.setBindGroup(0, d.bindGroup);
+    pass.dispatchWorkgroups(d.workgroups[0], d.workgroups[1], d.workgroups[2]);
+    pass.end();
+  });
+  encoder.resolveQuerySet(querySet, 0, count, resolve, 0);
+  device.queue.submit([encoder.finish()]);
+  const [raw] = await readBuffers(device, [{ buffer: resolve, bytes: count * 8 }]);
+  querySet.destroy();
+  resolve.destroy();
+  const stamps = new BigUint64Array(raw);
+  return dispatches.map((d, i) => ({
+    label: d.label,
+    micros: Number(stamps[2 * i + 1] - stamps[2 * i]) / 1000,
+  }));
+}
+
+/** Prints one line per dispatch time, as `RFT_DEBUG=2` promises. */
+export function printTimes(times: readonly DispatchTime[], title: string): void {
+  const total = times.reduce((s, t) => s + t.micros, 0);
+  console.error(`[rft] ${title}: ${times.length} dispatches, ${total.toFixed(0)} us on GPU`);
+  times.forEach((t, i) =>
+    console.error(`[rft]   #${i} ${t.label.padEnd(48)} ${t.micros.toFixed(1).padStart(10)} us`)
+  );
+}

@@ -1,0 +1,187 @@
+/**
+ * A compiled graph: buffers allocated by the memory plan, every kernel launch prepared once,
+ * and `run` that writes new inputs, encodes the whole graph into one command buffer and submits
+ * it once. Build once per shape, run many times; read results with one readback.
+ */
+
+import type { GpuContext } from "../gpu/device.ts";
+import { TENSOR_USAGE } from "../gpu/buffer_pool.ts";
+import {
+  encodeDispatches,
+  prepareDispatch,
+  type PreparedDispatch,
+  releaseDispatch,
+} from "../gpu/dispatch.ts";
+import { readBuffers } from "../gpu/readback.ts";
+import { debugLevel, printTimes, runTimed } from "../gpu/timing.ts";
+import { planMemory, storageRoot } from "./memory_plan.ts";
+import type { BoundTensor, LaunchContext } from "./op.ts";
+import { inputsOf, schedule } from "./schedule.ts";
+import { BYTES_PER_ELEMENT, formatShape, type HostData, type Tensor } from "./tensor.ts";
+
+/** Host data for an input tensor, or a GPU buffer to copy it from. */
+export type Feed = HostData | GPUBuffer;
+
+/** Statistics of a compiled graph, for tests and `RFT_DEBUG`. */
+export interface ExecutableStats {
+  nodes: number;
+  dispatches: number;
+  slotBytes: number;
+  unsharedBytes: number;
+}
+
+/** A graph ready to run. */
+export class Executable {
+  readonly #bufferOf: (t: Tensor) => GPUBuffer;
+  readonly #owned: readonly GPUBuffer[];
+
+  constructor(
+    readonly gpu: GpuContext,
+    readonly label: string,
+    readonly inputs: readonly Tensor[],
+    readonly dispatches: readonly PreparedDispatch[],
+    readonly stats: ExecutableStats,
+    bufferOf: (t: Tensor) => GPUBuffer,
+    owned: readonly GPUBuffer[],
+  ) {
+    this.#bufferOf = bufferOf;
+    this.#owned = owned;
+  }
+
+  /** The GPU buffer holding `t` (valid after a run for outputs and inputs). */
+  buffer(t: Tensor): GPUBuffer {
+    return this.#bufferOf(t);
+  }
+
+  /**
+   * Writes `feeds` into the inputs, encodes every dispatch into one command buffer and submits
+   * it. Every input must be fed on the first run; later runs reuse what is not fed again.
+   */
+  async run(feeds: ReadonlyMap<Tensor, Feed> = new Map()): Promise<void> {
+    const { device } = this.gpu;
+    for (const [tensor, data] of feeds) {
+      if (!this.inputs.includes(tensor)) {
+        throw new Error(`Cannot run graph "${this.label}": ${tensor} is not an input of it`);
+      }
+      if (!(data instanceof GPUBuffer)) {
+        if (data.length !== tensor.size) {
+          throw new Error(
+            `Cannot run graph "${this.label}": input ${tensor} needs ${tensor.size} values, received ${data.length}`,
+          );
+        }
+        device.queue.writeBuffer(this.#bufferOf(tensor), 0, data);
+      }
+    }
+    const copyGpuFeeds = (encoder: GPUCommandEncoder) => {
+      for (const [tensor, data] of feeds) {
+        if (data instanceof GPUBuffer) {
+          encoder.copyBufferToBuffer(data, 0, this.#bufferOf(tensor), 0, tensor.size * 4);
+        }
+      }
+    };
+    if (debugLevel() >= 2 && this.gpu.hasTimestamps) {
+      printTimes(await runTimed(this.gpu, this.dispatches, copyGpuFeeds), this.label);
+      return;
+    }
+    const encoder = device.createCommandEncoder({ label: this.label });
+    copyGpuFeeds(encoder);
+    encodeDispatches(encoder, this.dispatches, this.label);
+    device.queue.submit([encoder.finish()]);
+  }
+
+  /** Reads tensors (outputs, inputs or variables) back to the host, all in one readback. */
+  async read(tensors: readonly Tensor[]): Promise<HostData[]> {
+    const raw = await readBuffers(
+      this.gpu.device,
+      tensors.map((t) => ({ buffer: this.#bufferOf(t), bytes: t.size * BYTES_PER_ELEMENT })),
+    );
+    return raw.map((data, i) => {
+      const dtype = tensors[i].dtype;
+      return dtype === "f32"
+        ? new Float32Array(data)
+        : dtype === "i32"
+        ? new Int32Array(data)
+        : new Uint32Array(data);
+    });
+  }
+
+  /** Frees the executable's buffers (variables stay). */
+  destroy(): void {
+    for (const d of this.dispatches) releaseDispatch(d);
+    for (const b of this.#owned) b.destroy();
+  }
+}
+
+/** Compiles the part of a graph that `outputs` need. */
+export async function compileGraph(
+  gpu: GpuContext,
+  outputs: readonly Tensor[],
+  label = "graph",
+): Promise<Executable> {
+  const { device } = gpu;
+  const order = schedule(outputs);
+  const plan = planMemory(order, new Set(outputs));
+  const owned: GPUBuffer[] = [];
+  const slots = plan.slotBytes.map((bytes, i) => {
+    const buffer = device.createBuffer({
+      label: `${label}:slot${i}`,
+      size: Math.max(16, Math.ceil(bytes / 16) * 16),
+      usage: TENSOR_USAGE,
+    });
+    owned.push(buffer);
+    return buffer;
+  });
+  const bufferOf = (t: Tensor): GPUBuffer => {
+    const root = storageRoot(t);
+    if (root.source.kind === "variable") return root.source.variable.buffer;
+    const slot = plan.slotOf.get(root);
+    if (slot === undefined) {
+      throw new Error(`Graph "${label}" has no storage for ${t}: it is not needed by the outputs`);
+    }
+    return slots[slot];
+  };
+  const ctx: LaunchContext = {
+    gpu,
+    scratch(bytes, scratchLabel) {
+      const buffer = device.createBuffer({
+        label: `${label}:${scratchLabel}`,
+        size: Math.max(16, Math.ceil(bytes / 16) * 16),
+        usage: TENSOR_USAGE,
+      });
+      owned.push(buffer);
+      return buffer;
+    },
+  };
+
+  const dispatches: PreparedDispatch[] = [];
+  const inputs: Tensor[] = [];
+  for (const node of order) {
+    const source = node.source;
+    if (source.kind === "input") inputs.push(node);
+    if (source.kind === "constant") device.queue.writeBuffer(bufferOf(node), 0, source.data);
+    if (source.kind !== "op" || source.op.aliasOf !== undefined) continue;
+    const bind = (t: Tensor): BoundTensor => ({ tensor: t, buffer: bufferOf(t) });
+    const launches = await source.op.launch(
+      ctx,
+      inputsOf(node).map(bind),
+      bind(node),
+      source.attrs,
+    );
+    for (const l of launches) {
+      try {
+        dispatches.push(await prepareDispatch(gpu, l.spec, l.buffers, l.params, l.workgroups));
+      } catch (err) {
+        (err as Error).message = `${(err as Error).message}\n  while compiling op "${
+          source.op.name
+        }" -> ${node.name}${formatShape(node.shape)}`;
+        throw err;
+      }
+    }
+  }
+  return new Executable(gpu, label, inputs, dispatches, {
+    nodes: order.length,
+    dispatches: dispatches.length,
+    slotBytes: plan.slotBytes.reduce((a, b) => a + b, 0),
+    unsharedBytes: plan.unsharedBytes,
+  }, bufferOf, owned);
+}

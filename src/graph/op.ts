@@ -1,0 +1,67 @@
+/**
+ * The contract every graph op fulfils: infer its output, produce the kernel launches that
+ * compute it, and (for differentiable ops) express its input gradients as more graph ops.
+ * Ops live in `src/ops/`; the graph runtime knows none of them by name.
+ */
+
+import type { GpuContext } from "../gpu/device.ts";
+import type { BufferArg } from "../gpu/dispatch.ts";
+import type { KernelSpec } from "../gpu/kernel_spec.ts";
+import type { DType, Tensor } from "./tensor.ts";
+
+/** Shape and dtype of an op's output. */
+export interface OutputSpec {
+  shape: readonly number[];
+  dtype: DType;
+}
+
+/** A tensor with the GPU buffer an executable gave it. */
+export interface BoundTensor {
+  tensor: Tensor;
+  buffer: GPUBuffer;
+}
+
+/** One kernel launch an op asks for. */
+export interface KernelLaunch {
+  spec: KernelSpec;
+  buffers: readonly BufferArg[];
+  params?: ArrayBuffer;
+  workgroups: readonly [number, number, number];
+}
+
+/** What an op may use while producing its launches. */
+export interface LaunchContext {
+  gpu: GpuContext;
+  /** A scratch buffer that lives as long as the executable. */
+  scratch(bytes: number, label: string): GPUBuffer;
+}
+
+/** A graph op. `A` is its attribute type (static, known at build time). */
+export interface OpDef<A> {
+  /** Name used in labels and errors. */
+  readonly name: string;
+  /** Checks the inputs and returns the output's shape and dtype; throws on a mismatch. */
+  output(inputs: readonly Tensor[], attrs: A): OutputSpec;
+  /**
+   * When set, the output shares the storage of input `aliasOf` (a view such as reshape) and
+   * `launch` is not called.
+   */
+  readonly aliasOf?: number;
+  /** Kernel launches that compute `output` from `inputs`. */
+  launch(
+    ctx: LaunchContext,
+    inputs: readonly BoundTensor[],
+    output: BoundTensor,
+    attrs: A,
+  ): KernelLaunch[] | Promise<KernelLaunch[]>;
+  /**
+   * Gradients of the inputs given the output's gradient, as graph tensors (null where an input
+   * gets none, e.g. integer indices). Absent for ops that are not differentiable.
+   */
+  backward?(
+    grad: Tensor,
+    inputs: readonly Tensor[],
+    output: Tensor,
+    attrs: A,
+  ): readonly (Tensor | null)[];
+}
