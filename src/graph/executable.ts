@@ -14,6 +14,7 @@ import {
 } from "../gpu/dispatch.ts";
 import { readBuffers } from "../gpu/readback.ts";
 import { debugLevel, printTimes, runTimed } from "../gpu/timing.ts";
+import type { Graph } from "./graph.ts";
 import { planMemory, storageRoot } from "./memory_plan.ts";
 import type { BoundTensor, LaunchContext } from "./op.ts";
 import { inputsOf, schedule } from "./schedule.ts";
@@ -37,6 +38,7 @@ export class Executable {
 
   constructor(
     readonly gpu: GpuContext,
+    readonly graph: Graph,
     readonly label: string,
     readonly inputs: readonly Tensor[],
     readonly dispatches: readonly PreparedDispatch[],
@@ -61,6 +63,8 @@ export class Executable {
     const { device } = this.gpu;
     for (const [tensor, data] of feeds) {
       if (!this.inputs.includes(tensor)) {
+        // An input of the same graph that these outputs do not need is fine to feed.
+        if (tensor.source.kind === "input" && tensor.graph === this.graph) continue;
         throw new Error(`Cannot run graph "${this.label}": ${tensor} is not an input of it`);
       }
       if (!(data instanceof GPUBuffer)) {
@@ -74,7 +78,7 @@ export class Executable {
     }
     const copyGpuFeeds = (encoder: GPUCommandEncoder) => {
       for (const [tensor, data] of feeds) {
-        if (data instanceof GPUBuffer) {
+        if (data instanceof GPUBuffer && this.inputs.includes(tensor)) {
           encoder.copyBufferToBuffer(data, 0, this.#bufferOf(tensor), 0, tensor.size * 4);
         }
       }
@@ -119,6 +123,7 @@ export async function compileGraph(
   label = "graph",
 ): Promise<Executable> {
   const { device } = gpu;
+  if (outputs.length === 0) throw new Error(`Cannot compile graph "${label}": no outputs`);
   const order = schedule(outputs);
   const plan = planMemory(order, new Set(outputs));
   const owned: GPUBuffer[] = [];
@@ -178,7 +183,7 @@ export async function compileGraph(
       }
     }
   }
-  return new Executable(gpu, label, inputs, dispatches, {
+  return new Executable(gpu, outputs[0].graph, label, inputs, dispatches, {
     nodes: order.length,
     dispatches: dispatches.length,
     slotBytes: plan.slotBytes.reduce((a, b) => a + b, 0),

@@ -1,0 +1,61 @@
+/**
+ * Reverse-mode autodiff over a graph: walks the nodes between the wrt tensors and the output in
+ * reverse order, asks each op for its input gradients (as new graph ops) and sums gradients
+ * that meet. The backward pass is derived from the ops, never assembled by hand.
+ */
+
+import { add } from "../ops/binary.ts";
+import { inputsOf, schedule } from "./schedule.ts";
+import { formatShape, sameShape, type Tensor } from "./tensor.ts";
+
+/**
+ * Gradients of `output` with respect to each tensor of `wrt` (a vector-Jacobian product with
+ * `seed`, which defaults to ones: the gradient of `sum(output)`). A wrt tensor the output does
+ * not depend on gets zeros.
+ */
+export function grad(output: Tensor, wrt: readonly Tensor[], seed?: Tensor): Tensor[] {
+  const graph = output.graph;
+  if (seed && !sameShape(seed.shape, output.shape)) {
+    throw new Error(
+      `Cannot differentiate ${output}: seed shape ${formatShape(seed.shape)} differs`,
+    );
+  }
+  const order = schedule([output]);
+  const wrtSet = new Set(wrt);
+  const needsGrad = new Set<Tensor>();
+  for (const node of order) {
+    if (wrtSet.has(node) || inputsOf(node).some((t) => needsGrad.has(t))) needsGrad.add(node);
+  }
+
+  const grads = new Map<Tensor, Tensor>();
+  grads.set(
+    output,
+    seed ?? graph.constant(new Float32Array(output.size).fill(1), output.shape, "ones"),
+  );
+  for (let i = order.length - 1; i >= 0; i--) {
+    const node = order[i];
+    const g = grads.get(node);
+    const source = node.source;
+    if (!g || source.kind !== "op" || !needsGrad.has(node)) continue;
+    if (!source.op.backward) {
+      throw new Error(`Cannot differentiate through op "${source.op.name}" (${node}): no backward`);
+    }
+    const inputGrads = source.op.backward(g, source.inputs, node, source.attrs);
+    source.inputs.forEach((input, k) => {
+      const gi = inputGrads[k];
+      if (!gi || !needsGrad.has(input)) return;
+      if (!sameShape(gi.shape, input.shape)) {
+        throw new Error(
+          `Backward of op "${source.op.name}" gave input ${k} a gradient of shape ${
+            formatShape(gi.shape)
+          }, expected ${formatShape(input.shape)}`,
+        );
+      }
+      const prev = grads.get(input);
+      grads.set(input, prev ? add(prev, gi) : gi);
+    });
+  }
+  return wrt.map((w) =>
+    grads.get(w) ?? graph.constant(new Float32Array(w.size), w.shape, `zero_grad_${w.name}`)
+  );
+}
