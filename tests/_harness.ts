@@ -65,7 +65,8 @@ export interface GradCheck {
  */
 export async function checkGradients(opts: GradCheck): Promise<void> {
   const { inputs, build, reference, label } = opts;
-  const wrt = opts.wrt ?? inputs.map((_, i) => i).filter((i) => (inputs[i].dtype ?? "f32") === "f32");
+  const wrt = opts.wrt ??
+    inputs.map((_, i) => i).filter((i) => (inputs[i].dtype ?? "f32") === "f32");
   const eps = opts.eps ?? 1e-6;
   const gpu = await getGpu();
   const g = new Graph();

@@ -23,7 +23,10 @@ export class BufferPool {
 
   constructor(readonly device: GPUDevice) {}
 
-  /** A buffer of at least `bytes` bytes with {@link TENSOR_USAGE}; contents are undefined. */
+  /**
+   * A buffer of at least `bytes` bytes with {@link TENSOR_USAGE}; contents are undefined. The
+   * label is given on creation only (a reused buffer keeps its first label).
+   */
   acquire(bytes: number, label = "tensor"): GPUBuffer {
     const size = sizeClass(bytes);
     const reused = this.#free.get(size)?.pop();

@@ -3,6 +3,8 @@
  * optional features rft uses. Knows nothing of kernels or models.
  */
 
+import { BufferPool } from "./buffer_pool.ts";
+
 /** Optional features rft asks for when the adapter has them. */
 export const WANTED_FEATURES: readonly GPUFeatureName[] = [
   "shader-f16",
@@ -56,6 +58,8 @@ export interface GpuContext {
   hasF16: boolean;
   hasTimestamps: boolean;
   hasSubgroups: boolean;
+  /** Reusable storage buffers of this device. */
+  pool: BufferPool;
 }
 
 let shared: Promise<GpuContext> | undefined;
@@ -85,7 +89,9 @@ export async function createGpu(): Promise<GpuContext> {
   }
   const device = await adapter.requestDevice({ requiredFeatures, requiredLimits: limits });
   device.addEventListener("uncapturederror", (event) => {
-    console.error(`rft: uncaptured WebGPU error: ${(event as GPUUncapturedErrorEvent).error.message}`);
+    console.error(
+      `rft: uncaptured WebGPU error: ${(event as GPUUncapturedErrorEvent).error.message}`,
+    );
   });
 
   const info = adapter.info;
@@ -104,6 +110,7 @@ export async function createGpu(): Promise<GpuContext> {
     hasF16: device.features.has("shader-f16"),
     hasTimestamps: device.features.has("timestamp-query"),
     hasSubgroups: device.features.has("subgroups" as GPUFeatureName),
+    pool: new BufferPool(device),
   };
 }
 

@@ -5,7 +5,7 @@
  */
 
 import type { GpuContext } from "./device.ts";
-import { type KernelSpec, kernelKey } from "./kernel_spec.ts";
+import { kernelKey, type KernelSpec } from "./kernel_spec.ts";
 import { shaderSource } from "./shader_source.ts";
 
 /** A WGSL kernel failed to compile or its pipeline failed validation. */
@@ -68,8 +68,9 @@ async function shaderModule(
   if (!module) {
     module = (async () => {
       const code = shaderSource(stem);
+      gpu.device.pushErrorScope("validation");
       const mod = gpu.device.createShaderModule({ label: stem, code });
-      const info = await mod.getCompilationInfo();
+      const [info] = await Promise.all([mod.getCompilationInfo(), gpu.device.popErrorScope()]);
       const error = info.messages.find((m) => m.type === "error");
       if (error) {
         throw new KernelCompileError(stem, `shaders/${stem}.wgsl`, error.lineNum, error.message);

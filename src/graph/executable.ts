@@ -5,11 +5,10 @@
  */
 
 import type { GpuContext } from "../gpu/device.ts";
-import { TENSOR_USAGE } from "../gpu/buffer_pool.ts";
 import {
   encodeDispatches,
-  prepareDispatch,
   type PreparedDispatch,
+  prepareDispatch,
   releaseDispatch,
 } from "../gpu/dispatch.ts";
 import { readBuffers } from "../gpu/readback.ts";
@@ -109,10 +108,10 @@ export class Executable {
     });
   }
 
-  /** Frees the executable's buffers (variables stay). */
+  /** Returns the executable's buffers to the device's pool (variables stay). */
   destroy(): void {
     for (const d of this.dispatches) releaseDispatch(d);
-    for (const b of this.#owned) b.destroy();
+    for (const b of this.#owned) this.gpu.pool.release(b);
   }
 }
 
@@ -127,15 +126,12 @@ export async function compileGraph(
   const order = schedule(outputs);
   const plan = planMemory(order, new Set(outputs));
   const owned: GPUBuffer[] = [];
-  const slots = plan.slotBytes.map((bytes, i) => {
-    const buffer = device.createBuffer({
-      label: `${label}:slot${i}`,
-      size: Math.max(16, Math.ceil(bytes / 16) * 16),
-      usage: TENSOR_USAGE,
-    });
+  const acquire = (bytes: number, name: string) => {
+    const buffer = gpu.pool.acquire(bytes, `${label}:${name}`);
     owned.push(buffer);
     return buffer;
-  });
+  };
+  const slots = plan.slotBytes.map((bytes, i) => acquire(bytes, `slot${i}`));
   const bufferOf = (t: Tensor): GPUBuffer => {
     const root = storageRoot(t);
     if (root.source.kind === "variable") return root.source.variable.buffer;
@@ -147,15 +143,7 @@ export async function compileGraph(
   };
   const ctx: LaunchContext = {
     gpu,
-    scratch(bytes, scratchLabel) {
-      const buffer = device.createBuffer({
-        label: `${label}:${scratchLabel}`,
-        size: Math.max(16, Math.ceil(bytes / 16) * 16),
-        usage: TENSOR_USAGE,
-      });
-      owned.push(buffer);
-      return buffer;
-    },
+    scratch: acquire,
   };
 
   const dispatches: PreparedDispatch[] = [];
@@ -176,17 +164,26 @@ export async function compileGraph(
       try {
         dispatches.push(await prepareDispatch(gpu, l.spec, l.buffers, l.params, l.workgroups));
       } catch (err) {
-        (err as Error).message = `${(err as Error).message}\n  while compiling op "${
-          source.op.name
-        }" -> ${node.name}${formatShape(node.shape)}`;
+        (err as Error).message = `${
+          (err as Error).message
+        }\n  while compiling op "${source.op.name}" -> ${node.name}${formatShape(node.shape)}`;
         throw err;
       }
     }
   }
-  return new Executable(gpu, outputs[0].graph, label, inputs, dispatches, {
-    nodes: order.length,
-    dispatches: dispatches.length,
-    slotBytes: plan.slotBytes.reduce((a, b) => a + b, 0),
-    unsharedBytes: plan.unsharedBytes,
-  }, bufferOf, owned);
+  return new Executable(
+    gpu,
+    outputs[0].graph,
+    label,
+    inputs,
+    dispatches,
+    {
+      nodes: order.length,
+      dispatches: dispatches.length,
+      slotBytes: plan.slotBytes.reduce((a, b) => a + b, 0),
+      unsharedBytes: plan.unsharedBytes,
+    },
+    bufferOf,
+    owned,
+  );
 }

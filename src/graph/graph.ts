@@ -4,7 +4,14 @@
  */
 
 import type { OpDef } from "./op.ts";
-import { type DType, formatShape, type HostData, shapeSize, Tensor, type Variable } from "./tensor.ts";
+import {
+  type DType,
+  formatShape,
+  type HostData,
+  shapeSize,
+  Tensor,
+  type Variable,
+} from "./tensor.ts";
 
 /** A graph of tensors; op helpers in `src/ops/` add nodes to it. */
 export class Graph {
@@ -30,7 +37,12 @@ export class Graph {
           } needs ${need}`,
         );
       }
-      tensor = this.#add(variable.shape, variable.dtype, { kind: "variable", variable }, variable.name);
+      tensor = this.#add(
+        variable.shape,
+        variable.dtype,
+        { kind: "variable", variable },
+        variable.name,
+      );
       this.#variables.set(variable, tensor);
     }
     return tensor;

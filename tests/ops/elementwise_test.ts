@@ -1,12 +1,7 @@
 import { add, binary, BINARY_OPS, div, mul, sub } from "../../src/ops/binary.ts";
 import { expandTo, sumTo } from "../../src/ops/broadcast.ts";
 import { unary, UNARY_OPS, type UnaryKind } from "../../src/ops/unary.ts";
-import {
-  binaryRef,
-  expandToRef,
-  sumToRef,
-  unaryRef,
-} from "../../src/reference/elementwise.ts";
+import { binaryRef, expandToRef, sumToRef, unaryRef } from "../../src/reference/elementwise.ts";
 import { assertClose } from "../_assert_close.ts";
 import { checkGradients, randomInput, runOps } from "../_harness.ts";
 

@@ -1,0 +1,126 @@
+import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
+import { getGpu } from "../../src/gpu/device.ts";
+import { compileGraph } from "../../src/graph/executable.ts";
+import { Graph } from "../../src/graph/graph.ts";
+import { planMemory } from "../../src/graph/memory_plan.ts";
+import { schedule } from "../../src/graph/schedule.ts";
+import { add, mul } from "../../src/ops/binary.ts";
+import { reshape } from "../../src/ops/reshape.ts";
+import { exp, scale } from "../../src/ops/unary.ts";
+import { runTimed } from "../../src/gpu/timing.ts";
+import { assertClose } from "../_assert_close.ts";
+
+Deno.test("memory plan reuses slots of dead intermediates and keeps outputs", () => {
+  const g = new Graph();
+  const x = g.input([1000]);
+  let h = x;
+  for (let i = 0; i < 10; i++) h = exp(scale(h, 0.5));
+  const order = schedule([h]);
+  const plan = planMemory(order, new Set([h]));
+  // 20 op results of 4000 bytes, but a chain needs only two live slots at a time plus the
+  // input and the output.
+  assertEquals(plan.unsharedBytes, 19 * 4000);
+  const shared = plan.slotBytes.length;
+  assertEquals(shared <= 4, true, `expected <= 4 slots, got ${shared}`);
+  const outSlot = plan.slotOf.get(h)!;
+  for (const node of order) {
+    if (node !== h) assertEquals(plan.slotOf.get(node) === outSlot, false);
+  }
+});
+
+Deno.test("a view shares storage and keeps its root alive", () => {
+  const g = new Graph();
+  const x = g.input([4, 6]);
+  const y = exp(x);
+  const v = reshape(y, [24]);
+  const z = add(v, v);
+  const w = mul(reshape(y, [4, 6]), reshape(z, [4, 6]));
+  const order = schedule([w]);
+  const plan = planMemory(order, new Set([w]));
+  assertEquals(plan.slotOf.get(v), plan.slotOf.get(y));
+  // y is read by w at the end, so z may not take y's slot.
+  assertEquals(plan.slotOf.get(z) === plan.slotOf.get(y), false);
+});
+
+Deno.test("a compiled graph replays with new inputs and one submit per run", async () => {
+  const gpu = await getGpu();
+  const g = new Graph();
+  const a = g.input([3, 5], "f32", "a");
+  const b = g.input([5], "f32", "b");
+  const y = mul(add(a, b), b);
+  const exe = await compileGraph(gpu, [y], "replay");
+  assertEquals(exe.stats.dispatches, 2);
+  for (const shift of [0, 1, 2]) {
+    const av = Float32Array.from({ length: 15 }, (_, i) => i + shift);
+    const bv = Float32Array.from({ length: 5 }, (_, i) => 0.5 * i - shift);
+    await exe.run(new Map([[a, av], [b, bv]]));
+    const [out] = await exe.read([y]);
+    assertClose(out, Array.from(av, (v, i) => (v + bv[i % 5]) * bv[i % 5]), {
+      label: `run ${shift}`,
+    });
+  }
+  exe.destroy();
+});
+
+Deno.test("an input can be fed from a GPU buffer and re-run without feeding again", async () => {
+  const gpu = await getGpu();
+  const source = gpu.device.createBuffer({
+    size: 32,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+  });
+  gpu.device.queue.writeBuffer(source, 0, Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8]));
+  const g = new Graph();
+  const x = g.input([8]);
+  const y = scale(x, 3);
+  const exe = await compileGraph(gpu, [y]);
+  await exe.run(new Map([[x, source]]));
+  await exe.run();
+  const [out] = await exe.read([y]);
+  assertEquals(Array.from(out), [3, 6, 9, 12, 15, 18, 21, 24]);
+  exe.destroy();
+  source.destroy();
+});
+
+Deno.test("wrong feeds are rejected with the tensor named", async () => {
+  const gpu = await getGpu();
+  const g = new Graph();
+  const x = g.input([4], "f32", "tokens");
+  const exe = await compileGraph(gpu, [exp(x)]);
+  await assertRejects(
+    () => exe.run(new Map([[x, new Float32Array(3)]])),
+    Error,
+    "input tokens[4]:f32 needs 4 values, received 3",
+  );
+  const other = new Graph().input([4]);
+  await assertRejects(
+    () => exe.run(new Map([[other, new Float32Array(4)]])),
+    Error,
+    "not an input",
+  );
+  exe.destroy();
+});
+
+Deno.test("shape errors name the op and shapes", () => {
+  const g = new Graph();
+  assertThrows(() => add(g.input([3, 4]), g.input([5])), Error, "Cannot broadcast [3,4] with [5]");
+  assertThrows(() => reshape(g.input([3, 4]), [5]), Error, "Cannot reshape");
+  assertThrows(() => g.input([3, 0]), Error, "positive integer dimensions");
+});
+
+Deno.test("timestamp timing reports one entry per dispatch", async () => {
+  const gpu = await getGpu();
+  if (!gpu.hasTimestamps) throw new Error("the test adapter is expected to offer timestamp-query");
+  const g = new Graph();
+  const x = g.input([64]);
+  const y = exp(scale(exp(x), 0.1));
+  const exe = await compileGraph(gpu, [y]);
+  await exe.run(new Map([[x, new Float32Array(64)]]));
+  const times = await runTimed(gpu, exe.dispatches);
+  assertEquals(times.map((t) => t.label), [
+    "unary.forward:OP=1,WG=256",
+    "unary.forward:OP=0,WG=256",
+    "unary.forward:OP=1,WG=256",
+  ]);
+  for (const t of times) assertEquals(t.micros >= 0 && Number.isFinite(t.micros), true);
+  exe.destroy();
+});
