@@ -1,0 +1,212 @@
+import { parseHfConfig, readHfConfig } from "../../src/model/hf_config.ts";
+import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
+
+/** Keys as in SmolLM2-135M's config.json (model_type llama), trimmed. */
+const SMOLLM = {
+  architectures: ["LlamaForCausalLM"],
+  model_type: "llama",
+  hidden_size: 576,
+  intermediate_size: 1536,
+  num_hidden_layers: 30,
+  num_attention_heads: 9,
+  num_key_value_heads: 3,
+  rms_norm_eps: 1e-5,
+  rope_theta: 100000,
+  rope_scaling: null,
+  max_position_embeddings: 8192,
+  vocab_size: 49152,
+  tie_word_embeddings: true,
+  hidden_act: "silu",
+  bos_token_id: 0,
+  eos_token_id: 0,
+  pad_token_id: null,
+  torch_dtype: "bfloat16",
+};
+
+/** Keys as in Qwen2.5-0.5B-Instruct's config.json, trimmed (no attention_bias key). */
+const QWEN2 = {
+  model_type: "qwen2",
+  hidden_size: 896,
+  intermediate_size: 4864,
+  num_hidden_layers: 24,
+  num_attention_heads: 14,
+  num_key_value_heads: 2,
+  rms_norm_eps: 1e-6,
+  rope_theta: 1000000,
+  max_position_embeddings: 32768,
+  vocab_size: 151936,
+  tie_word_embeddings: true,
+  bos_token_id: 151643,
+  eos_token_id: 151645,
+};
+
+Deno.test("hf config: a SmolLM (llama) config reads with grouped KV heads and derived head_dim", () => {
+  assertEquals(parseHfConfig(SMOLLM), {
+    family: "llama",
+    modelType: "llama",
+    hiddenSize: 576,
+    intermediateSize: 1536,
+    numLayers: 30,
+    numHeads: 9,
+    numKvHeads: 3,
+    headDim: 64,
+    vocabSize: 49152,
+    maxPositions: 8192,
+    rmsNormEps: 1e-5,
+    ropeTheta: 100000,
+    ropeScaling: null,
+    hiddenAct: "silu",
+    attentionBias: false,
+    qkNorm: false,
+    tieWordEmbeddings: true,
+    bosTokenId: 0,
+    eosTokenIds: [0],
+    padTokenId: undefined,
+  });
+});
+
+Deno.test("hf config: qwen2 has q/k/v bias by default, qwen3 has q/k norm and its own head_dim", () => {
+  const qwen2 = parseHfConfig(QWEN2);
+  assertEquals(qwen2.family === "llama" && [qwen2.attentionBias, qwen2.qkNorm], [true, false]);
+  assertEquals(qwen2.eosTokenIds, [151645]);
+  const qwen3 = parseHfConfig({
+    ...QWEN2,
+    model_type: "qwen3",
+    hidden_size: 1024,
+    num_attention_heads: 16,
+    num_key_value_heads: 8,
+    head_dim: 128,
+    attention_bias: false,
+    eos_token_id: [151645, 151643],
+  });
+  assertEquals(
+    qwen3.family === "llama" &&
+      [qwen3.attentionBias, qwen3.qkNorm, qwen3.headDim, qwen3.numKvHeads, qwen3.eosTokenIds],
+    [false, true, 128, 8, [151645, 151643]],
+  );
+});
+
+Deno.test("hf config: a minimal mistral config takes transformers' defaults", () => {
+  const config = parseHfConfig({
+    model_type: "mistral",
+    hidden_size: 64,
+    intermediate_size: 160,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    vocab_size: 100,
+  });
+  assertEquals(
+    config.family === "llama" && [
+      config.numKvHeads,
+      config.headDim,
+      config.rmsNormEps,
+      config.ropeTheta,
+      config.maxPositions,
+      config.tieWordEmbeddings,
+      config.eosTokenIds,
+      config.bosTokenId,
+    ],
+    [4, 16, 1e-6, 10000, 131072, false, [], undefined],
+  );
+});
+
+Deno.test("hf config: gpt2 reads its own key names and ties embeddings", () => {
+  assertEquals(
+    parseHfConfig({
+      model_type: "gpt2",
+      n_embd: 768,
+      n_layer: 12,
+      n_head: 12,
+      n_positions: 1024,
+      n_inner: null,
+      vocab_size: 50257,
+      layer_norm_epsilon: 1e-5,
+      activation_function: "gelu_new",
+      bos_token_id: 50256,
+      eos_token_id: 50256,
+    }),
+    {
+      family: "gpt2",
+      modelType: "gpt2",
+      hiddenSize: 768,
+      intermediateSize: 3072,
+      numLayers: 12,
+      numHeads: 12,
+      vocabSize: 50257,
+      maxPositions: 1024,
+      layerNormEps: 1e-5,
+      activation: "gelu_new",
+      tieWordEmbeddings: true,
+      bosTokenId: 50256,
+      eosTokenIds: [50256],
+      padTokenId: undefined,
+    },
+  );
+});
+
+const BAD: [string, Record<string, unknown>, string][] = [
+  [
+    "an unsupported model_type",
+    { ...SMOLLM, model_type: "falcon" },
+    `model_type "falcon" is not supported; supported: llama, mistral, qwen2, qwen3, gpt2`,
+  ],
+  ["no model_type", { hidden_size: 8 }, `key "model_type" is missing; expected a string`],
+  [
+    "a missing size",
+    { ...SMOLLM, intermediate_size: undefined },
+    `key "intermediate_size" is missing; expected a positive integer`,
+  ],
+  [
+    "a size given as text",
+    { ...SMOLLM, num_hidden_layers: "30" },
+    `key "num_hidden_layers" is "30"; expected a positive integer`,
+  ],
+  [
+    "KV heads that do not divide the heads",
+    { ...SMOLLM, num_key_value_heads: 2 },
+    `key "num_key_value_heads" is 2; expected a divisor of num_attention_heads (9)`,
+  ],
+  [
+    "heads that do not divide the hidden size",
+    { ...SMOLLM, hidden_size: 577 },
+    `key "hidden_size" is 577; expected a multiple of num_attention_heads (9)`,
+  ],
+  [
+    "a bad eos list",
+    { ...SMOLLM, eos_token_id: [1, "2"] },
+    `key "eos_token_id" is [1,"2"]; expected a token id or a list of token ids`,
+  ],
+  ["a text flag", { ...SMOLLM, tie_word_embeddings: "yes" }, `key "tie_word_embeddings" is "yes"`],
+  ["rope_scaling as text", { ...SMOLLM, rope_scaling: "linear" }, `key "rope_scaling" is "linear"`],
+  ["gpt2 without n_layer", { model_type: "gpt2", n_embd: 8, n_head: 2 }, `key "n_layer"`],
+];
+
+for (const [what, json, message] of BAD) {
+  Deno.test(`hf config: ${what} is an error naming the file and key`, () => {
+    assertThrows(
+      () => parseHfConfig(json, "/m/config.json"),
+      Error,
+      "Cannot read /m/config.json: ",
+    );
+    assertThrows(() => parseHfConfig(json, "/m/config.json"), Error, message);
+  });
+}
+
+Deno.test("hf config: readHfConfig reads the directory's config.json and reports bad files", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "rft-config-" });
+  try {
+    await assertRejects(() => readHfConfig(dir), Error, `Cannot read ${dir}/config.json`);
+    await Deno.writeTextFile(`${dir}/config.json`, "{ not json");
+    await assertRejects(() => readHfConfig(dir), Error, `Cannot read ${dir}/config.json: `);
+    await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify(QWEN2));
+    assertEquals((await readHfConfig(dir)).modelType, "qwen2");
+    await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify({ ...QWEN2, vocab_size: 0 }));
+    await assertRejects(
+      () => readHfConfig(dir),
+      Error,
+      `Cannot read ${dir}/config.json: key "vocab_size" is 0`,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
