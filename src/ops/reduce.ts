@@ -1,66 +1,19 @@
 /**
- * Reductions over the last axis (sum, mean, max) and their backward, plus the launch helper
- * shared with the softmax ops: any tensor is read as [rows, cols] with cols its last dimension,
- * and one workgroup handles one row. Results keep the last axis as 1 ([..., 1]) unless asked
+ * Reductions over the last axis (sum, mean, max) and their backward: any tensor is read as
+ * [rows, cols] with cols its last dimension, and one workgroup handles one row. Results keep the last axis as 1 ([..., 1]) unless asked
  * not to. f32 only; other axes are not supported (reshape or transpose first).
  */
 
-import { grid1d, packParams } from "../gpu/dispatch.ts";
-import type { KernelLaunch, OpDef } from "../graph/op.ts";
+import type { OpDef } from "../graph/op.ts";
+import { checkLastAxisInput, rowLaunch } from "./row_launch.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 import { expandTo } from "./broadcast.ts";
 import { reshape } from "./reshape.ts";
 import { scale } from "./unary.ts";
 
-/**
- * Throws unless `x` is an f32 tensor of rank >= 1, the input every last-axis op (`op` in the
- * message) takes.
- */
-export function checkLastAxisInput(op: string, x: Tensor): void {
-  if (x.dtype !== "f32" || x.rank === 0) {
-    throw new Error(`Cannot apply "${op}" to ${x}: expected an f32 tensor of rank >= 1`);
-  }
-}
-
 /** Shape of a last-axis reduction of `shape` with the axis kept: [..., 1]. */
 function keptShape(shape: readonly number[]): number[] {
   return [...shape.slice(0, -1), 1];
-}
-
-/**
- * Workgroup size for rows of `cols` columns: the next power of two, clamped to [32, 256], so
- * short rows do not idle 256 threads.
- */
-function rowWorkgroupSize(cols: number): number {
-  return Math.min(256, Math.max(32, 2 ** Math.ceil(Math.log2(cols))));
-}
-
-/**
- * One launch of a row kernel (`shaders/reduce_last.wgsl`, `shaders/softmax.wgsl`): one
- * workgroup per row of `x` read as [rows, cols], bindings (a, g, out) and params (rows, cols).
- * `constants` gets `WG` added.
- */
-export function rowLaunch(
-  shader: string,
-  entryPoint: string,
-  constants: Readonly<Record<string, number>>,
-  x: Tensor,
-  buffers: readonly [GPUBuffer, GPUBuffer, GPUBuffer],
-): KernelLaunch {
-  const cols = x.lastDim;
-  const rows = x.size / cols;
-  return {
-    spec: {
-      shader,
-      entryPoint,
-      constants: { ...constants, WG: rowWorkgroupSize(cols) },
-      bindings: ["read", "read", "read_write"],
-      params: true,
-    },
-    buffers,
-    params: packParams([rows, cols]),
-    workgroups: grid1d(rows),
-  };
 }
 
 /** The last-axis reductions, in the order of the shader's `OP` codes. */

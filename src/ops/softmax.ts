@@ -6,7 +6,7 @@
 
 import type { OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
-import { checkLastAxisInput, rowLaunch } from "./reduce.ts";
+import { checkLastAxisInput, rowLaunch } from "./row_launch.ts";
 
 /** The forward op (`log` selects log-softmax) with its backward op, sharing one shader. */
 function softmaxOp(log: boolean): OpDef<null> {

@@ -1,0 +1,91 @@
+/**
+ * Embedding lookup: `embedding(table [V, D], ids [...])` gathers table rows into [..., D] (token
+ * embeddings, and GPT-2's learned position embeddings with ids 0..T-1). Its backward scatter-adds
+ * the output gradient into a [V, D] table gradient (duplicate ids accumulate, in token order, so
+ * the result is deterministic); ids get none. Ids are not checked on the host: an id >= V (or a
+ * negative i32) gives a zero row and drops its gradient, and is never read out of bounds.
+ */
+
+import { grid1d, packParams } from "../gpu/dispatch.ts";
+import type { BoundTensor, KernelLaunch, OpDef } from "../graph/op.ts";
+import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
+
+const WG = 256;
+
+/** Throws unless `ids` holds integers (i32 or u32), naming op `op`. */
+function checkIds(op: string, ids: Tensor): void {
+  if (ids.dtype !== "i32" && ids.dtype !== "u32") {
+    throw new Error(`Cannot apply "${op}" to ids ${ids}: expected i32 or u32 ids`);
+  }
+}
+
+/** A launch of `shaders/embedding.wgsl`: bindings (src, ids, out), params (tokens, vocab, dim). */
+function embeddingLaunch(
+  entryPoint: "forward" | "backward",
+  [src, ids]: readonly BoundTensor[],
+  out: BoundTensor,
+  vocab: number,
+  dim: number,
+  workgroups: number,
+): KernelLaunch {
+  return {
+    spec: {
+      shader: "embedding",
+      entryPoint,
+      constants: { WG },
+      bindings: ["read", "read", "read_write"],
+      params: true,
+    },
+    buffers: [src.buffer, ids.buffer, out.buffer],
+    params: packParams([ids.tensor.size, vocab, dim]),
+    workgroups: grid1d(workgroups),
+  };
+}
+
+/** Scatter-add of the output gradient g [..., D] into a table gradient [vocab, D]. */
+const EMBEDDING_BACKWARD: OpDef<{ vocab: number }> = {
+  name: "embedding_backward",
+  output([g, ids], { vocab }) {
+    checkIds("embedding_backward", ids);
+    if (g.dtype !== "f32" || !sameShape(g.shape.slice(0, -1), ids.shape) || g.rank === 0) {
+      throw new Error(
+        `Cannot apply "embedding_backward" to ${g}: expected an f32 gradient of shape ${
+          formatShape(ids.shape)
+        } + [dim] for ids ${ids}`,
+      );
+    }
+    return { shape: [vocab, g.lastDim], dtype: "f32" };
+  },
+  launch(_ctx, inputs, out, { vocab }) {
+    return [embeddingLaunch("backward", inputs, out, vocab, inputs[0].tensor.lastDim, vocab)];
+  },
+};
+
+const EMBEDDING: OpDef<null> = {
+  name: "embedding",
+  output([table, ids]) {
+    if (table.dtype !== "f32" || table.rank !== 2) {
+      throw new Error(
+        `Cannot apply "embedding" to ${table}: expected an f32 table of shape [vocab, dim]`,
+      );
+    }
+    checkIds("embedding", ids);
+    return { shape: [...ids.shape, table.shape[1]], dtype: "f32" };
+  },
+  launch(_ctx, [table, ids], out) {
+    const [vocab, dim] = table.tensor.shape;
+    const groups = Math.ceil(out.tensor.size / WG);
+    return [embeddingLaunch("forward", [table, ids], out, vocab, dim, groups)];
+  },
+  backward(grad, [table, ids]) {
+    return [grad.graph.apply(EMBEDDING_BACKWARD, [grad, ids], { vocab: table.shape[0] }), null];
+  },
+};
+
+/**
+ * Rows of `table` [V, D] (f32) picked by `ids` [...] (i32 or u32): [..., D]. An id outside
+ * [0, V) gives a row of zeros and no gradient. Differentiable with respect to `table`.
+ */
+export function embedding(table: Tensor, ids: Tensor): Tensor {
+  return table.graph.apply(EMBEDDING, [table, ids], null);
+}

@@ -1,0 +1,54 @@
+/**
+ * Shared plumbing of the row-wise ops over the last axis (reductions, softmax, token
+ * log-probs): the input check and the launch of a one-workgroup-per-row kernel.
+ */
+
+import { grid1d, packParams } from "../gpu/dispatch.ts";
+import type { KernelLaunch } from "../graph/op.ts";
+import type { Tensor } from "../graph/tensor.ts";
+
+/**
+ * Throws unless `x` is an f32 tensor of rank >= 1, the input every last-axis op (`op` in the
+ * message) takes.
+ */
+export function checkLastAxisInput(op: string, x: Tensor): void {
+  if (x.dtype !== "f32" || x.rank === 0) {
+    throw new Error(`Cannot apply "${op}" to ${x}: expected an f32 tensor of rank >= 1`);
+  }
+}
+
+/**
+ * Workgroup size for rows of `cols` columns: the next power of two, clamped to [32, 256], so
+ * short rows do not idle 256 threads.
+ */
+function rowWorkgroupSize(cols: number): number {
+  return Math.min(256, Math.max(32, 2 ** Math.ceil(Math.log2(cols))));
+}
+
+/**
+ * One launch of a row kernel (reduce_last, softmax, token_logprobs): one workgroup per row of
+ * `x` read as [rows, cols]; every buffer is bound read-only except the last (the output);
+ * params are (rows, cols). `constants` gets `WG` added.
+ */
+export function rowLaunch(
+  shader: string,
+  entryPoint: string,
+  constants: Readonly<Record<string, number>>,
+  x: Tensor,
+  buffers: readonly GPUBuffer[],
+): KernelLaunch {
+  const cols = x.lastDim;
+  const rows = x.size / cols;
+  return {
+    spec: {
+      shader,
+      entryPoint,
+      constants: { ...constants, WG: rowWorkgroupSize(cols) },
+      bindings: [...buffers.slice(1).map(() => "read" as const), "read_write"],
+      params: true,
+    },
+    buffers,
+    params: packParams([rows, cols]),
+    workgroups: grid1d(rows),
+  };
+}
