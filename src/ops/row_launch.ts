@@ -28,7 +28,7 @@ function rowWorkgroupSize(cols: number): number {
 /**
  * One launch of a row kernel (reduce_last, softmax, token_logprobs): one workgroup per row of
  * `x` read as [rows, cols]; every buffer is bound read-only except the last (the output);
- * params are (rows, cols). `constants` gets `WG` added.
+ * params are (rows, cols, ...extraParams). `constants` gets `WG` added.
  */
 export function rowLaunch(
   shader: string,
@@ -36,6 +36,7 @@ export function rowLaunch(
   constants: Readonly<Record<string, number>>,
   x: Tensor,
   buffers: readonly GPUBuffer[],
+  extraParams: readonly { f32: number }[] = [],
 ): KernelLaunch {
   const cols = x.lastDim;
   const rows = x.size / cols;
@@ -48,7 +49,7 @@ export function rowLaunch(
       params: true,
     },
     buffers,
-    params: packParams([rows, cols]),
+    params: packParams([rows, cols, ...extraParams]),
     workgroups: grid1d(rows),
   };
 }

@@ -1,0 +1,131 @@
+// LayerNorm and RMSNorm over the last axis of x viewed as [rows, cols] (RMSNorm is LayerNorm
+// without centering and bias), and their backward. One workgroup per row, row = wid.x + wid.y *
+// nwg.x (2-D grid when rows > 65535); threads stride over the columns (any cols >= 1) and combine
+// with tree reductions in workgroup memory. WG must be a power of two. All math in f32.
+// LAYERNORM (override): true:  mu = mean(x), rstd = rsqrt(mean((x - mu)^2) + eps) (biased
+//                              variance, two passes), xhat = (x - mu) * rstd, y = xhat * w + b
+//                              (torch.nn.LayerNorm);
+//                       false: rstd = rsqrt(mean(x^2) + eps), xhat = x * rstd, y = xhat * w
+//                              (HF LlamaRMSNorm / Qwen3RMSNorm; b is unused).
+// Bindings (every entry point): x [rows, cols] (read), w [cols] (read), b [cols] (read),
+// g [rows, cols] (read), out [rows, cols] (write), params. Callers bind x where a binding is
+// unused.
+// forward:     out = y                                                  (g unused)
+// backward:    g = dy; out = dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)), gw = g * w,
+//              where the mean(gw) term is LayerNorm's only                (b unused)
+// weight_grad: g = dy; out = g * xhat, the per-row terms of dw (summed over rows by the caller)
+//                                                                         (w, b unused)
+
+override LAYERNORM: bool = true;
+override WG: u32 = 256u;
+
+struct Params {
+  rows: u32,
+  cols: u32,
+  eps: f32,
+}
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read> w: array<f32>;
+@group(0) @binding(2) var<storage, read> b: array<f32>;
+@group(0) @binding(3) var<storage, read> g: array<f32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+@group(0) @binding(5) var<uniform> p: Params;
+
+var<workgroup> partial: array<f32, WG>;
+
+// Sum of v over the workgroup; every thread gets the result.
+fn workgroup_sum(v: f32, lid: u32) -> f32 {
+  partial[lid] = v;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    if (lid < s) { partial[lid] += partial[lid + s]; }
+    workgroupBarrier();
+  }
+  let total = partial[0];
+  workgroupBarrier();
+  return total;
+}
+
+// What normalizing one row needs: xhat = (x - mu) * rstd (mu = 0 for RMSNorm).
+struct RowStats {
+  mu: f32,
+  rstd: f32,
+}
+
+fn row_stats(base: u32, lid: u32) -> RowStats {
+  let n = f32(p.cols);
+  var mu = 0.0;
+  if (LAYERNORM) {
+    var s = 0.0;
+    for (var c = lid; c < p.cols; c += WG) { s += x[base + c]; }
+    mu = workgroup_sum(s, lid) / n;
+  }
+  var ss = 0.0;
+  for (var c = lid; c < p.cols; c += WG) {
+    let d = x[base + c] - mu;
+    ss += d * d;
+  }
+  let variance = workgroup_sum(ss, lid) / n;
+  return RowStats(mu, inverseSqrt(variance + p.eps));
+}
+
+@compute @workgroup_size(WG)
+fn forward(
+  @builtin(workgroup_id) wid: vec3u,
+  @builtin(num_workgroups) nwg: vec3u,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= p.rows) { return; }
+  let base = row * p.cols;
+  let st = row_stats(base, lid);
+  for (var c = lid; c < p.cols; c += WG) {
+    // HF order: (x * rstd) first, then the weight.
+    var y = ((x[base + c] - st.mu) * st.rstd) * w[c];
+    if (LAYERNORM) { y += b[c]; }
+    out[base + c] = y;
+  }
+}
+
+@compute @workgroup_size(WG)
+fn backward(
+  @builtin(workgroup_id) wid: vec3u,
+  @builtin(num_workgroups) nwg: vec3u,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= p.rows) { return; }
+  let base = row * p.cols;
+  let n = f32(p.cols);
+  let st = row_stats(base, lid);
+  var s_gw = 0.0;
+  var s_gwx = 0.0;
+  for (var c = lid; c < p.cols; c += WG) {
+    let gw = g[base + c] * w[c];
+    s_gw += gw;
+    s_gwx += gw * ((x[base + c] - st.mu) * st.rstd);
+  }
+  var mean_gw = 0.0;
+  if (LAYERNORM) { mean_gw = workgroup_sum(s_gw, lid) / n; }
+  let mean_gwx = workgroup_sum(s_gwx, lid) / n;
+  for (var c = lid; c < p.cols; c += WG) {
+    let xhat = (x[base + c] - st.mu) * st.rstd;
+    out[base + c] = st.rstd * (g[base + c] * w[c] - mean_gw - xhat * mean_gwx);
+  }
+}
+
+@compute @workgroup_size(WG)
+fn weight_grad(
+  @builtin(workgroup_id) wid: vec3u,
+  @builtin(num_workgroups) nwg: vec3u,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= p.rows) { return; }
+  let base = row * p.cols;
+  let st = row_stats(base, lid);
+  for (var c = lid; c < p.cols; c += WG) {
+    out[base + c] = g[base + c] * ((x[base + c] - st.mu) * st.rstd);
+  }
+}

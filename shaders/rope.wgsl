@@ -1,0 +1,60 @@
+// Rotary position embedding with HF's rotate-half convention (LlamaRotaryEmbedding followed by
+// apply_rotary_pos_emb) of x viewed as [tokens, heads, D], and its inverse rotation (the
+// gradient with respect to x). One thread per rotated pair (i, i + D/2), i < D/2, of one head:
+//   angle = f32(pos[token]) * inv_freq[i]   (one rounded f32 product, as HF's f32 matmul)
+//   out[i]       = x[i] * cos(angle) - x[i + D/2] * sin(angle)
+//   out[i + D/2] = x[i + D/2] * cos(angle) + x[i] * sin(angle)
+// INVERSE (override): rotate by -angle instead. Threads index pair = gid.x + gid.y * nwg.x * WG.
+// The angle must stay a rounded product, as in HF: WGSL lets a compiler fuse it into the first
+// subtraction of reduce_angle (an fma), which would keep its exact value. llvmpipe does not (the
+// tests pin the rounded angle at positions up to 4e5); other drivers are untested.
+// Bindings: x [tokens, heads, D] (read), pos [tokens] (read, i32; u32 positions below 2^31
+// read the same), inv_freq [D/2] (read, HF's f32 table from the host: `ropeInvFreq`),
+// out [tokens, heads, D] (write), params (pairs = tokens * heads * D/2, half = D/2,
+// token_pairs = heads * D/2).
+
+override INVERSE: bool = false;
+override WG: u32 = 256u;
+
+struct Params {
+  pairs: u32,
+  half: u32,
+  token_pairs: u32,
+}
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read> pos: array<i32>;
+@group(0) @binding(2) var<storage, read> inv_freq: array<f32>;
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+@group(0) @binding(4) var<uniform> p: Params;
+
+// 2*pi = TWO_PI_1 + TWO_PI_2 + TWO_PI_3: the first two have 8 significant bits, so k * TWO_PI_1
+// and k * TWO_PI_2 are exact for |k| < 2^16 and the first two subtractions below are exact.
+const TWO_PI_1: f32 = 6.28125;
+const TWO_PI_2: f32 = 0.00193023681640625;
+const TWO_PI_3: f32 = 5.070363386039389e-6;
+const INV_TWO_PI: f32 = 0.15915494309189535;
+
+// a - 2*pi*k with k = round(a / 2pi), in [-pi, pi] up to rounding: cos and sin builtins are only
+// accurate near zero, so angles of long positions are reduced first. Within ~1 ulp of pi for
+// |a| < 2^16 * 2*pi (~4e5); less precise beyond.
+fn reduce_angle(a: f32) -> f32 {
+  let k = round(a * INV_TWO_PI);
+  return ((a - k * TWO_PI_1) - k * TWO_PI_2) - k * TWO_PI_3;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let pair = gid.x + gid.y * nwg.x * WG;
+  if (pair >= p.pairs) { return; }
+  let i = pair % p.half;
+  let lo = (pair / p.half) * 2u * p.half + i;
+  let hi = lo + p.half;
+  let angle = reduce_angle(f32(pos[pair / p.token_pairs]) * inv_freq[i]);
+  let c = cos(angle);
+  let s = select(sin(angle), -sin(angle), INVERSE);
+  let x_lo = x[lo];
+  let x_hi = x[hi];
+  out[lo] = x_lo * c - x_hi * s;
+  out[hi] = x_hi * c + x_lo * s;
+}

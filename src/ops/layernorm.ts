@@ -1,0 +1,127 @@
+/**
+ * LayerNorm over the last axis, and the machinery it shares with RMSNorm (`rmsnorm.ts`): one
+ * shader, `shaders/layernorm.wgsl`, serves both, RMSNorm being LayerNorm without centering and
+ * bias. Backward: dx from a row kernel that recomputes the row statistics, the weight gradient
+ * as per-element terms summed over rows by `sumTo`, the bias gradient as `sumTo` of the output
+ * gradient. The backward ops are not differentiable. f32 only; weight and bias are [C], C the
+ * last dimension of x.
+ */
+
+import type { KernelLaunch, OpDef } from "../graph/op.ts";
+import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
+import { sumTo } from "./broadcast.ts";
+import { checkLastAxisInput, rowLaunch } from "./row_launch.ts";
+
+/** The normalizations: LayerNorm (centered, with bias) and RMSNorm (neither). */
+export type NormKind = "layer_norm" | "rms_norm";
+
+/** Attributes of the normalization ops. */
+export interface NormAttrs {
+  /** Added to the variance (LayerNorm) or the mean square (RMSNorm) before the rsqrt. */
+  eps: number;
+}
+
+/** Throws unless `t` is an f32 tensor of `shape`, the `role` operand of op `op` applied to x. */
+function checkOperand(
+  op: string,
+  x: Tensor,
+  role: string,
+  t: Tensor,
+  shape: readonly number[],
+): void {
+  if (t.dtype !== "f32" || !sameShape(t.shape, shape)) {
+    throw new Error(
+      `Cannot apply "${op}" to ${x}: expected an f32 ${role} of shape ${
+        formatShape(shape)
+      }, received ${t}`,
+    );
+  }
+}
+
+/**
+ * One launch of `shaders/layernorm.wgsl` entry `entryPoint`: one workgroup per row of x read
+ * as [rows, cols]; `buffers` are (x, w, b, g, out), with x's buffer where one is unused.
+ */
+function normLaunch(
+  kind: NormKind,
+  entryPoint: "forward" | "backward" | "weight_grad",
+  x: Tensor,
+  buffers: readonly [GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer],
+  eps: number,
+): KernelLaunch {
+  const constants = { LAYERNORM: Number(kind === "layer_norm") };
+  return rowLaunch("layernorm", entryPoint, constants, x, buffers, [{ f32: eps }]);
+}
+
+/**
+ * The non-differentiable gradient op computed by entry `entryPoint` from inputs (x, w, dy):
+ * `backward` gives dx, `weight_grad` gives dy * xhat (dw before the sum over rows).
+ */
+function gradOp(kind: NormKind, entryPoint: "backward" | "weight_grad"): OpDef<NormAttrs> {
+  const name = `${kind}_${entryPoint}`;
+  return {
+    name,
+    output([x, w, g]) {
+      checkLastAxisInput(name, x);
+      checkOperand(name, x, "weight", w, [x.lastDim]);
+      checkOperand(name, x, "gradient", g, x.shape);
+      return { shape: x.shape, dtype: "f32" };
+    },
+    launch(_ctx, [x, w, g], out, { eps }) {
+      const buffers = [x.buffer, w.buffer, x.buffer, g.buffer, out.buffer] as const;
+      return [normLaunch(kind, entryPoint, x.tensor, buffers, eps)];
+    },
+  };
+}
+
+/** The forward op of `kind`: inputs (x, weight) for RMSNorm, (x, weight, bias) for LayerNorm. */
+function normOp(kind: NormKind): OpDef<NormAttrs> {
+  const layer = kind === "layer_norm";
+  const backwardOp = gradOp(kind, "backward");
+  const weightGradOp = gradOp(kind, "weight_grad");
+  return {
+    name: kind,
+    output([x, w, b]) {
+      checkLastAxisInput(kind, x);
+      checkOperand(kind, x, "weight", w, [x.lastDim]);
+      if (layer) checkOperand(kind, x, "bias", b, [x.lastDim]);
+      return { shape: x.shape, dtype: "f32" };
+    },
+    launch(_ctx, [x, w, b], out, { eps }) {
+      const buffers = [x.buffer, w.buffer, (b ?? x).buffer, x.buffer, out.buffer] as const;
+      return [normLaunch(kind, "forward", x.tensor, buffers, eps)];
+    },
+    backward(grad, [x, w, b], _out, attrs) {
+      const dx = x.graph.apply(backwardOp, [x, w, grad], attrs);
+      const dw = sumTo(x.graph.apply(weightGradOp, [x, w, grad], attrs), w.shape);
+      return layer ? [dx, dw, sumTo(grad, b.shape)] : [dx, dw];
+    },
+  };
+}
+
+const OPS: Record<NormKind, OpDef<NormAttrs>> = {
+  layer_norm: normOp("layer_norm"),
+  rms_norm: normOp("rms_norm"),
+};
+
+/**
+ * Applies normalization `kind` over the last axis of `inputs[0]`: inputs are (x, weight) for
+ * RMSNorm and (x, weight, bias) for LayerNorm. Throws unless `eps` is finite and >= 0.
+ */
+export function applyNorm(kind: NormKind, inputs: readonly Tensor[], eps: number): Tensor {
+  const x = inputs[0];
+  if (!Number.isFinite(eps) || eps < 0) {
+    throw new Error(`Cannot apply "${kind}" to ${x}: expected a finite eps >= 0, received ${eps}`);
+  }
+  return x.graph.apply(OPS[kind], inputs, { eps });
+}
+
+/**
+ * LayerNorm over the last axis (torch.nn.LayerNorm, GPT-2's ln_1/ln_2/ln_f):
+ * `(x - mean) / sqrt(var + eps) * weight + bias` per row, with the biased variance computed in
+ * two passes. `weight` and `bias` have shape [C], C = x's last dimension; a row of one element
+ * gives `bias`. Differentiable in x, weight and bias.
+ */
+export function layerNorm(x: Tensor, weight: Tensor, bias: Tensor, eps: number): Tensor {
+  return applyNorm("layer_norm", [x, weight, bias], eps);
+}

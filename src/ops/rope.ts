@@ -1,0 +1,103 @@
+/**
+ * Rotary position embedding (RoPE) with HF's rotate-half convention, on x of shape
+ * [batch, seq, heads, head_dim] (any leading dimensions: [..., heads, head_dim]) with integer
+ * positions of x's shape without its last two dimensions ([batch, seq]), so packed sequences
+ * and KV-cache offsets are just position values. Only HF's "default" rope: no rope_scaling
+ * (linear, dynamic, yarn, llama3) and no partial rotary dimension.
+ */
+
+import { grid1d, packParams } from "../gpu/dispatch.ts";
+import type { OpDef } from "../graph/op.ts";
+import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
+
+/** Attributes of the rope ops. */
+export interface RopeAttrs {
+  /** The frequency base, HF's `rope_theta` (10000 for Llama 2, 1000000 for Qwen3). */
+  theta: number;
+}
+
+/**
+ * HF's f32 inverse frequencies for `headDim` (even): `1 / theta^(2i / headDim)` for
+ * i < headDim / 2, rounded to f32 after each step as torch computes it in f32
+ * (`arange(0, dim, 2).float() / dim`, then `base ** that`, then `1.0 / that`).
+ */
+export function ropeInvFreq(theta: number, headDim: number): Float32Array<ArrayBuffer> {
+  const out = new Float32Array(headDim / 2);
+  for (let i = 0; i < out.length; i++) {
+    const exponent = Math.fround((2 * i) / headDim);
+    out[i] = 1 / Math.fround(Math.fround(theta) ** exponent);
+  }
+  return out;
+}
+
+const WG = 256;
+
+/** The rotation by +angle (`inverse` false, rope itself) or -angle (its gradient). */
+function ropeOp(inverse: boolean): OpDef<RopeAttrs> {
+  const name = inverse ? "rope_inverse" : "rope";
+  return {
+    name,
+    output([x, positions]) {
+      if (x.dtype !== "f32" || x.rank < 2 || x.lastDim % 2 !== 0) {
+        throw new Error(
+          `Cannot apply "${name}" to ${x}: expected an f32 tensor [..., heads, head_dim] with an even head_dim`,
+        );
+      }
+      const posShape = x.shape.slice(0, -2);
+      if (positions.dtype === "f32" || !sameShape(positions.shape, posShape)) {
+        throw new Error(
+          `Cannot apply "${name}" to ${x}: expected i32 or u32 positions of shape ${
+            formatShape(posShape)
+          }, received ${positions}`,
+        );
+      }
+      return { shape: x.shape, dtype: "f32" };
+    },
+    launch(ctx, [x, positions], out, { theta }) {
+      const headDim = x.tensor.lastDim;
+      const heads = x.tensor.shape[x.tensor.rank - 2];
+      const table = ropeInvFreq(theta, headDim);
+      const invFreq = ctx.scratch(table.byteLength, `${name}_inv_freq`);
+      ctx.gpu.device.queue.writeBuffer(invFreq, 0, table);
+      const pairs = x.tensor.size / 2;
+      return [{
+        spec: {
+          shader: "rope",
+          entryPoint: "main",
+          constants: { INVERSE: Number(inverse), WG },
+          bindings: ["read", "read", "read", "read_write"],
+          params: true,
+        },
+        buffers: [x.buffer, positions.buffer, invFreq, out.buffer],
+        params: packParams([pairs, headDim / 2, heads * headDim / 2]),
+        workgroups: grid1d(Math.ceil(pairs / WG)),
+      }];
+    },
+    backward(grad, [, positions], _out, attrs) {
+      // A rotation's transpose is the opposite rotation; positions get no gradient.
+      return [grad.graph.apply(inverse ? ROPE : ROPE_INVERSE, [grad, positions], attrs), null];
+    },
+  };
+}
+
+const ROPE = ropeOp(false);
+const ROPE_INVERSE = ropeOp(true);
+
+/**
+ * Rotary position embedding of `x` [..., heads, head_dim] (e.g. [batch, seq, heads, head_dim])
+ * at integer `positions` (i32 or u32, x's shape without the last two dimensions, e.g.
+ * [batch, seq]), as HF's LlamaRotaryEmbedding + apply_rotary_pos_emb with the default rope:
+ * with half = head_dim / 2 and i < half, angle = pos * inv_freq[i] and
+ * `out[i] = x[i] cos - x[i + half] sin`, `out[i + half] = x[i + half] cos + x[i] sin`.
+ * inv_freq is {@link ropeInvFreq} (f32, as HF) and the angle one f32 product, as HF's f32
+ * `inv_freq @ position_ids`; positions must be below 2^24 in magnitude to convert to f32
+ * exactly. cos and sin are taken after an accurate reduction of the angle to [-pi, pi] (see
+ * `shaders/rope.wgsl`), close to torch's f32 cos and sin for angles up to ~4e5. Differentiable
+ * in x only.
+ */
+export function rope(x: Tensor, positions: Tensor, theta: number): Tensor {
+  if (!Number.isFinite(theta) || theta <= 0) {
+    throw new Error(`Cannot apply "rope" to ${x}: expected a finite theta > 0, received ${theta}`);
+  }
+  return x.graph.apply(ROPE, [x, positions], { theta });
+}
