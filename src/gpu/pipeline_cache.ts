@@ -59,7 +59,7 @@ export function getKernel(gpu: GpuContext, spec: KernelSpec): Promise<CompiledKe
   return kernel;
 }
 
-async function shaderModule(
+function shaderModule(
   gpu: GpuContext,
   stem: string,
   caches: DeviceCaches,
