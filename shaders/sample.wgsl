@@ -1,0 +1,251 @@
+// Token sampler over logits z viewed as [rows, cols] (cols: the vocabulary), one workgroup per
+// row (row = wid.x + wid.y * nwg.x, 2-D grid when rows > 65535); WG must be a power of two.
+// Per-row settings [rows, 3] f32 = (temperature t, top_k, top_p); rng [rows, 2] u32 = (seed,
+// step). No sort: top-k and top-p are thresholds on the logits found by bisection.
+// Logits must be finite (-inf allowed when the row has a finite one); NaN is not handled.
+//
+// Entry points and bindings (storage 0..3, params at 4 = (rows, cols)):
+//   sample:  z [rows, cols] (read), settings (read), rng (read), out [rows] u32: token ids.
+//            t <= 0: greedy, the first index of the row max. t > 0: weights w = exp((z - m) / t)
+//            (m: row max); kept = tokens with z >= max(theta_k, theta_p), where theta_k is the
+//            k-th largest logit when 1 <= top_k < cols (ties at it are all kept) and theta_p is
+//            the largest logit whose tokens z >= theta_p carry at least top_p of the weight kept
+//            by top-k, when top_p < 1 (ties kept; top_p <= 0 keeps the row max only). Then
+//            inverse CDF in index order: u = uniform(seed, step) in [0, 1), the first kept
+//            token whose running weight sum exceeds u * (kept weight), else the last kept one
+//            of positive weight (rounding).
+//   logprob: z (read), settings (read), tokens [rows] u32 (read; i32 read as u32), out [rows]
+//            f32 stored as u32 bits: log_softmax(z / t)[token] over the full row (t <= 0 reads
+//            as 1), or 0 when token >= cols.
+//   advance: bindings 0, 1 unused (callers bind rng), rng [rows, 2] (read), out [rows, 2] u32:
+//            (seed, step + 1). One thread per row, not a row kernel.
+
+override WG: u32 = 256u;
+
+struct Params {
+  rows: u32,
+  cols: u32,
+}
+
+@group(0) @binding(0) var<storage, read> z: array<f32>;
+@group(0) @binding(1) var<storage, read> settings: array<f32>;
+@group(0) @binding(2) var<storage, read> aux: array<u32>;
+@group(0) @binding(3) var<storage, read_write> out: array<u32>;
+@group(0) @binding(4) var<uniform> p: Params;
+
+const NONE: u32 = 0xffffffffu;
+
+// A per-thread partial result of a row pass: a weight sum, a count, a min and a max (u32).
+struct Acc {
+  f: f32,
+  n: u32,
+  lo: u32,
+  hi: u32,
+}
+
+var<workgroup> acc: array<Acc, WG>;
+var<workgroup> prefix: array<f32, WG>;
+
+// Sums f and n, takes the min of lo and the max of hi over the workgroup; every thread gets the
+// result as a uniform value.
+fn workgroup_reduce(v: Acc, lid: u32) -> Acc {
+  acc[lid] = v;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    if (lid < s) {
+      let a = acc[lid];
+      let b = acc[lid + s];
+      acc[lid] = Acc(a.f + b.f, a.n + b.n, min(a.lo, b.lo), max(a.hi, b.hi));
+    }
+    workgroupBarrier();
+  }
+  let total = workgroupUniformLoad(&acc[0]);
+  workgroupBarrier();
+  return total;
+}
+
+// Leaves in prefix the inclusive prefix sums of v over the threads (Hillis-Steele).
+fn inclusive_scan(v: f32, lid: u32) {
+  prefix[lid] = v;
+  for (var d = 1u; d < WG; d = d * 2u) {
+    workgroupBarrier();
+    var add = 0.0;
+    if (lid >= d) { add = prefix[lid - d]; }
+    workgroupBarrier();
+    prefix[lid] += add;
+  }
+  workgroupBarrier();
+}
+
+// Order-preserving map of f32 to u32 (a < b iff key(a) < key(b)); -0 maps like +0.
+fn key_of(x: f32) -> u32 {
+  let b = select(bitcast<u32>(x), 0u, bitcast<u32>(x) == 0x80000000u);
+  return select(b | 0x80000000u, ~b, b >= 0x80000000u);
+}
+
+// PCG hash (Jarzynski and Olano 2020): a bijection on u32.
+fn pcg_hash(v: u32) -> u32 {
+  let state = v * 747796405u + 2891336453u;
+  let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+  return (word >> 22u) ^ word;
+}
+
+// Uniform in [0, 1) with 24 random bits, keyed by (seed, step); src/reference/sample.ts mirrors it.
+fn uniform01(seed: u32, step: u32) -> f32 {
+  return f32(pcg_hash(seed + pcg_hash(step)) >> 8u) * (1.0 / 16777216.0);
+}
+
+// The row's first index of its max logit, and that logit's key.
+struct Top {
+  index: u32,
+  key: u32,
+}
+
+fn row_argmax(base: u32, lid: u32) -> Top {
+  var key = 0u;
+  var index = NONE;
+  for (var c = lid; c < p.cols; c += WG) {
+    let k = key_of(z[base + c]);
+    if (index == NONE || k > key) {
+      key = k;
+      index = c;
+    }
+  }
+  let top = workgroup_reduce(Acc(0.0, 0u, NONE, key), lid).hi;
+  let first = workgroup_reduce(Acc(0.0, 0u, select(NONE, index, key == top), 0u), lid).lo;
+  return Top(first, top);
+}
+
+// Over the row: n = tokens with key >= theta, f = their weight (when with_mass, else 0), lo =
+// their smallest key, hi = the largest key below theta.
+fn above(base: u32, lid: u32, theta: u32, with_mass: bool, m: f32, t: f32) -> Acc {
+  var a = Acc(0.0, 0u, NONE, 0u);
+  for (var c = lid; c < p.cols; c += WG) {
+    let x = z[base + c];
+    let k = key_of(x);
+    if (k >= theta) {
+      a.n += 1u;
+      a.lo = min(a.lo, k);
+      if (with_mass) { a.f += exp((x - m) / t); }
+    } else {
+      a.hi = max(a.hi, k);
+    }
+  }
+  return workgroup_reduce(a, lid);
+}
+
+// The largest key theta in [lo0, hi0) whose tokens (key >= theta) number at least `count`, or
+// with by_mass weigh at least `mass`. The condition must hold at lo0; hi0 - 1 must be a key of the
+// row, and the condition fail at hi0 unless it holds everywhere (then the result is hi0 - 1). Each
+// pass halves [lo, hi) and snaps lo and hi - 1 to keys present in the row (so the kept set never
+// empties), hence at most 32 passes, fewer when few distinct keys lie in between.
+fn bisect(
+  base: u32,
+  lid: u32,
+  lo0: u32,
+  hi0: u32,
+  by_mass: bool,
+  count: u32,
+  mass: f32,
+  m: f32,
+  t: f32,
+) -> u32 {
+  var lo = lo0;
+  var hi = hi0;
+  for (var i = 0u; i < 32u && hi - lo > 1u; i++) {
+    let mid = lo + (hi - lo) / 2u;
+    let a = above(base, lid, mid, by_mass, m, t);
+    if (select(a.n >= count, a.f >= mass, by_mass)) {
+      lo = a.lo;
+    } else {
+      hi = a.hi + 1u;
+    }
+  }
+  return lo;
+}
+
+@compute @workgroup_size(WG)
+fn sample(
+  @builtin(workgroup_id) wid: vec3u,
+  @builtin(num_workgroups) nwg: vec3u,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= p.rows) { return; }
+  let base = row * p.cols;
+  let top = row_argmax(base, lid);
+  let t = settings[row * 3u];
+  if (t <= 0.0) {
+    if (lid == 0u) { out[row] = top.index; }
+    return;
+  }
+  let m = z[base + top.index];
+  let top_k = u32(clamp(settings[row * 3u + 1u], 0.0, f32(p.cols)));
+  let top_p = settings[row * 3u + 2u];
+
+  var theta = 0u;
+  if (top_k >= 1u && top_k < p.cols) {
+    theta = bisect(base, lid, 0u, top.key + 1u, false, top_k, 0.0, m, t);
+  }
+  if (top_p < 1.0) {
+    let kept = above(base, lid, theta, true, m, t).f;
+    theta = bisect(base, lid, theta, top.key + 1u, true, 0u, top_p * kept, m, t);
+  }
+
+  // Inverse CDF: thread lid owns the contiguous columns [start, end); the thread whose share of
+  // the running sum contains the target walks its columns.
+  let chunk = (p.cols + WG - 1u) / WG;
+  let start = min(lid * chunk, p.cols);
+  let end = min(start + chunk, p.cols);
+  var s = 0.0;
+  for (var c = start; c < end; c++) {
+    let x = z[base + c];
+    if (key_of(x) >= theta) { s += exp((x - m) / t); }
+  }
+  inclusive_scan(s, lid);
+  var before = 0.0;
+  if (lid > 0u) { before = prefix[lid - 1u]; }
+  let goal = uniform01(aux[row * 2u], aux[row * 2u + 1u]) * prefix[WG - 1u];
+  let owns = s > 0.0 && before <= goal;
+  let owner = workgroup_reduce(Acc(0.0, 0u, NONE, select(0u, lid, owns)), lid).hi;
+  if (lid != owner) { return; }
+  var running = before;
+  var token = start;
+  for (var c = start; c < end; c++) {
+    let x = z[base + c];
+    let w = exp((x - m) / t);
+    if (key_of(x) >= theta && w > 0.0) {
+      running += w;
+      token = c;
+      if (running > goal) { break; }
+    }
+  }
+  out[row] = token;
+}
+
+@compute @workgroup_size(WG)
+fn logprob(
+  @builtin(workgroup_id) wid: vec3u,
+  @builtin(num_workgroups) nwg: vec3u,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= p.rows) { return; }
+  let base = row * p.cols;
+  let m = z[base + row_argmax(base, lid).index];
+  let t = select(1.0, settings[row * 3u], settings[row * 3u] > 0.0);
+  let total = above(base, lid, 0u, true, m, t).f;
+  if (lid != 0u) { return; }
+  let token = aux[row];
+  var value = 0.0;
+  if (token < p.cols) { value = (z[base + token] - m) / t - log(total); }
+  out[row] = bitcast<u32>(value);
+}
+
+@compute @workgroup_size(WG)
+fn advance(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let row = gid.x + gid.y * nwg.x * WG;
+  if (row >= p.rows) { return; }
+  out[row * 2u] = aux[row * 2u];
+  out[row * 2u + 1u] = aux[row * 2u + 1u] + 1u;
+}
