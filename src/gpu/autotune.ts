@@ -1,0 +1,240 @@
+/**
+ * Picks the fastest of several kernel variants by timing them on the device, per adapter, op
+ * and shape class, and remembers the choice in memory and in `autotune.json` in the cache dir.
+ * `RFT_AUTOTUNE=0` skips timing and uses the caller's default. Knows nothing of specific ops:
+ * callers describe candidates as prepared dispatches.
+ */
+
+import { adapterKey, type GpuContext } from "./device.ts";
+import { encodeDispatches, type PreparedDispatch, releaseDispatch } from "./dispatch.ts";
+import { readBuffers } from "./readback.ts";
+
+/** One variant to time: prepares the dispatches of one run on buffers the caller owns. */
+export interface TuneCandidate {
+  name: string;
+  prepare(): Promise<PreparedDispatch[]>;
+}
+
+/** What to tune: the candidates for one op and shape class, and the default when not timing. */
+export interface TuneRequest {
+  op: string;
+  /** A short key for the shapes that share a choice, e.g. `m512n512k512`. */
+  shapeClass: string;
+  candidates: readonly TuneCandidate[];
+  /** Name of the candidate to use when timing is disabled (the heuristic default). */
+  fallback: string;
+  /** Cache file to read and update; default {@link autotuneCachePath}. */
+  cacheFile?: string;
+}
+
+/** A remembered autotune decision. */
+export interface TuneChoice {
+  adapter: string;
+  op: string;
+  shapeClass: string;
+  choice: string;
+  /** Microseconds per run of each timed candidate. */
+  micros: Record<string, number>;
+  /** ISO time of the measurement. */
+  at: string;
+}
+
+interface CacheFile {
+  version: 1;
+  entries: Record<string, TuneChoice>;
+}
+
+const memory = new Map<string, TuneChoice>();
+const inFlight = new Map<string, Promise<string>>();
+const loadedFiles = new Set<string>();
+
+/** Whether autotuning times candidates (`RFT_AUTOTUNE` is not `0`). */
+export function autotuneEnabled(): boolean {
+  return Deno.env.get("RFT_AUTOTUNE") !== "0";
+}
+
+/** The autotune cache file: `$RFT_CACHE_DIR`, `$XDG_CACHE_HOME/rft` or `~/.cache/rft`. */
+export function autotuneCachePath(): string {
+  const env = (name: string) => Deno.env.get(name) || undefined;
+  const dir = env("RFT_CACHE_DIR") ??
+    (env("XDG_CACHE_HOME") ? `${env("XDG_CACHE_HOME")}/rft` : `${env("HOME") ?? "."}/.cache/rft`);
+  return `${dir}/autotune.json`;
+}
+
+/**
+ * Every choice known in this process (measured here or loaded from the cache file), only those
+ * of `gpu`'s adapter when given, sorted by op and shape class.
+ */
+export function autotuneChoices(gpu?: GpuContext): TuneChoice[] {
+  loadDisk(autotuneCachePath());
+  const adapter = gpu && adapterKey(gpu);
+  return [...memory.values()]
+    .filter((c) => !adapter || c.adapter === adapter)
+    .sort((x, y) => `${x.op}|${x.shapeClass}`.localeCompare(`${y.op}|${y.shapeClass}`));
+}
+
+/**
+ * Returns the name of the fastest candidate of `req` on this adapter: remembered if known,
+ * otherwise timed now (and remembered); the fallback when `RFT_AUTOTUNE=0`.
+ */
+export function autotune(gpu: GpuContext, req: TuneRequest): Promise<string> {
+  const names = req.candidates.map((c) => c.name);
+  if (!names.includes(req.fallback)) {
+    throw new Error(
+      `Cannot autotune "${req.op}": fallback "${req.fallback}" is not a candidate (${
+        names.join(", ")
+      })`,
+    );
+  }
+  if (!autotuneEnabled() || names.length === 1) return Promise.resolve(req.fallback);
+  const key = `${adapterKey(gpu)}|${req.op}|${req.shapeClass}`;
+  const cacheFile = req.cacheFile ?? autotuneCachePath();
+  loadDisk(cacheFile);
+  const known = memory.get(key);
+  if (known && names.includes(known.choice)) return Promise.resolve(known.choice);
+  let pending = inFlight.get(key);
+  if (!pending) {
+    pending = measure(gpu, req).then((choice) => {
+      memory.set(key, choice);
+      saveDisk(cacheFile, key, choice);
+      return choice.choice;
+    }).finally(() => inFlight.delete(key));
+    inFlight.set(key, pending);
+  }
+  return pending;
+}
+
+/** Rounds of timing per candidate, interleaved; the best round counts (the GPU may be shared). */
+const ROUNDS = 2;
+
+async function measure(gpu: GpuContext, req: TuneRequest): Promise<TuneChoice> {
+  const micros: Record<string, number> = {};
+  const prepared = new Map<string, { dispatches: PreparedDispatch[]; reps: number }>();
+  try {
+    for (const candidate of req.candidates) {
+      let dispatches: PreparedDispatch[] = [];
+      try {
+        dispatches = await candidate.prepare();
+        const once = await timeDispatches(gpu, dispatches, 1); // compiles and warms up
+        const reps = Math.max(1, Math.min(10, Math.round(50_000 / Math.max(once, 1))));
+        prepared.set(candidate.name, { dispatches, reps });
+      } catch (err) {
+        dispatches.forEach(releaseDispatch);
+        console.error(
+          `rft: autotune of "${req.op}" skips "${candidate.name}": ${(err as Error).message}`,
+        );
+      }
+    }
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [name, { dispatches, reps }] of prepared) {
+        const t = await timeDispatches(gpu, dispatches, reps);
+        micros[name] = Math.min(micros[name] ?? Infinity, t);
+      }
+    }
+  } finally {
+    for (const { dispatches } of prepared.values()) dispatches.forEach(releaseDispatch);
+  }
+  const timed = Object.entries(micros);
+  if (timed.length === 0) {
+    throw new Error(`Cannot autotune "${req.op}" (${req.shapeClass}): every candidate failed`);
+  }
+  const choice = timed.reduce((best, e) => (e[1] < best[1] ? e : best))[0];
+  return {
+    adapter: adapterKey(gpu),
+    op: req.op,
+    shapeClass: req.shapeClass,
+    choice,
+    micros,
+    at: new Date().toISOString(),
+  };
+}
+
+/**
+ * Microseconds per repetition of `dispatches`, encoded `reps` times in one compute pass and one
+ * submit (see {@link timeEncoded}).
+ */
+export function timeDispatches(
+  gpu: GpuContext,
+  dispatches: readonly PreparedDispatch[],
+  reps: number,
+): Promise<number> {
+  const all = Array.from({ length: reps }, () => dispatches).flat();
+  return timeEncoded(gpu, (encoder) => encodeDispatches(encoder, all, "autotune"), reps);
+}
+
+/**
+ * Microseconds per repetition of the GPU work `encode` records (`reps` repetitions of it) in one
+ * submit: from GPU timestamps when the device has them, else wall clock around the submit and
+ * `onSubmittedWorkDone` (which adds a fixed ~10 ms wait on the fallback adapter).
+ */
+export async function timeEncoded(
+  gpu: GpuContext,
+  encode: (encoder: GPUCommandEncoder) => void,
+  reps: number,
+): Promise<number> {
+  const { device } = gpu;
+  const encoder = device.createCommandEncoder({ label: "timed" });
+  if (!gpu.hasTimestamps) {
+    encode(encoder);
+    const start = performance.now();
+    device.queue.submit([encoder.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    return ((performance.now() - start) * 1000) / reps;
+  }
+  // Empty passes before and after carry the timestamps, so the timed work is encoded as usual.
+  const querySet = device.createQuerySet({ type: "timestamp", count: 2 });
+  const resolved = device.createBuffer({
+    size: 16,
+    usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+  });
+  encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 0 } }).end();
+  encode(encoder);
+  encoder.beginComputePass({ timestampWrites: { querySet, endOfPassWriteIndex: 1 } }).end();
+  encoder.resolveQuerySet(querySet, 0, 2, resolved, 0);
+  device.queue.submit([encoder.finish()]);
+  const [raw] = await readBuffers(device, [{ buffer: resolved, bytes: 16 }]);
+  querySet.destroy();
+  resolved.destroy();
+  const [begin, end] = new BigUint64Array(raw);
+  return Number(end - begin) / 1000 / reps;
+}
+
+function readCacheFile(path: string): CacheFile {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(path);
+  } catch {
+    return { version: 1, entries: {} }; // no file yet, or no permission: start empty
+  }
+  try {
+    const parsed = JSON.parse(text) as CacheFile;
+    if (parsed?.version === 1 && typeof parsed.entries === "object") return parsed;
+  } catch {
+    // fall through: a damaged file is replaced on the next save
+  }
+  console.error(`rft: ignoring autotune cache "${path}": expected version 1 JSON`);
+  return { version: 1, entries: {} };
+}
+
+function loadDisk(path: string): void {
+  if (loadedFiles.has(path) || !autotuneEnabled()) return;
+  loadedFiles.add(path);
+  for (const [key, entry] of Object.entries(readCacheFile(path).entries)) {
+    if (!memory.has(key)) memory.set(key, entry);
+  }
+}
+
+/** Merges `key` into the cache file, writing a temp file and renaming it over the old one. */
+function saveDisk(path: string, key: string, choice: TuneChoice): void {
+  const dir = path.slice(0, path.lastIndexOf("/"));
+  try {
+    Deno.mkdirSync(dir, { recursive: true });
+    const file = readCacheFile(path);
+    file.entries[key] = choice;
+    const temp = `${path}.${Deno.pid}.${crypto.randomUUID()}.tmp`;
+    Deno.writeTextFileSync(temp, JSON.stringify(file, null, 2) + "\n");
+    Deno.renameSync(temp, path);
+  } catch (err) {
+    console.error(`rft: cannot save autotune cache "${path}": ${(err as Error).message}`);
+  }
+}

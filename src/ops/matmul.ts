@@ -1,0 +1,143 @@
+/**
+ * Matrix multiplication `op(a) @ op(b)` (op = optional transpose of the last two dimensions),
+ * batched over leading dimensions, where one operand may be a 2-D matrix shared by every batch.
+ * The kernel variant is autotuned per adapter and shape class (see `matmul_variants.ts`). Its
+ * backward is more matmuls with flipped transpose flags, never a transpose copy. f32 only.
+ */
+
+import type { OpDef } from "../graph/op.ts";
+import { formatShape, shapeSize, type Tensor } from "../graph/tensor.ts";
+import { sumTo } from "./broadcast.ts";
+import {
+  chooseMatmulVariant,
+  matmulLaunch,
+  type MatmulProblem,
+  matmulVariant,
+} from "./matmul_variants.ts";
+import { reshape } from "./reshape.ts";
+
+/** Options of {@link matmul}. */
+export interface MatmulOptions {
+  /** `a` is stored as [..., K, M] and used transposed. */
+  transA?: boolean;
+  /** `b` is stored as [..., N, K] and used transposed. */
+  transB?: boolean;
+  /** Forces a kernel variant by name (tests, benches); otherwise autotuned. */
+  variant?: string;
+}
+
+/** Attributes of a matmul node. */
+export interface MatmulAttrs {
+  transA: boolean;
+  transB: boolean;
+  variant?: string;
+}
+
+/** The most batches one launch takes (workgroups along z). */
+const MAX_BATCH = 65535;
+
+/**
+ * Checks shapes and returns the problem and the output shape. `a` is [...batch, M, K] (or
+ * [...batch, K, M] with transA), `b` is [...batch, K, N] (or [...batch, N, K] with transB);
+ * either may drop the batch dimensions to be shared; the output is [...batch, M, N].
+ */
+export function matmulShapes(
+  aShape: readonly number[],
+  bShape: readonly number[],
+  flags: { transA?: boolean; transB?: boolean } = {},
+): MatmulProblem & { shape: number[] } {
+  const what = `Cannot matmul ${formatShape(aShape)}${flags.transA ? "^T" : ""} by ${
+    formatShape(bShape)
+  }${flags.transB ? "^T" : ""}`;
+  if (aShape.length < 2 || bShape.length < 2) {
+    throw new Error(`${what}: expected operands with at least 2 dimensions`);
+  }
+  const [a0, a1] = aShape.slice(-2);
+  const [b0, b1] = bShape.slice(-2);
+  const [m, k] = flags.transA ? [a1, a0] : [a0, a1];
+  const [kb, n] = flags.transB ? [b1, b0] : [b0, b1];
+  if (k !== kb) {
+    throw new Error(`${what}: inner dimensions differ (K=${k} from a, ${kb} from b)`);
+  }
+  const aBatch = aShape.slice(0, -2);
+  const bBatch = bShape.slice(0, -2);
+  if (aBatch.length && bBatch.length && formatShape(aBatch) !== formatShape(bBatch)) {
+    throw new Error(
+      `${what}: batch dimensions differ (${formatShape(aBatch)} vs ${formatShape(bBatch)}); ` +
+        "expected equal ones, or a 2-D operand shared by every batch",
+    );
+  }
+  const batchShape = aBatch.length ? aBatch : bBatch;
+  const batch = shapeSize(batchShape);
+  if (batch > MAX_BATCH) {
+    throw new Error(`${what}: expected at most ${MAX_BATCH} batches, received ${batch}`);
+  }
+  return {
+    batch,
+    m,
+    n,
+    k,
+    transA: Boolean(flags.transA),
+    transB: Boolean(flags.transB),
+    strideA: aBatch.length ? m * k : 0,
+    strideB: bBatch.length ? k * n : 0,
+    strideC: m * n,
+    shape: [...batchShape, m, n],
+  };
+}
+
+const MATMUL: OpDef<MatmulAttrs> = {
+  name: "matmul",
+  output([a, b], attrs) {
+    if (a.dtype !== "f32" || b.dtype !== "f32") {
+      throw new Error(`Cannot matmul ${a} by ${b}: only f32 is supported`);
+    }
+    if (attrs.variant !== undefined) matmulVariant(attrs.variant);
+    return { shape: matmulShapes(a.shape, b.shape, attrs).shape, dtype: "f32" };
+  },
+  async launch(ctx, [a, b], out, attrs) {
+    const problem = matmulShapes(a.tensor.shape, b.tensor.shape, attrs);
+    const variant = attrs.variant === undefined
+      ? await chooseMatmulVariant(ctx.gpu, problem)
+      : matmulVariant(attrs.variant);
+    return [matmulLaunch(variant, problem, a.buffer, b.buffer, out.buffer)];
+  },
+  backward(g, [a, b], _out, { transA, transB, variant }) {
+    // With A' = op(a) [M,K], B' = op(b) [K,N] and G [M,N]: dA' = G B'^T and dB' = A'^T G.
+    const mm = (x: Tensor, y: Tensor, tx: boolean, ty: boolean) =>
+      matmul(x, y, { transA: tx, transB: ty, variant });
+    const da = transA ? mm(b, g, transB, true) : mm(g, b, false, !transB);
+    let db: Tensor;
+    if (b.rank === 2 && a.rank > 2 && !transA) {
+      // b is shared: fold the batch into the rows of a and g, so dB is one 2-D matmul.
+      const rows = a.size / a.lastDim;
+      const a2 = reshape(a, [rows, a.lastDim]);
+      const g2 = reshape(g, [rows, g.lastDim]);
+      db = transB ? mm(g2, a2, true, false) : mm(a2, g2, true, false);
+    } else {
+      db = transB ? mm(g, a, true, transA) : mm(a, g, !transA, false);
+    }
+    // A shared operand gets the sum of its per-batch gradients.
+    return [sumTo(da, a.shape), sumTo(db, b.shape)];
+  },
+};
+
+/**
+ * `op(a) @ op(b)`: a [...batch, M, K] (or [...batch, K, M] with `transA`) by b [...batch, K, N]
+ * (or [...batch, N, K] with `transB`), either operand 2-D to share it across the batch; the
+ * result is [...batch, M, N].
+ *
+ * @example
+ * ```ts
+ * const y = matmul(x, w);                     // [B, T, C] @ [C, D] -> [B, T, D]
+ * const logits = matmul(h, wte, { transB: true }); // [T, C] @ [V, C]^T -> [T, V]
+ * ```
+ */
+export function matmul(a: Tensor, b: Tensor, options: MatmulOptions = {}): Tensor {
+  const attrs: MatmulAttrs = {
+    transA: Boolean(options.transA),
+    transB: Boolean(options.transB),
+    ...(options.variant === undefined ? {} : { variant: options.variant }),
+  };
+  return a.graph.apply(MATMUL, [a, b], attrs);
+}
