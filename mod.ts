@@ -1,0 +1,28 @@
+/**
+ * rft's public API: what plugins, scripts and examples import. This file only re-exports;
+ * everything it names is documented where it is defined.
+ *
+ * @example
+ * ```ts
+ * import { compileGraph, getGpu, Graph, grad, ops } from "./mod.ts";
+ * const gpu = await getGpu();
+ * const g = new Graph();
+ * const x = g.input([2, 3]);
+ * const y = ops.sumLast(ops.square(x));
+ * const [dx] = grad(y, [x]);
+ * const exe = await compileGraph(gpu, [y, dx]);
+ * await exe.run(new Map([[x, new Float32Array([1, 2, 3, 4, 5, 6])]]));
+ * const [value, gradient] = await exe.read([y, dx]);
+ * ```
+ */
+
+export { VERSION } from "./src/version.ts";
+export { getGpu, type GpuContext, NoAdapterError } from "./src/gpu/device.ts";
+export { KernelCompileError } from "./src/gpu/pipeline_cache.ts";
+export { readBuffers, readF32 } from "./src/gpu/readback.ts";
+export { Graph } from "./src/graph/graph.ts";
+export { type DType, type HostData, Tensor, type Variable } from "./src/graph/tensor.ts";
+export { compileGraph, Executable, type Feed } from "./src/graph/executable.ts";
+export { grad } from "./src/graph/autodiff.ts";
+export type { KernelLaunch, LaunchContext, OpDef } from "./src/graph/op.ts";
+export * as ops from "./src/ops/mod.ts";
