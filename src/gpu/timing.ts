@@ -22,13 +22,14 @@ export interface DispatchTime {
 }
 
 /**
- * Encodes `dispatches` one pass each with timestamps, submits, and returns their GPU times.
- * Needs the `timestamp-query` feature.
+ * Encodes `dispatches` one pass each with timestamps (between the `before` and `after`
+ * commands), submits, and returns their GPU times. Needs the `timestamp-query` feature.
  */
 export async function runTimed(
   gpu: GpuContext,
   dispatches: readonly PreparedDispatch[],
   before?: (encoder: GPUCommandEncoder) => void,
+  after?: (encoder: GPUCommandEncoder) => void,
 ): Promise<DispatchTime[]> {
   if (!gpu.hasTimestamps) throw new Error("Cannot time dispatches: no timestamp-query feature");
   const { device } = gpu;
@@ -54,6 +55,7 @@ export async function runTimed(
     pass.dispatchWorkgroups(d.workgroups[0], d.workgroups[1], d.workgroups[2]);
     pass.end();
   });
+  after?.(encoder);
   encoder.resolveQuerySet(querySet, 0, count, resolve, 0);
   device.queue.submit([encoder.finish()]);
   const [raw] = await readBuffers(device, [{ buffer: resolve, bytes: count * 8 }]);

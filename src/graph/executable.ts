@@ -22,6 +22,11 @@ import { BYTES_PER_ELEMENT, formatShape, type HostData, type Tensor } from "./te
 /** Host data for an input tensor, or a GPU buffer to copy it from. */
 export type Feed = HostData | GPUBuffer;
 
+/** Extra commands recorded into a run's command buffer after the graph's dispatches. */
+export interface RunHooks {
+  after?: (encoder: GPUCommandEncoder) => void;
+}
+
 /** Statistics of a compiled graph, for tests and `RFT_DEBUG`. */
 export interface ExecutableStats {
   nodes: number;
@@ -57,8 +62,9 @@ export class Executable {
   /**
    * Writes `feeds` into the inputs, encodes every dispatch into one command buffer and submits
    * it. Every input must be fed on the first run; later runs reuse what is not fed again.
+   * `hooks.after` records more commands (e.g. copies of outputs) into the same submit.
    */
-  async run(feeds: ReadonlyMap<Tensor, Feed> = new Map()): Promise<void> {
+  async run(feeds: ReadonlyMap<Tensor, Feed> = new Map(), hooks: RunHooks = {}): Promise<void> {
     const { device } = this.gpu;
     for (const [tensor, data] of feeds) {
       if (!this.inputs.includes(tensor)) {
@@ -83,12 +89,16 @@ export class Executable {
       }
     };
     if (debugLevel() >= 2 && this.gpu.hasTimestamps) {
-      printTimes(await runTimed(this.gpu, this.dispatches, copyGpuFeeds), this.label);
+      printTimes(
+        await runTimed(this.gpu, this.dispatches, copyGpuFeeds, hooks.after),
+        this.label,
+      );
       return;
     }
     const encoder = device.createCommandEncoder({ label: this.label });
     copyGpuFeeds(encoder);
     encodeDispatches(encoder, this.dispatches, this.label);
+    hooks.after?.(encoder);
     device.queue.submit([encoder.finish()]);
   }
 

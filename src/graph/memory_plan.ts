@@ -17,11 +17,13 @@ export interface MemoryPlan {
   unsharedBytes: number;
 }
 
-/** The tensor whose storage `t` uses (itself unless it is a view). */
+/** The tensor whose storage `t` uses (itself unless it is a view or an in-place update). */
 export function storageRoot(t: Tensor): Tensor {
   let node = t;
-  while (node.source.kind === "op" && node.source.op.aliasOf !== undefined) {
-    node = node.source.inputs[node.source.op.aliasOf];
+  while (node.source.kind === "op") {
+    const shared = node.source.op.aliasOf ?? node.source.op.inPlace;
+    if (shared === undefined) break;
+    node = node.source.inputs[shared];
   }
   return node;
 }

@@ -47,6 +47,13 @@ export interface OpDef<A> {
    * `launch` is not called.
    */
   readonly aliasOf?: number;
+  /**
+   * When set, the output is input `inPlace` updated in place: it shares that input's storage
+   * and `launch` writes into it (e.g. appending to a KV cache held in a variable). Readers of
+   * the output run after the write; readers of the original input must not be scheduled after
+   * it, so take the input only from the op that last wrote it.
+   */
+  readonly inPlace?: number;
   /** Kernel launches that compute `output` from `inputs`. */
   launch(
     ctx: LaunchContext,
