@@ -1,0 +1,417 @@
+/**
+ * KV-cached batched generation on the GPU. Prompts are prefilled once (each prompt's cache is
+ * then copied to its `n` sample slots), and decoding runs in blocks of steps: every step is one
+ * submit whose inputs come from the previous step's outputs on the GPU (the sampled token) or
+ * from host values known in advance (positions, RNG steps), so the host reads back once per
+ * block, not once per token. Stop tokens are found on the host at block ends; a slot that has
+ * stopped keeps its cache untouched (position -1) for the rest of the block.
+ */
+
+import type { GpuContext } from "../gpu/device.ts";
+import { TENSOR_USAGE } from "../gpu/buffer_pool.ts";
+import { readBuffers } from "../gpu/readback.ts";
+import { compileGraph, type Executable } from "../graph/executable.ts";
+import { Graph } from "../graph/graph.ts";
+import type { Tensor } from "../graph/tensor.ts";
+import type { PolicyModel } from "../model/policy.ts";
+import { type AttentionFn, buildHidden, lmHead } from "../model/transformer.ts";
+import { cachedAttention } from "../ops/cached_attention.ts";
+import { embedding } from "../ops/embedding.ts";
+import { writeKvCache } from "../ops/kv_cache.ts";
+import { reshape } from "../ops/reshape.ts";
+import { createKvCacheSet, destroyKvCacheSet, type KvCacheSet } from "./kv_cache_set.ts";
+import {
+  packRngState,
+  packSamplingSettings,
+  RNG_WIDTH,
+  sampleTokens,
+  SETTINGS_WIDTH,
+} from "./sampler.ts";
+
+/** How to sample and when to stop. */
+export interface GenerateOptions {
+  /** Samples per prompt (they share one prefill). Default 1. */
+  n?: number;
+  /** 0 = greedy. Default 1. */
+  temperature?: number;
+  /** Keep the k most likely tokens (0 = off). */
+  topK?: number;
+  /** Keep the smallest set of tokens with this much probability (1 = off). */
+  topP?: number;
+  /** Most tokens generated per sample. Default 64. */
+  maxTokens?: number;
+  /** Token ids that end a sample (kept as its last token). Default: the model's EOS ids. */
+  stop?: readonly number[];
+  /** Seed of the sampler; the same seed gives the same samples. Default: random. */
+  seed?: number;
+}
+
+/** One generated sample. */
+export interface GeneratedSample {
+  /** Index of the prompt it continues. */
+  prompt: number;
+  /** Generated token ids (a stop token, if one ended it, is the last). */
+  tokens: number[];
+  /** log p(token) under the sampling temperature (T = 1 when greedy), one per token. */
+  logprobs: number[];
+  finishReason: "stop" | "length";
+}
+
+/** Counters for benchmarks and tests. */
+export interface EngineStats {
+  readbacks: number;
+  decodeSteps: number;
+  generatedTokens: number;
+}
+
+const SEQ_BUCKET = 16;
+
+interface StepGraph {
+  exe: Executable;
+  ids: Tensor;
+  positions: Tensor;
+  settings: Tensor;
+  rng: Tensor;
+  tokens: Tensor;
+  logprobs: Tensor;
+}
+
+interface PrefillGraph extends StepGraph {
+  last: Tensor;
+  slotPrompt: Tensor;
+}
+
+/** Generation over a policy model's current weights. */
+export class GenerationEngine {
+  readonly stats: EngineStats = { readbacks: 0, decodeSteps: 0, generatedTokens: 0 };
+  readonly #caches = new Map<string, KvCacheSet>();
+  readonly #graphs = new Map<string, StepGraph | PrefillGraph>();
+
+  /** `blockSize`: decode steps per readback. */
+  constructor(readonly model: PolicyModel, readonly blockSize = 16) {}
+
+  get #gpu(): GpuContext {
+    return this.model.gpu;
+  }
+
+  /** Generates `n` samples for each prompt (token ids). */
+  async generate(
+    prompts: readonly (readonly number[])[],
+    options: GenerateOptions = {},
+  ): Promise<GeneratedSample[]> {
+    const cfg = this.model.config;
+    const n = options.n ?? 1;
+    const maxTokens = options.maxTokens ?? 64;
+    const stop = new Set(options.stop ?? cfg.eosTokenIds);
+    const temperature = options.temperature ?? 1;
+    if (!Number.isInteger(n) || n < 1) {
+      throw new Error(`Cannot generate: n must be >= 1, received ${n}`);
+    }
+    if (!Number.isInteger(maxTokens) || maxTokens < 1) {
+      throw new Error(`Cannot generate: maxTokens must be >= 1, received ${maxTokens}`);
+    }
+    if (prompts.length === 0) return [];
+    const longest = Math.max(...prompts.map((p) => p.length));
+    prompts.forEach((p, i) => {
+      const bad = p.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= cfg.vocabSize);
+      if (p.length === 0 || bad >= 0) {
+        throw new Error(
+          `Cannot generate from prompt ${i}: ${
+            p.length === 0
+              ? "it is empty"
+              : `token ${bad} is ${p[bad]}, outside [0, ${cfg.vocabSize})`
+          }`,
+        );
+      }
+    });
+    if (longest + maxTokens > cfg.maxPositions) {
+      throw new Error(
+        `Cannot generate: prompt of ${longest} tokens + maxTokens ${maxTokens} exceeds the model's ${cfg.maxPositions} positions`,
+      );
+    }
+    const promptCount = prompts.length;
+    const slots = promptCount * n;
+    const promptLen = Math.ceil(longest / SEQ_BUCKET) * SEQ_BUCKET;
+    const maxLen = Math.min(
+      cfg.maxPositions,
+      Math.ceil((longest + maxTokens) / SEQ_BUCKET) * SEQ_BUCKET,
+    );
+    const slotCaches = this.#cache(slots, maxLen, "slot");
+    const promptCaches = this.#cache(promptCount, maxLen, "prompt");
+
+    const settings = packSamplingSettings(
+      Array.from(
+        { length: slots },
+        () => ({ temperature, topK: options.topK, topP: options.topP }),
+      ),
+    );
+    const seed = options.seed ?? Math.floor(Math.random() * 2 ** 32);
+    const seeds = Array.from(
+      { length: slots },
+      (_, s) => (seed + Math.imul(s + 1, 0x9e3779b1)) >>> 0,
+    );
+    const slotPrompt = Int32Array.from({ length: slots }, (_, s) => Math.floor(s / n));
+    const lengths = slotPrompt.map((p) => prompts[p].length);
+
+    // History of one block: tokens and log-probs of each step, [blockSize, slots].
+    const block = Math.min(this.blockSize, maxTokens);
+    const history = {
+      tokens: this.#gpu.device.createBuffer({ size: block * slots * 4, usage: TENSOR_USAGE }),
+      logprobs: this.#gpu.device.createBuffer({ size: block * slots * 4, usage: TENSOR_USAGE }),
+    };
+    const record = (graph: StepGraph, stepInBlock: number) => (encoder: GPUCommandEncoder) => {
+      const offset = stepInBlock * slots * 4;
+      encoder.copyBufferToBuffer(
+        graph.exe.buffer(graph.tokens),
+        0,
+        history.tokens,
+        offset,
+        slots * 4,
+      );
+      encoder.copyBufferToBuffer(
+        graph.exe.buffer(graph.logprobs),
+        0,
+        history.logprobs,
+        offset,
+        slots * 4,
+      );
+    };
+
+    const samples: GeneratedSample[] = Array.from({ length: slots }, (_, s) => ({
+      prompt: slotPrompt[s],
+      tokens: [],
+      logprobs: [],
+      finishReason: "length",
+    }));
+    const finished = new Array<boolean>(slots).fill(false);
+    try {
+      // Prefill: all prompts at once; the first token of every slot is sampled from it.
+      const prefill = await this.#prefillGraph(promptCount, promptLen, slots, promptCaches);
+      const ids = new Int32Array(promptCount * promptLen);
+      const positions = new Int32Array(promptCount * promptLen).fill(-1);
+      prompts.forEach((p, i) =>
+        p.forEach((id, t) => {
+          ids[i * promptLen + t] = id;
+          positions[i * promptLen + t] = t;
+        })
+      );
+      const last = Int32Array.from(prompts, (p, i) => i * promptLen + p.length - 1);
+      await prefill.exe.run(
+        new Map<
+          Tensor,
+          Int32Array<ArrayBuffer> | Uint32Array<ArrayBuffer> | Float32Array<ArrayBuffer>
+        >([
+          [prefill.ids, ids],
+          [prefill.positions, positions],
+          [prefill.last, last],
+          [prefill.slotPrompt, slotPrompt],
+          [prefill.settings, settings],
+          [prefill.rng, packRngState(seeds, 0)],
+        ]),
+        {
+          after: (encoder) => {
+            copyPromptCaches(encoder, promptCaches, slotCaches, slotPrompt, lengths);
+            record(prefill, 0)(encoder);
+          },
+        },
+      );
+      const decode = await this.#decodeGraph(slots, slotCaches);
+      let previous: StepGraph = prefill;
+      let step = 1; // steps done (the prefill sampled step 0)
+      let inBlock = 1;
+      while (true) {
+        if (inBlock === block || step === maxTokens) {
+          this.#collect(
+            await this.#readHistory(history, inBlock, slots),
+            samples,
+            finished,
+            stop,
+            maxTokens,
+          );
+          inBlock = 0;
+          if (step === maxTokens || finished.every(Boolean)) break;
+        }
+        const stepPositions = Int32Array.from(
+          lengths,
+          (len, s) => (finished[s] ? -1 : len + step - 1),
+        );
+        await decode.exe.run(
+          new Map<
+            Tensor,
+            | GPUBuffer
+            | Int32Array<ArrayBuffer>
+            | Uint32Array<ArrayBuffer>
+            | Float32Array<ArrayBuffer>
+          >([
+            [decode.ids, previous.exe.buffer(previous.tokens)],
+            [decode.positions, stepPositions],
+            [decode.settings, settings],
+            [decode.rng, packRngState(seeds, step)],
+          ]),
+          { after: record(decode, inBlock) },
+        );
+        this.stats.decodeSteps++;
+        previous = decode;
+        step++;
+        inBlock++;
+      }
+    } finally {
+      history.tokens.destroy();
+      history.logprobs.destroy();
+    }
+    return samples;
+  }
+
+  async #readHistory(
+    history: { tokens: GPUBuffer; logprobs: GPUBuffer },
+    steps: number,
+    slots: number,
+  ) {
+    this.stats.readbacks++;
+    const bytes = steps * slots * 4;
+    const [tokens, logprobs] = await readBuffers(this.#gpu.device, [
+      { buffer: history.tokens, bytes },
+      { buffer: history.logprobs, bytes },
+    ]);
+    return { tokens: new Uint32Array(tokens), logprobs: new Float32Array(logprobs), steps };
+  }
+
+  #collect(
+    read: { tokens: Uint32Array; logprobs: Float32Array; steps: number },
+    samples: GeneratedSample[],
+    finished: boolean[],
+    stop: ReadonlySet<number>,
+    maxTokens: number,
+  ): void {
+    const slots = samples.length;
+    for (let i = 0; i < read.steps; i++) {
+      for (let s = 0; s < slots; s++) {
+        if (finished[s]) continue;
+        const token = read.tokens[i * slots + s];
+        samples[s].tokens.push(token);
+        samples[s].logprobs.push(read.logprobs[i * slots + s]);
+        this.stats.generatedTokens++;
+        if (stop.has(token)) {
+          finished[s] = true;
+          samples[s].finishReason = "stop";
+        } else if (samples[s].tokens.length >= maxTokens) {
+          finished[s] = true;
+        }
+      }
+    }
+  }
+
+  #cache(slots: number, maxLen: number, label: string): KvCacheSet {
+    const key = `${label}:${slots}x${maxLen}`;
+    let set = this.#caches.get(key);
+    if (!set) {
+      set = createKvCacheSet(this.#gpu, this.model.config, slots, maxLen, `kv.${key}`);
+      this.#caches.set(key, set);
+    }
+    return set;
+  }
+
+  /** Attention that appends k, v at `positions` to the caches, then attends over them. */
+  #cachedAttention(g: Graph, caches: KvCacheSet, positions: Tensor): AttentionFn {
+    return (layer, q, k, v) => {
+      const keys = writeKvCache(g.variable(caches.keys[layer]), k, positions);
+      const values = writeKvCache(g.variable(caches.values[layer]), v, positions);
+      return cachedAttention(q, keys, values, positions);
+    };
+  }
+
+  async #prefillGraph(
+    prompts: number,
+    promptLen: number,
+    slots: number,
+    caches: KvCacheSet,
+  ): Promise<PrefillGraph> {
+    const key = `prefill:${prompts}x${promptLen}->${slots}x${caches.maxLen}`;
+    const cached = this.#graphs.get(key);
+    if (cached) return cached as PrefillGraph;
+    const cfg = this.model.config;
+    const g = new Graph();
+    const ids = g.input([prompts, promptLen], "i32", "ids");
+    const positions = g.input([prompts, promptLen], "i32", "positions");
+    const last = g.input([prompts], "i32", "last");
+    const slotPrompt = g.input([slots], "i32", "slot_prompt");
+    const settings = g.input([slots, SETTINGS_WIDTH], "f32", "settings");
+    const rng = g.input([slots, RNG_WIDTH], "u32", "rng");
+    const w = this.model.weights(g);
+    const hidden = buildHidden(
+      cfg,
+      w,
+      { ids, positions },
+      this.#cachedAttention(g, caches, positions),
+    );
+    const lastHidden = embedding(reshape(hidden, [prompts * promptLen, cfg.hiddenSize]), last);
+    const slotLogits = embedding(lmHead(cfg, w, lastHidden), slotPrompt);
+    const { tokens, logprobs } = sampleTokens(slotLogits, settings, rng);
+    const exe = await compileGraph(this.#gpu, [tokens, logprobs], key);
+    const graph = { exe, ids, positions, last, slotPrompt, settings, rng, tokens, logprobs };
+    this.#graphs.set(key, graph);
+    return graph;
+  }
+
+  async #decodeGraph(slots: number, caches: KvCacheSet): Promise<StepGraph> {
+    const key = `decode:${slots}x${caches.maxLen}`;
+    const cached = this.#graphs.get(key);
+    if (cached) return cached;
+    const cfg = this.model.config;
+    const g = new Graph();
+    const ids = g.input([slots, 1], "u32", "ids");
+    const positions = g.input([slots, 1], "i32", "positions");
+    const settings = g.input([slots, SETTINGS_WIDTH], "f32", "settings");
+    const rng = g.input([slots, RNG_WIDTH], "u32", "rng");
+    const w = this.model.weights(g);
+    const hidden = buildHidden(
+      cfg,
+      w,
+      { ids, positions },
+      this.#cachedAttention(g, caches, positions),
+    );
+    const logits = lmHead(cfg, w, reshape(hidden, [slots, cfg.hiddenSize]));
+    const { tokens, logprobs } = sampleTokens(logits, settings, rng);
+    const exe = await compileGraph(this.#gpu, [tokens, logprobs], key);
+    const graph = { exe, ids, positions, settings, rng, tokens, logprobs };
+    this.#graphs.set(key, graph);
+    return graph;
+  }
+
+  /** Frees caches and compiled graphs. */
+  destroy(): void {
+    for (const g of this.#graphs.values()) g.exe.destroy();
+    for (const set of this.#caches.values()) destroyKvCacheSet(set);
+    this.#graphs.clear();
+    this.#caches.clear();
+  }
+}
+
+/** Copies each prompt's cached rows into the cache slots of its samples. */
+function copyPromptCaches(
+  encoder: GPUCommandEncoder,
+  from: KvCacheSet,
+  to: KvCacheSet,
+  slotPrompt: Int32Array,
+  lengths: Int32Array,
+): void {
+  const slotBytes = to.maxLen * to.rowBytes;
+  for (let layer = 0; layer < to.keys.length; layer++) {
+    for (
+      const [src, dst] of [[from.keys[layer], to.keys[layer]], [
+        from.values[layer],
+        to.values[layer],
+      ]]
+    ) {
+      slotPrompt.forEach((p, s) => {
+        encoder.copyBufferToBuffer(
+          src.buffer,
+          p * slotBytes,
+          dst.buffer,
+          s * slotBytes,
+          lengths[s] * to.rowBytes,
+        );
+      });
+    }
+  }
+}

@@ -1,0 +1,331 @@
+/**
+ * A policy model on the GPU: its HF config, its parameters as GPU variables, its tokenizer, and
+ * the teacher-forced `logprobs` every RL algorithm needs. Loads and saves Hugging Face model
+ * directories (config.json + safetensors with HF names and shapes). Generation lives in
+ * `src/engine/`; training graphs are built by the trainer from `buildLogits`.
+ */
+
+import {
+  type EngineStats,
+  type GeneratedSample,
+  type GenerateOptions,
+  GenerationEngine,
+} from "../engine/engine.ts";
+import { getGpu, type GpuContext } from "../gpu/device.ts";
+import { readBuffers } from "../gpu/readback.ts";
+import { compileGraph, type Executable } from "../graph/executable.ts";
+import { Graph } from "../graph/graph.ts";
+import type { Tensor, Variable } from "../graph/tensor.ts";
+import { formatShape, sameShape, shapeSize } from "../graph/tensor.ts";
+import { tokenLogprobs } from "../ops/token_logprobs.ts";
+import { scale } from "../ops/unary.ts";
+import { type ModelConfig, parseHfConfig } from "./hf_config.ts";
+import { checkpointNames, parameterSpecs } from "./parameters.ts";
+import { openCheckpoint, writeCheckpoint } from "./safetensors.ts";
+import { HF_TOKENIZER_FILES, loadTokenizer, type Tokenizer } from "./tokenizer.ts";
+import { CHAR_TOKENIZER_FILE } from "./char_tokenizer.ts";
+import { loadVariable, uploadTensor } from "./upload.ts";
+import {
+  buildLogits,
+  checkArchitecture,
+  type TokenInputs,
+  type WeightLookup,
+} from "./transformer.ts";
+
+/** Files copied along when a model is saved (tokenizer and generation settings). */
+const SIDE_FILES = [
+  ...Object.values(HF_TOKENIZER_FILES),
+  CHAR_TOKENIZER_FILE,
+  "special_tokens_map.json",
+  "generation_config.json",
+];
+
+/** Sequence lengths are padded up to a multiple of this, so compiled graphs get reused. */
+const SEQ_BUCKET = 16;
+
+/** Options of {@link PolicyModel.logprobs}. */
+export interface LogprobOptions {
+  /** Logits are divided by this before the log-softmax (as the sampler does); default 1. */
+  temperature?: number;
+}
+
+/** A generated sample with its text (when the model has a tokenizer). */
+export interface GenerationResult extends GeneratedSample {
+  /** Decoded tokens, without a final stop token ("" without a tokenizer). */
+  text: string;
+}
+
+/** A language model whose parameters live on the GPU. */
+export class PolicyModel {
+  #engine?: GenerationEngine;
+  readonly #graphs = new Map<
+    string,
+    { exe: Executable; inputs: TokenInputs & { targets: Tensor }; out: Tensor }
+  >();
+
+  constructor(
+    readonly gpu: GpuContext,
+    /** config.json as read (written back unchanged on save). */
+    readonly rawConfig: Record<string, unknown>,
+    readonly config: ModelConfig,
+    /** Parameters by HF name. */
+    readonly params: ReadonlyMap<string, Variable>,
+    readonly tokenizer?: Tokenizer,
+    /** The directory the model was loaded from, if any (side files are copied from it). */
+    readonly sourceDir?: string,
+  ) {
+    checkArchitecture(config);
+  }
+
+  /** A parameter lookup binding each variable into graph `g`. */
+  weights(g: Graph): WeightLookup {
+    return (name) => {
+      const v = this.params.get(name);
+      if (!v) throw new Error(`Model has no parameter "${name}"`);
+      return g.variable(v);
+    };
+  }
+
+  /**
+   * Log-probability of each token given the ones before it, for every sequence:
+   * result[i][t] = log p(seq[t + 1] | seq[0..t]), so each list is one shorter than its sequence.
+   * All sequences run as one padded batch; one readback.
+   */
+  async logprobs(sequences: readonly (readonly number[])[], options: LogprobOptions = {}) {
+    const temperature = options.temperature ?? 1;
+    if (!(temperature > 0)) {
+      throw new Error(`Cannot compute logprobs: temperature must be > 0, received ${temperature}`);
+    }
+    if (sequences.length === 0) return [];
+    const vocab = this.config.vocabSize;
+    for (const [i, seq] of sequences.entries()) {
+      const bad = seq.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= vocab);
+      if (seq.length < 2 || bad >= 0) {
+        throw new Error(
+          `Cannot compute logprobs of sequence ${i}: ${
+            seq.length < 2
+              ? "it needs at least 2 tokens"
+              : `token ${bad} is ${seq[bad]}, outside [0, ${vocab})`
+          }`,
+        );
+      }
+    }
+    const batch = sequences.length;
+    const longest = Math.max(...sequences.map((s) => s.length));
+    const seq = Math.ceil(longest / SEQ_BUCKET) * SEQ_BUCKET;
+    const { exe, inputs, out } = await this.#logprobGraph(batch, seq, temperature);
+    const ids = new Int32Array(batch * seq);
+    const positions = new Int32Array(batch * seq);
+    const segments = new Int32Array(batch * seq).fill(-1);
+    const targets = new Int32Array(batch * seq).fill(vocab); // out of range: log-prob 0
+    sequences.forEach((s, b) => {
+      s.forEach((id, t) => {
+        ids[b * seq + t] = id;
+        positions[b * seq + t] = t;
+        segments[b * seq + t] = 0;
+        if (t + 1 < s.length) targets[b * seq + t] = s[t + 1];
+      });
+    });
+    await exe.run(
+      new Map([
+        [inputs.ids, ids],
+        [inputs.positions, positions],
+        [inputs.segments, segments],
+        [inputs.targets, targets],
+      ]),
+    );
+    const [values] = await exe.read([out]);
+    return sequences.map((s, b) => Array.from(values.subarray(b * seq, b * seq + s.length - 1)));
+  }
+
+  async #logprobGraph(batch: number, seq: number, temperature: number) {
+    const key = `${batch}x${seq}@${temperature}`;
+    let entry = this.#graphs.get(key);
+    if (!entry) {
+      const g = new Graph();
+      const input = (name: string) => g.input([batch, seq], "i32", name);
+      const inputs = {
+        ids: input("ids"),
+        positions: input("positions"),
+        segments: input("segments"),
+        targets: input("targets"),
+      };
+      let logits = buildLogits(this.config, this.weights(g), inputs);
+      if (temperature !== 1) logits = scale(logits, 1 / temperature);
+      const out = tokenLogprobs(logits, inputs.targets);
+      entry = { exe: await compileGraph(this.gpu, [out], `logprobs:${key}`), inputs, out };
+      this.#graphs.set(key, entry);
+    }
+    return entry;
+  }
+
+  /**
+   * Samples continuations of `prompts` (text, encoded with the tokenizer, or token ids) with
+   * KV-cached generation on the GPU; `n` samples per prompt share one prefill.
+   */
+  async generate(
+    prompts: readonly (string | readonly number[])[],
+    options: GenerateOptions = {},
+  ): Promise<GenerationResult[]> {
+    const ids = prompts.map((p, i) => {
+      if (typeof p !== "string") return p;
+      if (!this.tokenizer) {
+        throw new Error(
+          `Cannot generate from prompt ${i}: the model has no tokenizer; pass token ids`,
+        );
+      }
+      return this.tokenizer.encode(p);
+    });
+    this.#engine ??= new GenerationEngine(this);
+    const samples = await this.#engine.generate(ids, options);
+    return samples.map((s) => ({
+      ...s,
+      text: this.tokenizer
+        ? this.tokenizer.decode(s.finishReason === "stop" ? s.tokens.slice(0, -1) : s.tokens)
+        : "",
+    }));
+  }
+
+  /** The generation engine's counters (readbacks, decode steps, tokens). */
+  get generationStats(): EngineStats | undefined {
+    return this.#engine?.stats;
+  }
+
+  /** Reads every parameter back to the host (one readback), by HF name. */
+  async readParameters(): Promise<Map<string, Float32Array<ArrayBuffer>>> {
+    const vars = [...this.params.values()];
+    const raw = await readBuffers(
+      this.gpu.device,
+      vars.map((v) => ({ buffer: v.buffer, bytes: shapeSize(v.shape) * 4 })),
+    );
+    return new Map(vars.map((v, i) => [v.name, new Float32Array(raw[i])]));
+  }
+
+  /**
+   * Writes a Hugging Face model directory: config.json as loaded, the parameters as F32
+   * safetensors with HF names and shapes, and the tokenizer files of the source directory.
+   */
+  async save(dir: string): Promise<void> {
+    await Deno.mkdir(dir, { recursive: true });
+    const host = await this.readParameters();
+    const tensors = parameterSpecs(this.config).map((spec) => ({
+      name: spec.name,
+      shape: spec.shape,
+      data: host.get(spec.name)!,
+    }));
+    await writeCheckpoint(dir, tensors, { maxShardBytes: 2 ** 31 });
+    await atomicWrite(`${dir}/config.json`, JSON.stringify(this.rawConfig, null, 2) + "\n");
+    if (this.sourceDir && this.sourceDir !== dir) {
+      for (const file of SIDE_FILES) {
+        try {
+          await Deno.copyFile(`${this.sourceDir}/${file}`, `${dir}/${file}`);
+        } catch (err) {
+          if (!(err instanceof Deno.errors.NotFound)) throw err;
+        }
+      }
+    }
+  }
+
+  /** Frees the compiled graphs and the parameters' GPU buffers. */
+  destroy(): void {
+    this.#engine?.destroy();
+    for (const { exe } of this.#graphs.values()) exe.destroy();
+    this.#graphs.clear();
+    for (const v of this.params.values()) v.buffer.destroy();
+  }
+}
+
+async function atomicWrite(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp-${crypto.randomUUID()}`;
+  await Deno.writeTextFile(tmp, text);
+  await Deno.rename(tmp, path);
+}
+
+/** Options of {@link loadModel} and {@link createModel}. */
+export interface LoadOptions {
+  gpu?: GpuContext;
+}
+
+/**
+ * Loads a Hugging Face model directory (config.json, model.safetensors or a sharded index, and
+ * the tokenizer when present). Every parameter the architecture needs must be there with its HF
+ * shape; F16 and BF16 tensors are widened to f32 on the GPU.
+ */
+export async function loadModel(dir: string, options: LoadOptions = {}): Promise<PolicyModel> {
+  const gpu = options.gpu ?? await getGpu();
+  const configPath = `${dir}/config.json`;
+  let raw: Record<string, unknown>;
+  try {
+    raw = JSON.parse(await Deno.readTextFile(configPath));
+  } catch (err) {
+    throw new Error(`Cannot load model from ${dir}: ${configPath}: ${(err as Error).message}`);
+  }
+  const config = parseHfConfig(raw, configPath);
+  checkArchitecture(config);
+  const checkpoint = await openCheckpoint(dir);
+  const available = new Set(checkpoint.names);
+  const params = new Map<string, Variable>();
+  try {
+    for (const spec of parameterSpecs(config)) {
+      const stored = checkpointNames(spec.name).find((n) => available.has(n));
+      if (!stored) {
+        throw new Error(
+          `Cannot load model from ${dir}: tensor "${spec.name}" is missing from the checkpoint`,
+        );
+      }
+      const info = checkpoint.info(stored);
+      if (!sameShape(info.shape, spec.shape)) {
+        throw new Error(
+          `Cannot load model from ${dir}: tensor "${stored}" has shape ${
+            formatShape(info.shape)
+          }; config.json implies ${formatShape(spec.shape)}`,
+        );
+      }
+      const v = await loadVariable(gpu, checkpoint, stored);
+      params.set(spec.name, { ...v, name: spec.name });
+    }
+  } catch (err) {
+    for (const v of params.values()) v.buffer.destroy();
+    throw err;
+  }
+  const hasTokenizer = await exists(`${dir}/${HF_TOKENIZER_FILES.tokenizer}`) ||
+    await exists(`${dir}/${CHAR_TOKENIZER_FILE}`);
+  const tokenizer = hasTokenizer ? await loadTokenizer(dir) : undefined;
+  return new PolicyModel(gpu, raw, config, params, tokenizer, dir);
+}
+
+/** A model from config.json contents and host parameters (e.g. `initParameters`), on the GPU. */
+export async function createModel(
+  rawConfig: Record<string, unknown>,
+  parameters: ReadonlyMap<string, Float32Array<ArrayBuffer>>,
+  options: LoadOptions & { tokenizer?: Tokenizer } = {},
+): Promise<PolicyModel> {
+  const gpu = options.gpu ?? await getGpu();
+  const config = parseHfConfig(rawConfig, "config");
+  const params = new Map<string, Variable>();
+  for (const spec of parameterSpecs(config)) {
+    const data = parameters.get(spec.name);
+    if (!data || data.length !== shapeSize(spec.shape)) {
+      throw new Error(
+        `Cannot create model: parameter "${spec.name}" needs ${
+          shapeSize(spec.shape)
+        } values, received ${data?.length ?? "none"}`,
+      );
+    }
+    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    params.set(
+      spec.name,
+      await uploadTensor(gpu, { name: spec.name, dtype: "F32", shape: spec.shape, bytes }),
+    );
+  }
+  return new PolicyModel(gpu, rawConfig, config, params, options.tokenizer);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * The decoder architectures as graph builders: token ids, positions and segment ids in, logits
+ * out, following the Hugging Face modeling code exactly (Llama family: RMSNorm, rotate-half
+ * RoPE, grouped-query attention, SwiGLU, optional q/k/v bias and q/k norm; GPT-2: LayerNorm,
+ * learned positions, fused qkv Conv1D, tanh GELU). Only builds graphs: weights come from the
+ * caller, and nothing here runs a kernel.
+ */
+
+import type { Tensor } from "../graph/tensor.ts";
+import { add, mul } from "../ops/binary.ts";
+import { causalAttention } from "../ops/attention.ts";
+import { embedding } from "../ops/embedding.ts";
+import { layerNorm } from "../ops/layernorm.ts";
+import { matmul } from "../ops/matmul.ts";
+import { reshape } from "../ops/reshape.ts";
+import { rmsNorm } from "../ops/rmsnorm.ts";
+import { rope } from "../ops/rope.ts";
+import { sliceLast } from "../ops/slice.ts";
+import { gelu, silu } from "../ops/unary.ts";
+import type { Gpt2Config, LlamaConfig, ModelConfig } from "./hf_config.ts";
+
+/** A parameter by its HF name, as a graph tensor. */
+export type WeightLookup = (name: string) => Tensor;
+
+/**
+ * Per-token inputs, each [batch, seq] i32: token ids, positions (restarting at 0 in every
+ * sequence, continuing after a KV cache), and segment ids (tokens attend only within their own
+ * segment; < 0 marks padding).
+ */
+export interface TokenInputs {
+  ids: Tensor;
+  positions: Tensor;
+  segments: Tensor;
+}
+
+/** Checks that rft implements everything `cfg` asks for; throws naming the key otherwise. */
+export function checkArchitecture(cfg: ModelConfig): void {
+  if (cfg.family === "llama") {
+    if (cfg.hiddenAct !== "silu") {
+      throw new Error(
+        `Cannot build ${cfg.modelType}: hidden_act "${cfg.hiddenAct}"; expected "silu"`,
+      );
+    }
+    if (cfg.ropeScaling !== null) {
+      throw new Error(
+        `Cannot build ${cfg.modelType}: rope_scaling ${
+          JSON.stringify(cfg.ropeScaling)
+        } is not supported; expected null`,
+      );
+    }
+  } else if (!["gelu_new", "gelu_pytorch_tanh"].includes(cfg.activation)) {
+    throw new Error(
+      `Cannot build gpt2: activation_function "${cfg.activation}"; expected "gelu_new"`,
+    );
+  }
+}
+
+/**
+ * The attention of layer `layer`: q [batch, seq, heads, headDim], k and v [batch, seq, kvHeads,
+ * headDim] (after RoPE) to [batch, seq, heads, headDim]. Training uses causal attention over
+ * segments; generation writes k, v into a KV cache and attends over it.
+ */
+export type AttentionFn = (layer: number, q: Tensor, k: Tensor, v: Tensor) => Tensor;
+
+/** Ids and positions, each [batch, seq] i32 (or u32 ids). */
+export type HiddenInputs = Pick<TokenInputs, "ids" | "positions">;
+
+/** Logits [batch, seq, vocab] of the model with config `cfg` on `inputs`. */
+export function buildLogits(cfg: ModelConfig, w: WeightLookup, inputs: TokenInputs): Tensor {
+  const attention: AttentionFn = (_l, q, k, v) => causalAttention(q, k, v, inputs.segments);
+  return lmHead(cfg, w, buildHidden(cfg, w, inputs, attention));
+}
+
+/** Final hidden states [batch, seq, hidden] (after the last norm), attention supplied. */
+export function buildHidden(
+  cfg: ModelConfig,
+  w: WeightLookup,
+  inputs: HiddenInputs,
+  attention: AttentionFn,
+): Tensor {
+  checkArchitecture(cfg);
+  return cfg.family === "llama"
+    ? llamaHidden(cfg, w, inputs, attention)
+    : gpt2Hidden(cfg, w, inputs, attention);
+}
+
+/** Logits [..., vocab] from hidden states [..., hidden] (tied or untied output head). */
+export function lmHead(cfg: ModelConfig, w: WeightLookup, h: Tensor): Tensor {
+  const head = !cfg.tieWordEmbeddings
+    ? "lm_head.weight"
+    : cfg.family === "llama"
+    ? "model.embed_tokens.weight"
+    : "transformer.wte.weight";
+  return matmul(h, w(head), { transB: true });
+}
+
+/** HF nn.Linear: x @ W^T (+ b), W stored [out, in]. */
+function linear(x: Tensor, w: WeightLookup, name: string, bias: boolean): Tensor {
+  const y = matmul(x, w(`${name}.weight`), { transB: true });
+  return bias ? add(y, w(`${name}.bias`)) : y;
+}
+
+/** HF Conv1D (GPT-2): x @ W + b, W stored [in, out]. */
+function conv1d(x: Tensor, w: WeightLookup, name: string): Tensor {
+  return add(matmul(x, w(`${name}.weight`)), w(`${name}.bias`));
+}
+
+function llamaHidden(
+  cfg: LlamaConfig,
+  w: WeightLookup,
+  inp: HiddenInputs,
+  attention: AttentionFn,
+): Tensor {
+  const [batch, seq] = inp.ids.shape;
+  const eps = cfg.rmsNormEps;
+  const heads = (x: Tensor, n: number) => reshape(x, [batch, seq, n, cfg.headDim]);
+  let h = embedding(w("model.embed_tokens.weight"), inp.ids);
+  for (let l = 0; l < cfg.numLayers; l++) {
+    const p = `model.layers.${l}.`;
+    const x = rmsNorm(h, w(`${p}input_layernorm.weight`), eps);
+    let q = heads(linear(x, w, `${p}self_attn.q_proj`, cfg.attentionBias), cfg.numHeads);
+    let k = heads(linear(x, w, `${p}self_attn.k_proj`, cfg.attentionBias), cfg.numKvHeads);
+    const v = heads(linear(x, w, `${p}self_attn.v_proj`, cfg.attentionBias), cfg.numKvHeads);
+    if (cfg.qkNorm) {
+      q = rmsNorm(q, w(`${p}self_attn.q_norm.weight`), eps);
+      k = rmsNorm(k, w(`${p}self_attn.k_norm.weight`), eps);
+    }
+    q = rope(q, inp.positions, cfg.ropeTheta);
+    k = rope(k, inp.positions, cfg.ropeTheta);
+    const attn = attention(l, q, k, v);
+    const merged = reshape(attn, [batch, seq, cfg.numHeads * cfg.headDim]);
+    h = add(h, linear(merged, w, `${p}self_attn.o_proj`, false));
+    const y = rmsNorm(h, w(`${p}post_attention_layernorm.weight`), eps);
+    const gated = mul(
+      silu(linear(y, w, `${p}mlp.gate_proj`, false)),
+      linear(y, w, `${p}mlp.up_proj`, false),
+    );
+    h = add(h, linear(gated, w, `${p}mlp.down_proj`, false));
+  }
+  return rmsNorm(h, w("model.norm.weight"), eps);
+}
+
+function gpt2Hidden(
+  cfg: Gpt2Config,
+  w: WeightLookup,
+  inp: HiddenInputs,
+  attention: AttentionFn,
+): Tensor {
+  const [batch, seq] = inp.ids.shape;
+  const c = cfg.hiddenSize;
+  const headDim = c / cfg.numHeads;
+  const eps = cfg.layerNormEps;
+  const norm = (x: Tensor, name: string) =>
+    layerNorm(x, w(`${name}.weight`), w(`${name}.bias`), eps);
+  const heads = (x: Tensor) => reshape(x, [batch, seq, cfg.numHeads, headDim]);
+  let h = add(
+    embedding(w("transformer.wte.weight"), inp.ids),
+    embedding(w("transformer.wpe.weight"), inp.positions),
+  );
+  for (let l = 0; l < cfg.numLayers; l++) {
+    const p = `transformer.h.${l}.`;
+    const qkv = conv1d(norm(h, `${p}ln_1`), w, `${p}attn.c_attn`);
+    const [q, k, v] = [0, 1, 2].map((i) => heads(sliceLast(qkv, i * c, c)));
+    const attn = reshape(attention(l, q, k, v), [batch, seq, c]);
+    h = add(h, conv1d(attn, w, `${p}attn.c_proj`));
+    const m = gelu(conv1d(norm(h, `${p}ln_2`), w, `${p}mlp.c_fc`));
+    h = add(h, conv1d(m, w, `${p}mlp.c_proj`));
+  }
+  return norm(h, "transformer.ln_f");
+}

@@ -1,0 +1,192 @@
+/**
+ * `cachedAttention`: attention of new queries over a KV cache, for KV-cached generation (prefill
+ * and token-by-token decode), on `shaders/cached_attention.wgsl`. An online softmax in f32 over
+ * the cached keys, parallel over (slot, kv head, query block) and, when that is too little work
+ * to fill the device (decode), over key chunks merged by a second pass (flash-decoding). Not
+ * differentiable; no segment ids (one sequence per slot), sliding window or ALiBi.
+ */
+
+import { grid1d, MAX_WORKGROUPS_PER_DIM, packParams } from "../gpu/dispatch.ts";
+import type { KernelSpec } from "../gpu/kernel_spec.ts";
+import type { LaunchContext, OpDef } from "../graph/op.ts";
+import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
+import type { AttentionOptions } from "./attention.ts";
+import { checkPositions } from "./kv_cache.ts";
+
+interface CachedAttentionAttrs {
+  scale: number;
+}
+
+/** Largest head dim: an invocation's private rows hold `BLOCK_CAP` = 128 vec4s. */
+const MAX_HEAD_DIM = 512;
+
+/** Sizes of a cached-attention problem: q [slots, tn, heads, headDim], caches [slots, tmax, kvHeads, headDim]. */
+interface CachedDims {
+  slots: number;
+  tn: number;
+  tmax: number;
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+}
+
+/** Checks the operands of `cached_attention`; returns the sizes. */
+function cachedDims(q: Tensor, kCache: Tensor, vCache: Tensor, positions: Tensor): CachedDims {
+  const fail = (expected: string, received: Tensor): never => {
+    throw new Error(
+      `Cannot apply "cached_attention" to ${q}: expected ${expected}, received ${received}`,
+    );
+  };
+  if (q.dtype !== "f32" || q.rank !== 4) {
+    fail("f32 queries of shape [slots, tokens, heads, head_dim]", q);
+  }
+  const [slots, tn, heads, headDim] = q.shape;
+  if (headDim > MAX_HEAD_DIM) fail(`a head_dim of at most ${MAX_HEAD_DIM}`, q);
+  const [, tmax, kvHeads] = kCache.shape;
+  if (
+    kCache.dtype !== "f32" || kCache.rank !== 4 || kCache.shape[0] !== slots ||
+    kCache.shape[3] !== headDim || heads % kvHeads !== 0
+  ) {
+    fail(
+      `an f32 key cache of shape [${slots},max_len,kv_heads,${headDim}], kv_heads dividing ${heads}`,
+      kCache,
+    );
+  }
+  if (vCache.dtype !== "f32" || !sameShape(vCache.shape, kCache.shape)) {
+    fail(`an f32 value cache of shape ${formatShape(kCache.shape)}`, vCache);
+  }
+  checkPositions("cached_attention", q, positions, slots, tn);
+  return { slots, tn, tmax, heads, kvHeads, headDim };
+}
+
+/** Fewest keys per part when the key range is split over workgroups. */
+const MIN_CHUNK = 32;
+
+/** How the attend kernel spreads a problem over workgroups and invocations. */
+interface Layout {
+  rowLanes: number;
+  keyLanes: number;
+  rows: number;
+  splits: number;
+  /** Keys per part: ceil(tmax / (splits * keyLanes)). */
+  chunk: number;
+  /** Row blocks per (slot, kv head). */
+  blocks: number;
+}
+
+/**
+ * GPUs: 64 invocations of one home row each; CPU adapters (every memory read costs one load per
+ * SIMD lane): one SIMD group of 8 invocations with up to 8 rows each, as many as the shader's 128
+ * vec4s of private rows allow. When a (slot, kv head) has fewer home rows than invocations
+ * (decode), the spare invocations become key lanes, each walking its own chunk of the keys. Then
+ * the key range is split over workgroups until there are about `target` of them (1024 on GPUs,
+ * 16 on CPU adapters), keeping at least {@link MIN_CHUNK} keys per part.
+ */
+function layout(ctx: LaunchContext, dims: CachedDims): Layout {
+  const fallback = ctx.gpu.summary.isFallback;
+  const wg = fallback ? 8 : 64;
+  const maxRows = fallback ? Math.min(8, Math.floor(128 / Math.ceil(dims.headDim / 4))) : 1;
+  const homeRows = dims.tn * (dims.heads / dims.kvHeads);
+  const rowLanes = Math.min(wg, 2 ** Math.ceil(Math.log2(homeRows)));
+  const keyLanes = wg / rowLanes;
+  const rows = Math.min(maxRows, Math.ceil(homeRows / rowLanes));
+  const blocks = Math.ceil(homeRows / (rowLanes * rows));
+  const target = fallback ? 16 : 1024;
+  const wanted = Math.ceil(target / (blocks * dims.kvHeads * dims.slots));
+  const splits = Math.max(1, Math.min(wanted, Math.floor(dims.tmax / (keyLanes * MIN_CHUNK))));
+  const chunk = Math.ceil(dims.tmax / (splits * keyLanes));
+  return { rowLanes, keyLanes, rows, splits, chunk, blocks };
+}
+
+const CACHED_ATTENTION: OpDef<CachedAttentionAttrs> = {
+  name: "cached_attention",
+  output([q, kCache, vCache, positions]) {
+    cachedDims(q, kCache, vCache, positions);
+    return { shape: q.shape, dtype: "f32" };
+  },
+  launch(ctx, [q, kCache, vCache, positions], out, { scale }) {
+    const dims = cachedDims(q.tensor, kCache.tensor, vCache.tensor, positions.tensor);
+    const { rowLanes, keyLanes, rows, splits, chunk, blocks } = layout(ctx, dims);
+    const grid = [blocks * splits, dims.kvHeads, dims.slots] as const;
+    if (grid.some((n) => n > MAX_WORKGROUPS_PER_DIM)) {
+      throw new Error(
+        `Cannot launch "cached_attention" on ${q.tensor}: grid [${grid}] exceeds ${MAX_WORKGROUPS_PER_DIM} per dimension`,
+      );
+    }
+    const spec = (entryPoint: string): KernelSpec => ({
+      shader: "cached_attention",
+      entryPoint,
+      constants: {
+        HEAD_DIM: dims.headDim,
+        ROW_LANES: rowLanes,
+        KEY_LANES: keyLanes,
+        ROWS: rows,
+        SPLITS: splits,
+      },
+      bindings: ["read", "read", "read", "read", "read", "read_write"],
+      params: true,
+    });
+    const params = packParams([
+      dims.slots,
+      dims.tn,
+      dims.tmax,
+      dims.heads,
+      dims.kvHeads,
+      chunk,
+      { f32: scale },
+    ]);
+    const operands = [q.buffer, kCache.buffer, vCache.buffer, positions.buffer];
+    const parts = splits * keyLanes;
+    if (parts === 1) {
+      return [{
+        spec: spec("attend"),
+        buffers: [...operands, q.buffer, out.buffer],
+        params,
+        workgroups: grid,
+      }];
+    }
+    const partBuffer = ctx.scratch(
+      q.tensor.size / dims.headDim * parts * (dims.headDim + 2) * 4,
+      "cached_attention:parts",
+    );
+    return [
+      {
+        spec: spec("attend"),
+        buffers: [...operands, q.buffer, partBuffer],
+        params,
+        workgroups: grid,
+      },
+      {
+        spec: spec("combine"),
+        buffers: [...operands, partBuffer, out.buffer],
+        params,
+        workgroups: grid1d(Math.ceil(q.tensor.size / (rowLanes * keyLanes))),
+      },
+    ];
+  },
+};
+
+/**
+ * Attention of new queries `q` [slots, tokens, heads, head_dim] over the caches `kCache` and
+ * `vCache` [slots, max_len, kv_heads, head_dim] (kv_heads dividing heads; query head h uses kv
+ * head floor(h / (heads / kv_heads)), HF's repeat_kv). The query at (s, t) with p =
+ * `positions[s, t]` >= 0 (i32 [slots, tokens]) attends to cache rows 0 ..= min(p, max_len - 1)
+ * of slot s, so write the new keys and values first (`writeKvCache`); p < 0 (padding)
+ * gives a zero row. Weights are `softmax(scale * q.k)` in f32, scale 1 / sqrt(head_dim) by
+ * default. Returns [slots, tokens, heads, head_dim]; not differentiable.
+ */
+export function cachedAttention(
+  q: Tensor,
+  kCache: Tensor,
+  vCache: Tensor,
+  positions: Tensor,
+  options: AttentionOptions = {},
+): Tensor {
+  const scale = options.scale ?? 1 / Math.sqrt(q.lastDim);
+  if (!Number.isFinite(scale)) {
+    throw new Error(
+      `Cannot apply "cached_attention" to ${q}: expected a finite scale, received ${scale}`,
+    );
+  }
+  return q.graph.apply(CACHED_ATTENTION, [q, kCache, vCache, positions], { scale });
+}

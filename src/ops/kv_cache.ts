@@ -1,0 +1,81 @@
+/**
+ * `writeKvCache`: stores the keys or values of new tokens into a KV cache in place (an
+ * `inPlace` op on `shaders/kv_cache.wgsl`), for KV-cached generation. The cache is normally a
+ * graph tensor bound to a long-lived variable. Not differentiable; no eviction, paging or
+ * ring-buffer wrap-around: a position outside the cache is skipped.
+ */
+
+import { grid1d, packParams } from "../gpu/dispatch.ts";
+import type { OpDef } from "../graph/op.ts";
+import { sameShape, type Tensor } from "../graph/tensor.ts";
+
+const WG = 256;
+
+/**
+ * Throws unless `positions` is an i32 tensor of shape [slots, tn], the positions operand of op
+ * `op` applied to `anchor`.
+ */
+export function checkPositions(
+  op: string,
+  anchor: Tensor,
+  positions: Tensor,
+  slots: number,
+  tn: number,
+): void {
+  if (positions.dtype !== "i32" || !sameShape(positions.shape, [slots, tn])) {
+    throw new Error(
+      `Cannot apply "${op}" to ${anchor}: expected i32 positions of shape [${slots},${tn}], received ${positions}`,
+    );
+  }
+}
+
+const WRITE_KV_CACHE: OpDef<null> = {
+  name: "write_kv_cache",
+  inPlace: 0,
+  output([cache, x, positions]) {
+    if (cache.dtype !== "f32" || cache.rank !== 4) {
+      throw new Error(
+        `Cannot apply "write_kv_cache" to ${cache}: expected an f32 cache of shape [slots, max_len, kv_heads, head_dim]`,
+      );
+    }
+    const [slots, , kvHeads, headDim] = cache.shape;
+    if (
+      x.dtype !== "f32" || x.rank !== 4 || x.shape[0] !== slots || x.shape[2] !== kvHeads ||
+      x.shape[3] !== headDim
+    ) {
+      throw new Error(
+        `Cannot apply "write_kv_cache" to ${cache}: expected f32 new rows of shape [${slots},tokens,${kvHeads},${headDim}], received ${x}`,
+      );
+    }
+    checkPositions("write_kv_cache", cache, positions, slots, x.shape[1]);
+    return { shape: cache.shape, dtype: "f32" };
+  },
+  launch(_ctx, [cache, x, positions], out) {
+    const [slots, tn, kvHeads, headDim] = x.tensor.shape;
+    return [{
+      spec: {
+        shader: "kv_cache",
+        entryPoint: "main",
+        constants: { WG },
+        bindings: ["read", "read", "read_write"],
+        params: true,
+      },
+      buffers: [x.buffer, positions.buffer, out.buffer],
+      params: packParams([slots * tn, tn, cache.tensor.shape[1], kvHeads * headDim]),
+      workgroups: grid1d(Math.ceil(x.tensor.size / WG)),
+    }];
+  },
+};
+
+/**
+ * The cache `cache` [slots, max_len, kv_heads, head_dim] (f32) with the new rows `x` [slots,
+ * tokens, kv_heads, head_dim] stored in place: `cache[s, positions[s, t]] = x[s, t]` for every
+ * (s, t) with 0 <= positions[s, t] < max_len; `positions` [slots, tokens] (i32) outside that
+ * range (negative: padding) are skipped, and the rest of the cache is untouched. The result
+ * shares the cache's storage (a variable's buffer when `cache` is bound to one): read the cache
+ * through it, and pass it, not `cache`, to the next write. Two tokens of one slot at the same
+ * position race. Not differentiable.
+ */
+export function writeKvCache(cache: Tensor, x: Tensor, positions: Tensor): Tensor {
+  return cache.graph.apply(WRITE_KV_CACHE, [cache, x, positions], null);
+}

@@ -1,0 +1,163 @@
+import { assertEquals } from "../_asserts.ts";
+import { parseHfConfig } from "../../src/model/hf_config.ts";
+import { initParameters } from "../../src/model/init.ts";
+import { createModel, type PolicyModel } from "../../src/model/policy.ts";
+import { referenceLogits } from "../../src/reference/transformer.ts";
+import { assertClose } from "../_assert_close.ts";
+
+const CONFIGS: Record<string, Record<string, unknown>> = {
+  llama: {
+    model_type: "qwen2",
+    hidden_size: 16,
+    intermediate_size: 24,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    rms_norm_eps: 1e-6,
+    rope_theta: 10000,
+    vocab_size: 29,
+    max_position_embeddings: 128,
+    tie_word_embeddings: true,
+    eos_token_id: 28,
+  },
+  gpt2: {
+    model_type: "gpt2",
+    n_embd: 16,
+    n_layer: 2,
+    n_head: 2,
+    n_positions: 64,
+    vocab_size: 29,
+    layer_norm_epsilon: 1e-5,
+    activation_function: "gelu_new",
+    eos_token_id: 28,
+  },
+};
+
+const PROMPTS = [[3, 1, 4, 1, 5, 9, 2], [6, 5], [
+  3,
+  5,
+  8,
+  9,
+  7,
+  9,
+  3,
+  2,
+  3,
+  8,
+  4,
+  6,
+  2,
+  6,
+  4,
+  3,
+  3,
+]];
+
+async function tinyModel(raw: Record<string, unknown>): Promise<PolicyModel> {
+  return await createModel(raw, initParameters(parseHfConfig(raw), 11, 0.5));
+}
+
+for (const [family, raw] of Object.entries(CONFIGS)) {
+  Deno.test(`${family}: greedy tokens are the argmax of the full-sequence forward (KV cache consistent)`, async () => {
+    const model = await tinyModel(raw);
+    const params = new Map(
+      [...await model.readParameters()].map(([k, v]) => [k, Float64Array.from(v)]),
+    );
+    const samples = await model.generate(PROMPTS, { temperature: 0, maxTokens: 12, stop: [] });
+    let checked = 0;
+    for (const sample of samples) {
+      const prompt = PROMPTS[sample.prompt];
+      assertEquals(sample.tokens.length, 12);
+      const seq = [...prompt, ...sample.tokens];
+      const logits = referenceLogits(model.config, params, seq);
+      const V = model.config.vocabSize;
+      sample.tokens.forEach((token, i) => {
+        const row = logits.subarray((prompt.length - 1 + i) * V, (prompt.length + i) * V);
+        const sorted = [...row].sort((a, b) => b - a);
+        if (sorted[0] - sorted[1] < 1e-4) return; // a near tie may flip in f32
+        assertEquals(token, row.indexOf(sorted[0]), `prompt ${sample.prompt} step ${i}`);
+        checked++;
+      });
+    }
+    assertEquals(checked > 30, true, `only ${checked} positions had a clear argmax`);
+    model.destroy();
+  });
+
+  Deno.test(`${family}: sampled log-probs equal teacher-forced logprobs (n samples share a prefill)`, async () => {
+    const model = await tinyModel(raw);
+    const samples = await model.generate(PROMPTS, {
+      n: 3,
+      temperature: 0.8,
+      maxTokens: 10,
+      seed: 5,
+    });
+    assertEquals(samples.length, 9);
+    assertEquals(samples.map((s) => s.prompt), [0, 0, 0, 1, 1, 1, 2, 2, 2]);
+    const sequences = samples.map((s) => [...PROMPTS[s.prompt], ...s.tokens]);
+    const forced = await model.logprobs(sequences, { temperature: 0.8 });
+    samples.forEach((s, i) => {
+      const p = PROMPTS[s.prompt].length;
+      assertClose(s.logprobs, forced[i].slice(p - 1), {
+        atol: 1e-4,
+        rtol: 1e-4,
+        label: `sample ${i}`,
+      });
+      if (s.finishReason === "stop") assertEquals(s.tokens.at(-1), 28);
+      else assertEquals(s.tokens.length, 10);
+    });
+    // The three samples of a prompt are drawn independently.
+    assertEquals(new Set(samples.slice(0, 3).map((s) => s.tokens.join())).size > 1, true);
+    model.destroy();
+  });
+
+  Deno.test(`${family}: a ragged batch gives the same greedy tokens as one prompt at a time`, async () => {
+    const model = await tinyModel(raw);
+    const together = await model.generate(PROMPTS, { temperature: 0, maxTokens: 9, stop: [] });
+    for (const [i, prompt] of PROMPTS.entries()) {
+      const [alone] = await model.generate([prompt], { temperature: 0, maxTokens: 9, stop: [] });
+      assertEquals(alone.tokens, together[i].tokens, `prompt ${i}`);
+      assertClose(alone.logprobs, together[i].logprobs, { atol: 1e-5, label: `prompt ${i}` });
+    }
+    model.destroy();
+  });
+}
+
+Deno.test("the same seed gives the same samples; a stop token ends a sample and is kept", async () => {
+  const model = await tinyModel(CONFIGS.llama);
+  const a = await model.generate(PROMPTS, {
+    n: 2,
+    temperature: 1,
+    maxTokens: 12,
+    seed: 42,
+    stop: [],
+  });
+  const b = await model.generate(PROMPTS, {
+    n: 2,
+    temperature: 1,
+    maxTokens: 12,
+    seed: 42,
+    stop: [],
+  });
+  assertEquals(a.map((s) => s.tokens), b.map((s) => s.tokens));
+  const stopAt = a[0].tokens[4];
+  const first = a[0].tokens.indexOf(stopAt);
+  const [stopped] = await model.generate([PROMPTS[0]], {
+    temperature: 1,
+    maxTokens: 12,
+    seed: 42,
+    stop: [stopAt],
+  });
+  assertEquals(stopped.finishReason, "stop");
+  assertEquals(stopped.tokens, a[0].tokens.slice(0, first + 1));
+  model.destroy();
+});
+
+Deno.test("decoding reads back once per block of tokens, not once per token", async () => {
+  const model = await tinyModel(CONFIGS.llama);
+  await model.generate(PROMPTS, { temperature: 1, maxTokens: 40, seed: 1, stop: [] });
+  const stats = model.generationStats!;
+  assertEquals(stats.decodeSteps, 39);
+  assertEquals(stats.readbacks, Math.ceil(40 / 16));
+  assertEquals(stats.generatedTokens, 3 * 40);
+  model.destroy();
+});

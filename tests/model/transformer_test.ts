@@ -1,0 +1,293 @@
+import { assertEquals, assertRejects } from "../_asserts.ts";
+import { grad } from "../../src/graph/autodiff.ts";
+import { compileGraph } from "../../src/graph/executable.ts";
+import { Graph } from "../../src/graph/graph.ts";
+import { tokenLogprobs } from "../../src/ops/token_logprobs.ts";
+import { parseHfConfig } from "../../src/model/hf_config.ts";
+import { initParameters } from "../../src/model/init.ts";
+import { parameterSpecs } from "../../src/model/parameters.ts";
+import { createModel, loadModel } from "../../src/model/policy.ts";
+import { buildLogits } from "../../src/model/transformer.ts";
+import { referenceLogits, type ReferenceWeights } from "../../src/reference/transformer.ts";
+import { logSoftmaxRef } from "../../src/reference/softmax.ts";
+import { uniformArray } from "../../src/util/random.ts";
+import { assertClose } from "../_assert_close.ts";
+
+const VOCAB = 13;
+
+/** Tiny configs covering every architectural switch. */
+const CONFIGS: Record<string, Record<string, unknown>> = {
+  "llama (GQA, untied)": {
+    model_type: "llama",
+    hidden_size: 8,
+    intermediate_size: 12,
+    num_hidden_layers: 2,
+    num_attention_heads: 2,
+    num_key_value_heads: 1,
+    rms_norm_eps: 1e-5,
+    rope_theta: 10000,
+    vocab_size: VOCAB,
+    tie_word_embeddings: false,
+  },
+  "qwen2 (q/k/v bias, tied)": {
+    model_type: "qwen2",
+    hidden_size: 8,
+    intermediate_size: 10,
+    num_hidden_layers: 1,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    rms_norm_eps: 1e-6,
+    rope_theta: 1000000,
+    vocab_size: VOCAB,
+    tie_word_embeddings: true,
+  },
+  "qwen3 (q/k norm, head_dim != hidden/heads)": {
+    model_type: "qwen3",
+    hidden_size: 8,
+    head_dim: 6,
+    intermediate_size: 12,
+    num_hidden_layers: 1,
+    num_attention_heads: 2,
+    num_key_value_heads: 1,
+    rms_norm_eps: 1e-6,
+    rope_theta: 10000,
+    vocab_size: VOCAB,
+    tie_word_embeddings: true,
+  },
+  "gpt2 untied": {
+    model_type: "gpt2",
+    n_embd: 8,
+    n_layer: 1,
+    n_head: 2,
+    n_positions: 16,
+    vocab_size: VOCAB,
+    layer_norm_epsilon: 1e-5,
+    activation_function: "gelu_new",
+    tie_word_embeddings: false,
+  },
+  "gpt2": {
+    model_type: "gpt2",
+    n_embd: 8,
+    n_layer: 2,
+    n_head: 2,
+    n_positions: 16,
+    vocab_size: VOCAB,
+    layer_norm_epsilon: 1e-5,
+    activation_function: "gelu_new",
+  },
+};
+
+const SEQUENCES = [[1, 5, 2, 9, 12, 3, 7], [4, 4, 0, 11]];
+
+/** Random parameters with a larger spread than HF's 0.02 so every path matters. */
+function parameters(raw: Record<string, unknown>, seed: number) {
+  const params = initParameters(parseHfConfig(raw), seed, 0.4);
+  // Norm weights and biases start at 1 / 0: perturb them so their gradients are tested too.
+  for (const [name, data] of params) {
+    if (name.includes("norm") || name.includes("ln_") || name.endsWith(".bias")) {
+      const noise = uniformArray(data.length, seed + data.length, -0.3, 0.3);
+      for (let i = 0; i < data.length; i++) data[i] += noise[i];
+    }
+  }
+  return params;
+}
+
+function toReference(params: Map<string, Float32Array>): ReferenceWeights {
+  return new Map([...params].map(([k, v]) => [k, Float64Array.from(v)]));
+}
+
+/** sum over sequences and positions of R[b,t] * log p(seq[t+1] | seq[..t]) in f64. */
+function referenceObjective(
+  raw: Record<string, unknown>,
+  weights: ReferenceWeights,
+  projection: Float32Array,
+  seq: number,
+): number {
+  const cfg = parseHfConfig(raw);
+  let total = 0;
+  SEQUENCES.forEach((tokens, b) => {
+    const logp = logSoftmaxRef(referenceLogits(cfg, weights, tokens), VOCAB);
+    for (let t = 0; t + 1 < tokens.length; t++) {
+      total += projection[b * seq + t] * logp[t * VOCAB + tokens[t + 1]];
+    }
+  });
+  return total;
+}
+
+for (const [label, raw] of Object.entries(CONFIGS)) {
+  Deno.test(`${label}: logits of a padded batch match the f64 reference`, async () => {
+    const params = parameters(raw, 7);
+    const model = await createModel(raw, params);
+    const T = 9;
+    const g = new Graph();
+    const input = (n: string) => g.input([2, T], "i32", n);
+    const inputs = {
+      ids: input("ids"),
+      positions: input("positions"),
+      segments: input("segments"),
+    };
+    const logits = buildLogits(model.config, model.weights(g), inputs);
+    const exe = await compileGraph(model.gpu, [logits]);
+    const ids = new Int32Array(2 * T);
+    const positions = new Int32Array(2 * T);
+    const segments = new Int32Array(2 * T).fill(-1);
+    SEQUENCES.forEach((s, b) =>
+      s.forEach((id, t) => {
+        ids[b * T + t] = id;
+        positions[b * T + t] = t;
+        segments[b * T + t] = 0;
+      })
+    );
+    await exe.run(
+      new Map([[inputs.ids, ids], [inputs.positions, positions], [inputs.segments, segments]]),
+    );
+    const [out] = await exe.read([logits]);
+    SEQUENCES.forEach((s, b) => {
+      const expected = referenceLogits(model.config, toReference(params), s);
+      const actual = out.subarray(b * T * VOCAB, (b * T + s.length) * VOCAB);
+      assertClose(actual, expected, { atol: 1e-5, rtol: 1e-4, label: `${label} seq ${b}` });
+    });
+    exe.destroy();
+    model.destroy();
+  });
+
+  Deno.test(`${label}: packed sequences give the same logits as separate ones`, async () => {
+    const params = parameters(raw, 8);
+    const model = await createModel(raw, params);
+    const packed = SEQUENCES.flat();
+    const g = new Graph();
+    const input = (n: string) => g.input([1, packed.length], "i32", n);
+    const inputs = {
+      ids: input("ids"),
+      positions: input("positions"),
+      segments: input("segments"),
+    };
+    const logits = buildLogits(model.config, model.weights(g), inputs);
+    const exe = await compileGraph(model.gpu, [logits]);
+    await exe.run(
+      new Map([
+        [inputs.ids, Int32Array.from(packed)],
+        [inputs.positions, Int32Array.from(SEQUENCES.flatMap((s) => s.map((_, t) => t)))],
+        [inputs.segments, Int32Array.from(SEQUENCES.flatMap((s, b) => s.map(() => b)))],
+      ]),
+    );
+    const [out] = await exe.read([logits]);
+    const expected = SEQUENCES.flatMap((s) =>
+      Array.from(referenceLogits(model.config, toReference(params), s))
+    );
+    assertClose(out, expected, { atol: 1e-5, rtol: 1e-4, label: `${label} packed` });
+    exe.destroy();
+    model.destroy();
+  });
+
+  Deno.test(`${label}: every parameter gradient matches f64 finite differences`, async () => {
+    const params = parameters(raw, 9);
+    const model = await createModel(raw, params);
+    const T = 8;
+    const g = new Graph();
+    const input = (n: string) => g.input([2, T], "i32", n);
+    const inputs = {
+      ids: input("ids"),
+      positions: input("positions"),
+      segments: input("segments"),
+    };
+    const targets = input("targets");
+    const lp = tokenLogprobs(buildLogits(model.config, model.weights(g), inputs), targets);
+    const projection = uniformArray(2 * T, 5);
+    const specs = parameterSpecs(model.config);
+    const wrt = specs.map((s) => g.variable(model.params.get(s.name)!));
+    const grads = grad(lp, wrt, g.constant(projection, [2, T]));
+    const exe = await compileGraph(model.gpu, grads);
+    const ids = new Int32Array(2 * T);
+    const positions = new Int32Array(2 * T);
+    const segments = new Int32Array(2 * T).fill(-1);
+    const tgt = new Int32Array(2 * T).fill(VOCAB);
+    SEQUENCES.forEach((s, b) =>
+      s.forEach((id, t) => {
+        ids[b * T + t] = id;
+        positions[b * T + t] = t;
+        segments[b * T + t] = 0;
+        if (t + 1 < s.length) tgt[b * T + t] = s[t + 1];
+      })
+    );
+    await exe.run(
+      new Map([
+        [inputs.ids, ids],
+        [inputs.positions, positions],
+        [inputs.segments, segments],
+        [targets, tgt],
+      ]),
+    );
+    const gpuGrads = await exe.read(grads);
+    const weights = toReference(params) as Map<string, Float64Array>;
+    specs.forEach((spec, k) => {
+      const w = weights.get(spec.name)!;
+      const numeric = new Float64Array(w.length);
+      for (let j = 0; j < w.length; j++) {
+        const keep = w[j];
+        const h = 1e-6;
+        w[j] = keep + h;
+        const up = referenceObjective(raw, weights, projection, T);
+        w[j] = keep - h;
+        const down = referenceObjective(raw, weights, projection, T);
+        w[j] = keep;
+        numeric[j] = (up - down) / (2 * h);
+      }
+      assertClose(gpuGrads[k], numeric, {
+        atol: 2e-5,
+        rtol: 1e-4,
+        label: `${label} d/d ${spec.name}`,
+      });
+    });
+    exe.destroy();
+    model.destroy();
+  });
+}
+
+Deno.test("a saved model reloads bit-identically and gives the same logprobs", async () => {
+  const raw = CONFIGS["qwen2 (q/k/v bias, tied)"];
+  const model = await createModel(raw, parameters(raw, 3));
+  const dir = await Deno.makeTempDir();
+  await model.save(dir);
+  const again = await loadModel(dir);
+  const [a, b] = [await model.readParameters(), await again.readParameters()];
+  assertEquals([...a.keys()].sort(), [...b.keys()].sort());
+  for (const [name, data] of a) {
+    assertEquals(new Uint8Array(b.get(name)!.buffer), new Uint8Array(data.buffer), name);
+  }
+  const lp1 = await model.logprobs(SEQUENCES, { temperature: 0.7 });
+  const lp2 = await again.logprobs(SEQUENCES, { temperature: 0.7 });
+  assertEquals(lp2, lp1);
+  // And they are the reference's log-probs at that temperature.
+  const ref = SEQUENCES.map((s) => {
+    const logits = referenceLogits(model.config, toReference(a), s).map((v) => v / 0.7);
+    const logp = logSoftmaxRef(logits, VOCAB);
+    return s.slice(1).map((tok, t) => logp[t * VOCAB + tok]);
+  });
+  lp1.forEach((row, i) => assertClose(row, ref[i], { atol: 1e-5, rtol: 1e-4, label: `lp ${i}` }));
+  model.destroy();
+  again.destroy();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("loading names the missing tensor and a wrong shape", async () => {
+  const raw = CONFIGS["llama (GQA, untied)"];
+  const model = await createModel(raw, parameters(raw, 4));
+  const dir = await Deno.makeTempDir();
+  await model.save(dir);
+  const config = { ...raw, num_hidden_layers: 3 };
+  await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify(config));
+  await assertRejects(
+    () => loadModel(dir),
+    Error,
+    'tensor "model.layers.2.input_layernorm.weight" is missing from the checkpoint',
+  );
+  await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify({ ...raw, intermediate_size: 14 }));
+  await assertRejects(
+    () => loadModel(dir),
+    Error,
+    'tensor "model.layers.0.mlp.gate_proj.weight" has shape [12,8]; config.json implies [14,8]',
+  );
+  model.destroy();
+  await Deno.remove(dir, { recursive: true });
+});

@@ -1,0 +1,284 @@
+/**
+ * Causal self-attention: forward against the f64 CPU reference on odd shapes (T, D not multiples
+ * of 4), grouped-query heads (Hkv = H, H/2, 1), packed segments, padding, rows spanning several
+ * key tiles and workgroups, and large scores; GQA against explicitly repeated kv heads; backward
+ * (q, k, v) against finite differences, exact zeros for padding, determinism; the GPU kernel
+ * layout (run here on the CPU adapter) against the CPU one; shape errors.
+ */
+
+import { getGpu } from "../../src/gpu/device.ts";
+import { grad } from "../../src/graph/autodiff.ts";
+import { compileGraph } from "../../src/graph/executable.ts";
+import { Graph } from "../../src/graph/graph.ts";
+import { shapeSize, type Tensor } from "../../src/graph/tensor.ts";
+import { causalAttention } from "../../src/ops/attention.ts";
+import { type AttentionShape, causalAttentionRef } from "../../src/reference/attention.ts";
+import { mulberry32, uniformArray } from "../../src/util/random.ts";
+import { assertClose } from "../_assert_close.ts";
+import { assertEquals, assertThrows } from "../_asserts.ts";
+import { checkGradients, randomInput, runOps, type TestInput } from "../_harness.ts";
+
+/** Segment ids of one row: a run of `length` positions per entry, id = the entry's value. */
+function runs(...pairs: [id: number, length: number][]): number[] {
+  return pairs.flatMap(([id, length]) => new Array(length).fill(id));
+}
+
+/** Segment ids of `seq` positions in random order from {0, 1, 2} (non-contiguous segments). */
+function scattered(seq: number, seed: number): number[] {
+  const next = mulberry32(seed);
+  return Array.from({ length: seq }, () => Math.floor(next() * 3));
+}
+
+/** One attention problem: sizes, one segment-id row per batch row, value range of q and k. */
+interface Case {
+  label: string;
+  shape: AttentionShape;
+  segments: number[][];
+  /** q and k are uniform in [-qk, qk) (default 1). */
+  qk?: number;
+}
+
+/** Inputs (q, k, v, segment ids) of `c` from `seed`. */
+function caseInputs(c: Case, seed: number): TestInput[] {
+  const { batch, seq, heads, kvHeads, headDim } = c.shape;
+  const qk = c.qk ?? 1;
+  const ids = c.segments.flat();
+  if (c.segments.length !== batch || ids.length !== batch * seq) {
+    throw new Error(`${c.label}: segment rows do not match [${batch},${seq}]`);
+  }
+  return [
+    randomInput([batch, seq, heads, headDim], seed, -qk, qk),
+    randomInput([batch, seq, kvHeads, headDim], seed + 1, -qk, qk),
+    randomInput([batch, seq, kvHeads, headDim], seed + 2),
+    { shape: [batch, seq], data: Int32Array.from(ids), dtype: "i32" },
+  ];
+}
+
+const attention = (q: Tensor, k: Tensor, v: Tensor, ids: Tensor) => causalAttention(q, k, v, ids);
+
+/** The reference on `c`'s shape, with inputs as the harness passes them. */
+function reference(c: Case): (...xs: ArrayLike<number>[]) => Float64Array {
+  return (q, k, v, ids) => causalAttentionRef(q, k, v, ids, c.shape);
+}
+
+const FORWARD_CASES: Case[] = [
+  {
+    label: "one segment per row, H=4 Hkv=2, T=13 D=6",
+    shape: { batch: 2, seq: 13, heads: 4, kvHeads: 2, headDim: 6 },
+    segments: [runs([0, 13]), runs([5, 13])],
+  },
+  {
+    label: "packed and padded, H=4 Hkv=1, T=37 D=10",
+    shape: { batch: 2, seq: 37, heads: 4, kvHeads: 1, headDim: 10 },
+    segments: [
+      runs([0, 3], [1, 2], [2, 4], [3, 20], [4, 8]),
+      runs([7, 30], [-1, 7]),
+    ],
+  },
+  {
+    label: "left padding, scattered segments, H=4 Hkv=4, T=37 D=6",
+    shape: { batch: 2, seq: 37, heads: 4, kvHeads: 4, headDim: 6 },
+    segments: [runs([-1, 5], [0, 32]), scattered(37, 7)],
+  },
+  {
+    label: "rows over several key blocks, H=4 Hkv=2, T=70 D=10",
+    shape: { batch: 2, seq: 70, heads: 4, kvHeads: 2, headDim: 10 },
+    segments: [runs([0, 70]), runs([0, 21], [1, 40], [-2, 9])],
+  },
+  {
+    label: "one head, D=1, T=1",
+    shape: { batch: 1, seq: 1, heads: 1, kvHeads: 1, headDim: 1 },
+    segments: [[0]],
+  },
+  {
+    label: "head_dim 130, H=2 Hkv=1, T=20",
+    shape: { batch: 1, seq: 20, heads: 2, kvHeads: 1, headDim: 130 },
+    segments: [runs([0, 11], [1, 9])],
+  },
+  {
+    label: "large scores (|score| up to ~100), H=4 Hkv=2, T=37 D=10",
+    shape: { batch: 1, seq: 37, heads: 4, kvHeads: 2, headDim: 10 },
+    segments: [runs([0, 20], [1, 17])],
+    qk: 10,
+  },
+];
+
+Deno.test("causalAttention: forward matches CPU on odd, packed, padded, long and sharp cases", async () => {
+  for (const [i, c] of FORWARD_CASES.entries()) {
+    const inputs = caseInputs(c, 500 + 10 * i);
+    const [y] = await runOps(inputs, attention);
+    if (!y.every(Number.isFinite)) throw new Error(`${c.label}: non-finite output`);
+    const expected = reference(c)(...inputs.map((x) => x.data));
+    assertClose(y, expected, { label: c.label, atol: 1e-5, rtol: 1e-4 });
+  }
+});
+
+Deno.test("causalAttention: padding rows are exactly 0", async () => {
+  const c = FORWARD_CASES[1];
+  const { seq, heads, headDim } = c.shape;
+  const [y] = await runOps(caseInputs(c, 600), attention);
+  const row = heads * headDim;
+  const padded = y.subarray((seq + 30) * row, 2 * seq * row); // batch row 1, t >= 30
+  assertEquals([...padded], new Array(7 * row).fill(0), "padding rows");
+});
+
+Deno.test("causalAttention: grouped kv heads equal repeated kv heads (HF repeat_kv)", async () => {
+  const shape = { batch: 2, seq: 19, heads: 6, kvHeads: 2, headDim: 5 };
+  const c: Case = { label: "gqa", shape, segments: [runs([0, 19]), runs([0, 9], [1, 10])] };
+  const [q, k, v, ids] = caseInputs(c, 610);
+  const group = shape.heads / shape.kvHeads;
+  const repeat = (x: TestInput): TestInput => {
+    const out = new Float32Array(shapeSize([2, 19, 6, 5]));
+    for (let row = 0; row < 2 * 19; row++) {
+      for (let h = 0; h < 6; h++) {
+        const from = (row * 2 + Math.floor(h / group)) * 5;
+        out.set(x.data.subarray(from, from + 5), (row * 6 + h) * 5);
+      }
+    }
+    return { shape: [2, 19, 6, 5], data: out };
+  };
+  const [grouped] = await runOps([q, k, v, ids], attention);
+  const [repeated] = await runOps([q, repeat(k), repeat(v), ids], attention);
+  assertClose(grouped, repeated, { label: "grouped vs repeated", atol: 1e-6, rtol: 1e-6 });
+});
+
+Deno.test("causalAttention: the scale option multiplies q.k", async () => {
+  const c: Case = {
+    label: "scale 0.7",
+    shape: { batch: 1, seq: 9, heads: 2, kvHeads: 1, headDim: 3 },
+    segments: [runs([0, 4], [1, 5])],
+  };
+  const inputs = caseInputs(c, 620);
+  const [y] = await runOps(inputs, (q, k, v, ids) => causalAttention(q, k, v, ids, { scale: 0.7 }));
+  const [q, k, v, ids] = inputs.map((x) => x.data);
+  assertClose(y, causalAttentionRef(q, k, v, ids, c.shape, 0.7), {
+    label: c.label,
+    atol: 1e-6,
+    rtol: 1e-5,
+  });
+});
+
+const GRAD_CASES: Case[] = [
+  {
+    label: "packed and padded, H=4 Hkv=2, T=13 D=6",
+    shape: { batch: 2, seq: 13, heads: 4, kvHeads: 2, headDim: 6 },
+    segments: [runs([0, 5], [1, 8]), runs([3, 10], [-1, 3])],
+  },
+  {
+    label: "three key blocks, H=4 Hkv=1, T=37 D=6",
+    shape: { batch: 1, seq: 37, heads: 4, kvHeads: 1, headDim: 6 },
+    segments: [runs([0, 18], [1, 12], [-1, 7])],
+  },
+  {
+    label: "scattered segments, H=2 Hkv=2, T=21 D=10",
+    shape: { batch: 1, seq: 21, heads: 2, kvHeads: 2, headDim: 10 },
+    segments: [scattered(21, 9)],
+  },
+  {
+    label: "sharp scores, H=2 Hkv=1, T=13 D=10",
+    shape: { batch: 1, seq: 13, heads: 2, kvHeads: 1, headDim: 10 },
+    segments: [runs([0, 13])],
+    qk: 3,
+  },
+  {
+    label: "head_dim 130, H=1 Hkv=1, T=11",
+    shape: { batch: 1, seq: 11, heads: 1, kvHeads: 1, headDim: 130 },
+    segments: [runs([0, 11])],
+  },
+];
+
+Deno.test("causalAttention: backward (q, k, v) matches finite differences", async () => {
+  for (const [i, c] of GRAD_CASES.entries()) {
+    await checkGradients({
+      label: c.label,
+      inputs: caseInputs(c, 700 + 10 * i),
+      build: attention,
+      reference: reference(c),
+    });
+  }
+});
+
+Deno.test("causalAttention: padding gets and gives exactly zero gradient; runs are deterministic", async () => {
+  const c = GRAD_CASES[1];
+  const { seq, heads, kvHeads, headDim } = c.shape;
+  const inputs = caseInputs(c, 800);
+  const seed = uniformArray(seq * heads * headDim, 801);
+  const build = (q: Tensor, k: Tensor, v: Tensor, ids: Tensor) => {
+    const y = causalAttention(q, k, v, ids);
+    return grad(y, [q, k, v], q.graph.constant(seed, y.shape));
+  };
+  const first = await runOps(inputs, build);
+  const second = await runOps(inputs, build);
+  first.forEach((g, i) => assertEquals([...g], [...second[i]], `run-to-run gradient ${i}`));
+  const [dq, dk, dv] = first;
+  const tail = (g: ArrayLike<number>, width: number) =>
+    Array.from(g).slice((seq - 7) * width * headDim);
+  assertEquals(tail(dq, heads), new Array(7 * heads * headDim).fill(0), "dq of padding");
+  assertEquals(tail(dk, kvHeads), new Array(7 * kvHeads * headDim).fill(0), "dk of padding");
+  assertEquals(tail(dv, kvHeads), new Array(7 * kvHeads * headDim).fill(0), "dv of padding");
+});
+
+Deno.test("causalAttention: the GPU kernel layout gives the CPU layout's results", async () => {
+  // The kernels' layout follows the adapter (CPU adapters: 8 rows per invocation); this runs
+  // the GPU one on the adapter at hand by presenting it as a GPU.
+  const c = FORWARD_CASES[3];
+  const inputs = caseInputs(c, 900);
+  const seed = uniformArray(shapeSize(inputs[0].shape), 901);
+  const base = await getGpu();
+  const results = [];
+  for (const isFallback of [true, false]) {
+    const g = new Graph();
+    const xs = inputs.map((x, i) => g.input(x.shape, x.dtype ?? "f32", `x${i}`));
+    const y = attention(xs[0], xs[1], xs[2], xs[3]);
+    const outputs = [y, ...grad(y, xs.slice(0, 3), g.constant(seed, y.shape))];
+    const exe = await compileGraph({ ...base, summary: { ...base.summary, isFallback } }, outputs);
+    try {
+      await exe.run(new Map(xs.map((x, i) => [x, inputs[i].data])));
+      results.push(await exe.read(outputs));
+    } finally {
+      exe.destroy();
+    }
+  }
+  const [cpuLayout, gpuLayout] = results;
+  assertClose(gpuLayout[0], reference(c)(...inputs.map((x) => x.data)), {
+    label: "GPU layout forward",
+    atol: 1e-5,
+    rtol: 1e-4,
+  });
+  cpuLayout.forEach((x, i) =>
+    assertClose(gpuLayout[i], x, { label: `layouts, output ${i}`, atol: 1e-6, rtol: 1e-5 })
+  );
+});
+
+Deno.test("causalAttention rejects mismatched shapes and dtypes, naming the op", () => {
+  const g = new Graph();
+  const q = g.input([2, 5, 4, 6], "f32", "q");
+  const kv = g.input([2, 5, 2, 6], "f32", "kv");
+  const ids = g.input([2, 5], "i32", "ids");
+  assertThrows(
+    () => causalAttention(q, g.input([2, 5, 3, 6], "f32", "k3"), kv, ids),
+    Error,
+    '"causal_attention" to q[2,5,4,6]:f32: expected f32 keys',
+  );
+  assertThrows(
+    () => causalAttention(q, g.input([2, 5, 2, 8], "f32", "k8"), kv, ids),
+    Error,
+    "received k8[2,5,2,8]",
+  );
+  assertThrows(
+    () => causalAttention(q, kv, g.input([2, 5, 1, 6], "f32", "v1"), ids),
+    Error,
+    "f32 values of shape [2,5,2,6]",
+  );
+  assertThrows(
+    () => causalAttention(q, kv, kv, g.input([2, 5], "u32", "uids")),
+    Error,
+    "i32 segment ids of shape [2,5], received uids[2,5]:u32",
+  );
+  assertThrows(
+    () => causalAttention(g.input([10, 24], "f32", "flat"), kv, kv, ids),
+    Error,
+    "f32 queries of shape [batch, seq, heads, head_dim]",
+  );
+  assertThrows(() => causalAttention(q, kv, kv, ids, { scale: NaN }), Error, "finite scale");
+});

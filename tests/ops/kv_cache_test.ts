@@ -1,0 +1,383 @@
+/**
+ * KV-cache ops: writeKvCache into a variable-backed cache (rows where the positions say, the
+ * rest untouched, padding and out-of-range positions skipped, successive appends);
+ * cachedAttention against the f64 CPU reference on odd shapes that take each kernel path (one
+ * pass, key lanes, key splits); agreement with causalAttention for prefill, token-by-token decode
+ * and both mixed; a write and an attention chained in one graph; shape errors.
+ */
+
+import { getGpu } from "../../src/gpu/device.ts";
+import { compileGraph, type Executable } from "../../src/graph/executable.ts";
+import { Graph } from "../../src/graph/graph.ts";
+import {
+  type DType,
+  type HostData,
+  shapeSize,
+  type Tensor,
+  type Variable,
+} from "../../src/graph/tensor.ts";
+import { causalAttention } from "../../src/ops/attention.ts";
+import { cachedAttention } from "../../src/ops/cached_attention.ts";
+import { writeKvCache } from "../../src/ops/kv_cache.ts";
+import {
+  cachedAttentionRef,
+  type KvCacheShape,
+  writeKvCacheRef,
+} from "../../src/reference/kv_cache.ts";
+import { uniformArray } from "../../src/util/random.ts";
+import { assertClose } from "../_assert_close.ts";
+import { assertEquals, assertThrows } from "../_asserts.ts";
+import { randomInput, runOps, type TestInput } from "../_harness.ts";
+
+/** A variable of `shape` holding `data`, on a buffer the caller destroys. */
+async function makeVariable(
+  name: string,
+  shape: number[],
+  data: Float32Array<ArrayBuffer>,
+): Promise<Variable> {
+  const gpu = await getGpu();
+  const buffer = gpu.device.createBuffer({
+    label: name,
+    size: shapeSize(shape) * 4,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+  });
+  gpu.device.queue.writeBuffer(buffer, 0, data);
+  return { name, shape, dtype: "f32", buffer };
+}
+
+/** i32 positions of `rows` (one array per slot). */
+function positionsInput(rows: number[][]): TestInput {
+  return { shape: [rows.length, rows[0].length], data: Int32Array.from(rows.flat()), dtype: "i32" };
+}
+
+/** A graph compiled once and run many times: its inputs by name and its outputs. */
+interface Step {
+  exe: Executable;
+  inputs: Record<string, Tensor>;
+  outputs: Tensor[];
+}
+
+/** Compiles the outputs `build` makes from graph inputs of the given names, shapes and dtypes. */
+async function compileStep(
+  label: string,
+  specs: Record<string, { shape: readonly number[]; dtype: DType }>,
+  build: (g: Graph, inputs: Record<string, Tensor>) => Tensor[],
+): Promise<Step> {
+  const g = new Graph();
+  const inputs = Object.fromEntries(
+    Object.entries(specs).map(([name, { shape, dtype }]) => [name, g.input(shape, dtype, name)]),
+  );
+  const outputs = build(g, inputs);
+  return { exe: await compileGraph(await getGpu(), outputs, label), inputs, outputs };
+}
+
+/** Runs `step` on `feeds` (by input name) and reads its outputs. */
+async function runStep(step: Step, feeds: Record<string, HostData>): Promise<HostData[]> {
+  await step.exe.run(new Map(Object.entries(feeds).map(([name, x]) => [step.inputs[name], x])));
+  return await step.exe.read(step.outputs);
+}
+
+Deno.test("writeKvCache: writes a variable's rows where the positions say, and appends", async () => {
+  const gpu = await getGpu();
+  const cacheShape = [3, 9, 2, 5];
+  const initial = uniformArray(shapeSize(cacheShape), 900);
+  const variable = await makeVariable("k_cache", cacheShape, initial);
+  let expected = Float32Array.from(initial);
+  try {
+    // Slot 0 fills 0..3, slot 1 two tokens then padding, slot 2 positions past the cache.
+    const appends: number[][][] = [
+      [[0, 1, 2, 3], [0, 1, -1, -1], [-1, 9, 12, 0]],
+      [[4, 5], [2, -1], [1, 2]],
+      [[6, 7], [3, 4], [-5, 8]],
+    ];
+    const steps = new Map<number, Step>();
+    for (const [i, rows] of appends.entries()) {
+      const tokens = rows[0].length;
+      const shape = { slots: 3, tokens, maxLen: 9, heads: 2, kvHeads: 2, headDim: 5 };
+      const x = randomInput([3, tokens, 2, 5], 910 + i);
+      const positions = positionsInput(rows);
+      const step = steps.get(tokens) ?? await compileStep(
+        `append${tokens}`,
+        {
+          x: { shape: x.shape, dtype: "f32" },
+          positions: { shape: positions.shape, dtype: "i32" },
+        },
+        (g, { x, positions }) => [writeKvCache(g.variable(variable), x, positions)],
+      );
+      steps.set(tokens, step);
+      const [cache] = await runStep(step, { x: x.data, positions: positions.data });
+      expected = writeKvCacheRef(expected, x.data, positions.data, shape);
+      assertEquals([...cache], [...expected], `cache after append ${i}`);
+    }
+    for (const step of steps.values()) step.exe.destroy();
+    // Untouched rows keep their values: slot 2 row 3 was never written.
+    const row = (2 * 9 + 3) * 10;
+    assertEquals([...expected.subarray(row, row + 10)], [...initial.subarray(row, row + 10)]);
+  } finally {
+    variable.buffer.destroy();
+  }
+});
+
+/** One cachedAttention problem on the caches as graph inputs. */
+interface Case {
+  label: string;
+  shape: KvCacheShape;
+  /** positions[s][t]. */
+  positions: number[][];
+  scale?: number;
+}
+
+// Paths on the CPU adapter (8 invocations): home rows = tokens * heads / kvHeads.
+const CASES: Case[] = [
+  {
+    label: "decode, H=4 Hkv=1 D=6 Tmax=37: 4 row lanes x 2 key lanes",
+    shape: { slots: 3, tokens: 1, maxLen: 37, heads: 4, kvHeads: 1, headDim: 6 },
+    positions: [[36], [0], [-1]],
+  },
+  {
+    label: "decode, H=4 Hkv=4 D=10 Tmax=70: 8 key lanes",
+    shape: { slots: 3, tokens: 1, maxLen: 70, heads: 4, kvHeads: 4, headDim: 10 },
+    positions: [[69], [33], [4]],
+  },
+  {
+    label: "two tokens, H=4 Hkv=1 D=10 Tmax=70: 2 key splits, a position past the cache",
+    shape: { slots: 3, tokens: 2, maxLen: 70, heads: 4, kvHeads: 1, headDim: 10 },
+    positions: [[10, 11], [68, 69], [-1, 100]],
+  },
+  {
+    label: "prefill, H=4 Hkv=2 D=6 Tmax=37: one pass, 2 rows per invocation",
+    shape: { slots: 3, tokens: 5, maxLen: 37, heads: 4, kvHeads: 2, headDim: 6 },
+    positions: [[0, 1, 2, 3, 4], [20, 21, 22, -1, -1], [-1, -1, 30, 31, 36]],
+  },
+  {
+    label: "prefill, H=4 Hkv=1 D=6 Tmax=37: one pass, 2 blocks of 8 x 8 rows",
+    shape: { slots: 2, tokens: 20, maxLen: 37, heads: 4, kvHeads: 1, headDim: 6 },
+    positions: [
+      Array.from({ length: 20 }, (_, t) => t),
+      Array.from({ length: 20 }, (_, t) => t < 3 ? -1 : t + 14),
+    ],
+  },
+  {
+    label: "decode, H=2 Hkv=2 D=6 Tmax=600: 8 key lanes x 2 splits",
+    shape: { slots: 2, tokens: 1, maxLen: 600, heads: 2, kvHeads: 2, headDim: 6 },
+    positions: [[599], [300]],
+  },
+  {
+    label: "head_dim 130, H=2 Hkv=1 Tmax=20",
+    shape: { slots: 1, tokens: 3, maxLen: 20, heads: 2, kvHeads: 1, headDim: 130 },
+    positions: [[17, 18, 19]],
+  },
+  {
+    label: "scale 0.7, H=2 Hkv=1 D=3 Tmax=9",
+    shape: { slots: 2, tokens: 2, maxLen: 9, heads: 2, kvHeads: 1, headDim: 3 },
+    positions: [[3, 4], [0, 8]],
+    scale: 0.7,
+  },
+];
+
+Deno.test("cachedAttention: matches CPU on odd shapes, GQA, padding and every kernel path", async () => {
+  for (const [i, c] of CASES.entries()) {
+    const { slots, tokens, maxLen, heads, kvHeads, headDim } = c.shape;
+    const inputs = [
+      randomInput([slots, tokens, heads, headDim], 1000 + 10 * i, -2, 2),
+      randomInput([slots, maxLen, kvHeads, headDim], 1001 + 10 * i, -2, 2),
+      randomInput([slots, maxLen, kvHeads, headDim], 1002 + 10 * i),
+      positionsInput(c.positions),
+    ];
+    const [y] = await runOps(
+      inputs,
+      (q, k, v, pos) => cachedAttention(q, k, v, pos, { scale: c.scale }),
+    );
+    const [q, k, v, pos] = inputs.map((x) => x.data);
+    assertClose(y, cachedAttentionRef(q, k, v, pos, c.shape, c.scale), {
+      label: c.label,
+      atol: 1e-5,
+      rtol: 1e-4,
+    });
+    // Padding rows are exactly 0.
+    c.positions.flat().forEach((p, row) => {
+      if (p >= 0) return;
+      const width = heads * headDim;
+      assertEquals([...y.subarray(row * width, (row + 1) * width)], new Array(width).fill(0));
+    });
+  }
+});
+
+/** Rows [from, from + n) of the time axis of x [slots, seq, ...] with `width` floats per row. */
+function timeSlice(
+  x: HostData,
+  slots: number,
+  seq: number,
+  width: number,
+  from: number,
+  n: number,
+) {
+  const out = new Float32Array(slots * n * width);
+  for (let s = 0; s < slots; s++) {
+    out.set(x.subarray((s * seq + from) * width, (s * seq + from + n) * width), s * n * width);
+  }
+  return out;
+}
+
+Deno.test("cachedAttention: prefill, token-by-token decode and both mixed equal causalAttention", async () => {
+  const gpu = await getGpu();
+  const [slots, seq, heads, kvHeads, headDim, maxLen] = [2, 11, 4, 2, 6, 13];
+  const lengths = [11, 7]; // slot 1 is padded after 7 tokens
+  const q = randomInput([slots, seq, heads, headDim], 1100);
+  const k = randomInput([slots, seq, kvHeads, headDim], 1101);
+  const v = randomInput([slots, seq, kvHeads, headDim], 1102);
+  const position = (s: number, t: number) => t < lengths[s] ? t : -1;
+  const segments: TestInput = {
+    shape: [slots, seq],
+    data: Int32Array.from(
+      { length: slots * seq },
+      (_, i) => position(Math.floor(i / seq), i % seq) < 0 ? -1 : 0,
+    ),
+    dtype: "i32",
+  };
+  const [full] = await runOps(
+    [q, k, v, segments],
+    (q, k, v, ids) => causalAttention(q, k, v, ids),
+  );
+
+  // Feeds the sequence in chunks of `chunks` tokens through fresh zero caches, one graph per
+  // chunk length, and returns the attention outputs laid out as [slots, seq, heads, headDim].
+  const incremental = async (chunks: number[]): Promise<Float32Array> => {
+    const cacheShape = [slots, maxLen, kvHeads, headDim];
+    const zeros = new Float32Array(shapeSize(cacheShape));
+    const kVar = await makeVariable("k_cache", cacheShape, zeros);
+    const vVar = await makeVariable("v_cache", cacheShape, zeros);
+    const steps = new Map<number, Step>();
+    const result = new Float32Array(slots * seq * heads * headDim);
+    const width = heads * headDim;
+    try {
+      let from = 0;
+      for (const n of chunks) {
+        const step = steps.get(n) ?? await compileStep(
+          `chunk${n}`,
+          {
+            q: { shape: [slots, n, heads, headDim], dtype: "f32" },
+            k: { shape: [slots, n, kvHeads, headDim], dtype: "f32" },
+            v: { shape: [slots, n, kvHeads, headDim], dtype: "f32" },
+            positions: { shape: [slots, n], dtype: "i32" },
+          },
+          (g, { q, k, v, positions }) => [
+            cachedAttention(
+              q,
+              writeKvCache(g.variable(kVar), k, positions),
+              writeKvCache(g.variable(vVar), v, positions),
+              positions,
+            ),
+          ],
+        );
+        steps.set(n, step);
+        const [out] = await runStep(step, {
+          q: timeSlice(q.data, slots, seq, width, from, n),
+          k: timeSlice(k.data, slots, seq, kvHeads * headDim, from, n),
+          v: timeSlice(v.data, slots, seq, kvHeads * headDim, from, n),
+          positions: Int32Array.from(
+            { length: slots * n },
+            (_, i) => position(Math.floor(i / n), from + (i % n)),
+          ),
+        });
+        for (let s = 0; s < slots; s++) {
+          result.set(out.subarray(s * n * width, (s + 1) * n * width), (s * seq + from) * width);
+        }
+        from += n;
+      }
+      return result;
+    } finally {
+      for (const step of steps.values()) step.exe.destroy();
+      kVar.buffer.destroy();
+      vVar.buffer.destroy();
+    }
+  };
+
+  const tol = { atol: 1e-5, rtol: 0 };
+  assertClose(await incremental([seq]), full, { ...tol, label: "prefill" });
+  assertClose(await incremental(new Array(seq).fill(1)), full, { ...tol, label: "decode" });
+  assertClose(await incremental([5, 1, 1, 1, 1, 1, 1]), full, {
+    ...tol,
+    label: "prefill + decode",
+  });
+});
+
+Deno.test("cachedAttention reads the cache that writeKvCache updated in the same graph", async () => {
+  const gpu = await getGpu();
+  const shape = { slots: 3, tokens: 2, maxLen: 10, heads: 4, kvHeads: 2, headDim: 6 };
+  const cacheShape = [3, 10, 2, 6];
+  const k0 = uniformArray(shapeSize(cacheShape), 1200);
+  const v0 = uniformArray(shapeSize(cacheShape), 1201);
+  const kVar = await makeVariable("k_cache", cacheShape, k0);
+  const vVar = await makeVariable("v_cache", cacheShape, v0);
+  const q = randomInput([3, 2, 4, 6], 1202);
+  const k = randomInput([3, 2, 2, 6], 1203);
+  const v = randomInput([3, 2, 2, 6], 1204);
+  // History of 4, 0 and 8 tokens; slot 2's second token is padding.
+  const positions = Int32Array.from([4, 5, 0, 1, 8, -1]);
+  const g = new Graph();
+  const qIn = g.input(q.shape, "f32", "q");
+  const kIn = g.input(k.shape, "f32", "k");
+  const vIn = g.input(v.shape, "f32", "v");
+  const pos = g.input([3, 2], "i32", "positions");
+  const kCache = writeKvCache(g.variable(kVar), kIn, pos);
+  const vCache = writeKvCache(g.variable(vVar), vIn, pos);
+  const out = cachedAttention(qIn, kCache, vCache, pos);
+  const exe = await compileGraph(gpu, [out], "chain");
+  try {
+    await exe.run(new Map([[qIn, q.data], [kIn, k.data], [vIn, v.data], [pos, positions]]));
+    const [y, kAfter, vAfter] = await exe.read([out, g.variable(kVar), g.variable(vVar)]);
+    const kRef = writeKvCacheRef(k0, k.data, positions, shape);
+    const vRef = writeKvCacheRef(v0, v.data, positions, shape);
+    assertEquals([...kAfter], [...kRef], "key cache");
+    assertEquals([...vAfter], [...vRef], "value cache");
+    assertClose(y, cachedAttentionRef(q.data, kRef, vRef, positions, shape), {
+      label: "attention over the updated cache",
+      atol: 1e-5,
+      rtol: 1e-4,
+    });
+  } finally {
+    exe.destroy();
+    kVar.buffer.destroy();
+    vVar.buffer.destroy();
+  }
+});
+
+Deno.test("writeKvCache and cachedAttention reject mismatched shapes and dtypes, naming the op", () => {
+  const g = new Graph();
+  const cache = g.input([2, 8, 2, 6], "f32", "cache");
+  const x = g.input([2, 3, 2, 6], "f32", "x");
+  const pos = g.input([2, 3], "i32", "pos");
+  const q = g.input([2, 3, 4, 6], "f32", "q");
+  assertThrows(
+    () => writeKvCache(g.input([2, 8, 12], "f32", "flat"), x, pos),
+    Error,
+    '"write_kv_cache" to flat[2,8,12]:f32: expected an f32 cache',
+  );
+  assertThrows(
+    () => writeKvCache(cache, g.input([2, 3, 1, 6], "f32", "x1"), pos),
+    Error,
+    "expected f32 new rows of shape [2,tokens,2,6], received x1[2,3,1,6]:f32",
+  );
+  assertThrows(
+    () => writeKvCache(cache, x, g.input([2, 3], "u32", "upos")),
+    Error,
+    "expected i32 positions of shape [2,3], received upos[2,3]:u32",
+  );
+  assertThrows(
+    () => cachedAttention(q, g.input([2, 8, 3, 6], "f32", "k3"), cache, pos),
+    Error,
+    '"cached_attention" to q[2,3,4,6]:f32: expected an f32 key cache',
+  );
+  assertThrows(
+    () => cachedAttention(q, cache, g.input([2, 9, 2, 6], "f32", "v9"), pos),
+    Error,
+    "an f32 value cache of shape [2,8,2,6], received v9[2,9,2,6]:f32",
+  );
+  assertThrows(
+    () => cachedAttention(q, cache, cache, g.input([2, 1], "i32", "p1")),
+    Error,
+    "i32 positions of shape [2,3], received p1[2,1]:i32",
+  );
+  assertThrows(() => cachedAttention(q, cache, cache, pos, { scale: Infinity }), Error, "finite");
+});
