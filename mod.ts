@@ -26,3 +26,22 @@ export { compileGraph, Executable, type Feed } from "./src/graph/executable.ts";
 export { grad } from "./src/graph/autodiff.ts";
 export type { KernelLaunch, LaunchContext, OpDef } from "./src/graph/op.ts";
 export * as ops from "./src/ops/mod.ts";
+export {
+  createModel,
+  type GenerationResult,
+  loadModel,
+  type LoadOptions,
+  type LogprobOptions,
+  PolicyModel,
+} from "./src/model/policy.ts";
+export {
+  type EngineStats,
+  type GeneratedSample,
+  type GenerateOptions,
+  GenerationEngine,
+} from "./src/engine/engine.ts";
+export { initParameters } from "./src/model/init.ts";
+export { type ModelConfig, parseHfConfig, readHfConfig } from "./src/model/hf_config.ts";
+export { loadTokenizer, type Tokenizer } from "./src/model/tokenizer.ts";
+export { CharTokenizer } from "./src/model/char_tokenizer.ts";
+export { type ChatMessage } from "./src/model/chat_template.ts";

@@ -4,6 +4,7 @@
  */
 
 import { VERSION } from "../version.ts";
+import { generateCommand } from "./generate.ts";
 import { infoCommand } from "./info.ts";
 import { CliError } from "./cli_error.ts";
 
@@ -13,6 +14,10 @@ interface Command {
 }
 
 const COMMANDS: Record<string, Command> = {
+  generate: {
+    summary: "sample continuations of prompts from a Hugging Face model directory",
+    run: generateCommand,
+  },
   info: {
     summary: "show the WebGPU adapter, features, limits and kernel choices; run a self-check",
     run: infoCommand,

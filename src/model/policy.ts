@@ -23,7 +23,7 @@ import { type ModelConfig, parseHfConfig } from "./hf_config.ts";
 import { checkpointNames, parameterSpecs } from "./parameters.ts";
 import { openCheckpoint, writeCheckpoint } from "./safetensors.ts";
 import { HF_TOKENIZER_FILES, loadTokenizer, type Tokenizer } from "./tokenizer.ts";
-import { CHAR_TOKENIZER_FILE } from "./char_tokenizer.ts";
+import { CHAR_TOKENIZER_FILE, CharTokenizer } from "./char_tokenizer.ts";
 import { loadVariable, uploadTensor } from "./upload.ts";
 import {
   buildLogits,
@@ -215,6 +215,9 @@ export class PolicyModel {
     }));
     await writeCheckpoint(dir, tensors, { maxShardBytes: 2 ** 31 });
     await atomicWrite(`${dir}/config.json`, JSON.stringify(this.rawConfig, null, 2) + "\n");
+    if (!this.sourceDir && this.tokenizer instanceof CharTokenizer) {
+      await this.tokenizer.save(`${dir}/${CHAR_TOKENIZER_FILE}`);
+    }
     if (this.sourceDir && this.sourceDir !== dir) {
       for (const file of SIDE_FILES) {
         try {
