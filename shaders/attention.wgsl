@@ -9,11 +9,11 @@
 // score = scale * q.k: q is multiplied by scale as it is read (so dk needs no extra factor).
 // Bindings (every entry point): q, k, v, segment_ids, o, d_o, stats (read), out (read_write),
 // params. Callers bind q where a binding is unused.
-// forward:        out [B, T, H, D] = softmax(scores) v per query row.       (o, d_o, stats unused)
-// backward_stats: out [B, T, H, 2] = (lse, delta = sum(d_o * o)); lse is 0 for padding.  (stats)
-// backward_q:     out [B, T, H, D] = dq = scale * dS k.                                   (o unused)
+// forward:        out [B, T, H, D] = softmax(scores) v per query row.     (o, d_o, stats unused)
+// backward_stats: out [B, T, H, 2] = (lse, delta = sum(d_o * o)); lse is 0 for padding. (stats)
+// backward_q:     out [B, T, H, D] = dq = scale * dS k.                                (o unused)
 // backward_kv:    out [B, T, Hkv, D] = dk = dS^T (scale q), or dv = P^T d_o when GRAD_V, summed
-//                 over the query heads of the kv head's group.                            (o unused)
+//                 over the query heads of the kv head's group.                         (o unused)
 // with P = exp(score - lse), dP = d_o . v, dS = P * (dP - delta) (0 where no attention).
 //
 // Each invocation owns 4 * ROW_GROUPS home rows (queries; keys for backward_kv) and walks the
@@ -248,7 +248,7 @@ fn block_step(op: u32, g: u32, h: u32, j0: u32) {
       if (op == OP_DS_KV) {
         let delta = tile_delta[h];
         x = mat4x4f(
-          x[0] * dp[i][0],
+          x[0] * (dp[i][0] - delta.x),
           x[1] * (dp[i][1] - delta.y),
           x[2] * (dp[i][2] - delta.z),
           x[3] * (dp[i][3] - delta.w),

@@ -5,7 +5,8 @@
  * So the backward is four non-differentiable ops: `causal_attention_stats` recomputes the lse
  * (with delta = rowsum(dO * O)), then dq (iterating over keys) and dk and dv (iterating over
  * queries; two ops, each recomputing P, again as an op has one output), without atomics, so
- * results are deterministic. f32 only; no dropout, sliding window, ALiBi or KV cache.
+ * results are deterministic. The head dim is a runtime parameter: one pipeline per kernel serves
+ * every model. f32 only; no dropout, sliding window, ALiBi, soft-capping or KV cache.
  */
 
 import { MAX_WORKGROUPS_PER_DIM, packParams } from "../gpu/dispatch.ts";
@@ -91,8 +92,9 @@ interface Layout {
 
 /**
  * CPU adapters, where every memory read costs one load per SIMD lane: one SIMD group (8
- * invocations) of 8 home rows each, so each streamed element feeds 8 rows. GPUs: 64 invocations
- * of 4 rows, a smaller register block.
+ * invocations) of 8 home rows each, so each streamed element feeds 8 rows (measured best on
+ * llvmpipe). GPUs: 64 invocations of 4 rows, a smaller register block (a first choice, not yet
+ * timed on GPU hardware).
  */
 function layoutFor(ctx: LaunchContext): Layout {
   return ctx.gpu.summary.isFallback
@@ -134,7 +136,8 @@ function attentionLaunch(
   ] as const;
   if (grid.some((n) => n > MAX_WORKGROUPS_PER_DIM)) {
     throw new Error(
-      `Cannot launch "${op}" on ${q.tensor}: grid [${grid}] exceeds ${MAX_WORKGROUPS_PER_DIM} per dimension`,
+      `Cannot launch "${op}" on ${q.tensor}: grid [${grid}] exceeds ` +
+        `${MAX_WORKGROUPS_PER_DIM} workgroups per dimension`,
     );
   }
   const constants: Record<string, number> = {

@@ -28,3 +28,6 @@ export { layerNorm } from "./layernorm.ts";
 export { rmsNorm } from "./rmsnorm.ts";
 export { rope, ropeInvFreq } from "./rope.ts";
 export { padLast, sliceLast } from "./slice.ts";
+export { type AttentionOptions, causalAttention } from "./attention.ts";
+export { cachedAttention } from "./cached_attention.ts";
+export { writeKvCache } from "./kv_cache.ts";

@@ -4,7 +4,10 @@
  * finite differences of this (backward) against it.
  */
 
-/** Sizes of an attention problem: q [batch, seq, heads, headDim], k, v [batch, seq, kvHeads, headDim]. */
+/**
+ * Sizes of an attention problem: q [batch, seq, heads, headDim], k and v [batch, seq, kvHeads,
+ * headDim].
+ */
 export interface AttentionShape {
   batch: number;
   seq: number;
