@@ -1,22 +1,34 @@
-// PROTOTYPE (bench only): the register-blocked matmul reading A and B from rgba32float textures
-// instead of storage buffers. On Mesa's llvmpipe a texel fetch gathers 8 lanes x vec4 in ~75
-// cycles while a storage-buffer load costs ~100 cycles per lane, so this runs ~5x faster there.
-// The graph runtime cannot bind textures yet, so `bench/_texture_matmul.ts` drives it directly.
-// Aligned shapes only, no transposes, no batch: M % 32 == 0, N % (16*WG_X) == 0, K % 4 == 0.
+// Register-blocked matmul reading its operands from rgba32float textures: C[b] = op(A[b]) @
+// op(B[b]) where op transposes when TRANS_A / TRANS_B. Same blocking as matmul_regblock.wgsl (a
+// 32 x 16 block of C per invocation, WG_X invocations side by side along N), but a textureLoad
+// costs a fraction of a storage-buffer load on CPU adapters (llvmpipe runs those a lane at a time).
 //
-// Bindings: ta (texture) A [M, K] as texels: element e at texel e/4 of a TEX_W-wide texture
-//           tb (texture) B [K, N], same layout
-//           c (write) C [M, N] as vec4 rows
-//           p (uniform) Params (m, n, k)
-// Grid: x = N / (16*WG_X), y = M / 32. Each invocation computes a 32 x 16 block.
+// The op copies each operand's buffer into a texture before the launch, as linear texels: element
+// e is component e % 4 of texel e / 4, and texel t sits at (t % TEX_W, t / TEX_W). A load brings
+// four elements that start at a multiple of 4, so the contiguous dimension of each stored operand
+// (K of A, M of A^T, N of B, K of B^T) must be a multiple of 4. M and N are otherwise free: rows
+// and columns past them are computed from whatever the texture holds there and never stored. K is
+// free when neither operand is contiguous along it (A^T with B): values past K read as zeros.
+//
+// Bindings: ta (texture) A [batch][M, K], or [batch][K, M] with TRANS_A; batch stride p.stride_a
+//           tb (texture) B [batch][K, N], or [batch][N, K] with TRANS_B; batch stride p.stride_b
+//           c (write) C [batch][M, N] as vec4s (scalar stores unless VEC4_C), stride p.stride_c
+//           p (uniform) Params (a stride of 0 shares that operand across the batch)
+// Grid: x = ceil(N / (16*WG_X)), y = ceil(M / 32), z = batch.
 
 override WG_X: u32 = 8u;
-override TEX_W: u32 = 4096u; // texels per texture row (a power of two)
+override TEX_W: u32 = 8192u; // texels per texture row, a power of two
+override TRANS_A: bool = false;
+override TRANS_B: bool = false;
+override VEC4_C: bool = false; // N % 4 == 0: C rows are whole vec4s, stored as such
 
 struct Params {
   m: u32,
   n: u32,
   k: u32,
+  stride_a: u32,
+  stride_b: u32,
+  stride_c: u32,
 }
 
 @group(0) @binding(0) var ta: texture_2d<f32>;
@@ -26,77 +38,147 @@ struct Params {
 
 // acc[4r + v] = C[row0 + r, col0 + 4v .. +4].
 var<private> acc: array<vec4f, 128>;
+// B at the current four values of k: column kk of bk[v] = B[k0 + kk, col0 + 4v .. +4].
 var<private> bk: array<mat4x4f, 4>;
+var<private> a_base: u32;
+var<private> b_base: u32;
 var<private> row0: u32;
 var<private> col0: u32;
 
-// Elements e .. e+3 (e a multiple of 4) of a texture-held matrix.
+// Elements e .. e+3 (e a multiple of 4) of a texture-held operand.
 fn quad(t: texture_2d<f32>, e: u32) -> vec4f {
   let texel = e / 4u;
   return textureLoad(t, vec2u(texel % TEX_W, texel / TEX_W), 0);
 }
 
-fn load_b(v: u32, k0: u32) {
-  let e = k0 * p.n + col0 + 4u * v;
-  bk[v] = mat4x4f(quad(tb, e), quad(tb, e + p.n), quad(tb, e + 2u * p.n), quad(tb, e + 3u * p.n));
+// A quad along M or N at the kk-th of the current k values, zeros when that k is not among the
+// kv values inside K.
+fn quad_at_k(t: texture_2d<f32>, e: u32, kk: u32, kv: u32) -> vec4f {
+  return select(vec4f(0.0), quad(t, e), kk < kv);
 }
 
-// acc[4r + v] += bk[v] * A[row0 + r, k0 .. k0+4].
-fn multiply_row(r: u32, k0: u32) {
-  let ar = quad(ta, (row0 + r) * p.k + k0);
+// A at rows row0+4g .. +4 and the current four values of k: column j holds row row0+4g+j.
+fn load_a(g: u32, k0: u32, kv: u32) -> mat4x4f {
+  let r = row0 + 4u * g;
+  if (TRANS_A) {
+    let e = a_base + k0 * p.m + r;
+    let m = p.m;
+    return transpose(mat4x4f(
+      quad_at_k(ta, e, 0u, kv),
+      quad_at_k(ta, e + m, 1u, kv),
+      quad_at_k(ta, e + 2u * m, 2u, kv),
+      quad_at_k(ta, e + 3u * m, 3u, kv),
+    ));
+  }
+  let e = a_base + r * p.k + k0;
+  let k = p.k;
+  return mat4x4f(quad(ta, e), quad(ta, e + k), quad(ta, e + 2u * k), quad(ta, e + 3u * k));
+}
+
+// B at the current four values of k and columns col0+4v .. +4, into bk[v].
+fn load_b(v: u32, k0: u32, kv: u32) {
+  let col = col0 + 4u * v;
+  if (TRANS_B) {
+    let e = b_base + col * p.k + k0;
+    let k = p.k;
+    bk[v] = transpose(
+      mat4x4f(quad(tb, e), quad(tb, e + k), quad(tb, e + 2u * k), quad(tb, e + 3u * k)),
+    );
+    return;
+  }
+  let e = b_base + k0 * p.n + col;
+  let n = p.n;
+  bk[v] = mat4x4f(
+    quad_at_k(tb, e, 0u, kv),
+    quad_at_k(tb, e + n, 1u, kv),
+    quad_at_k(tb, e + 2u * n, 2u, kv),
+    quad_at_k(tb, e + 3u * n, 3u, kv),
+  );
+}
+
+// acc[4r + v] += bk[v] * (A at row row0+r and the current four values of k), for every v.
+fn multiply_row(r: u32, ar: vec4f) {
   acc[4u * r] += bk[0] * ar;
   acc[4u * r + 1u] += bk[1] * ar;
   acc[4u * r + 2u] += bk[2] * ar;
   acc[4u * r + 3u] += bk[3] * ar;
 }
 
-fn multiply_group(g: u32, k0: u32) {
-  multiply_row(4u * g, k0);
-  multiply_row(4u * g + 1u, k0);
-  multiply_row(4u * g + 2u, k0);
-  multiply_row(4u * g + 3u, k0);
+fn multiply_group(g: u32, k0: u32, kv: u32) {
+  let ag = load_a(g, k0, kv);
+  multiply_row(4u * g, ag[0]);
+  multiply_row(4u * g + 1u, ag[1]);
+  multiply_row(4u * g + 2u, ag[2]);
+  multiply_row(4u * g + 3u, ag[3]);
 }
 
-fn store_block(g: u32, v: u32) {
-  let nq = p.n / 4u;
-  let i = (row0 + 4u * g) * nq + col0 / 4u + v;
-  c[i] = acc[16u * g + v];
-  c[i + nq] = acc[16u * g + 4u + v];
-  c[i + 2u * nq] = acc[16u * g + 8u + v];
-  c[i + 3u * nq] = acc[16u * g + 12u + v];
+// C element i (a scalar store into the vec4 array).
+fn store_one(i: u32, value: f32) {
+  c[i / 4u][i % 4u] = value;
 }
 
-fn store_group(g: u32) {
-  store_block(g, 0u);
-  store_block(g, 1u);
-  store_block(g, 2u);
-  store_block(g, 3u);
+// Four values of C from element i, at column col of a row. With VEC4_C one vec4 store (i is a
+// multiple of 4 and col+3 < N). Otherwise columns >= N are redirected to column N-1 with its own
+// value, so the stores need no branches (see matmul_regblock.wgsl).
+fn store_row(i: u32, col: u32, row: vec4f) {
+  if (VEC4_C) {
+    c[i / 4u] = row;
+    return;
+  }
+  let last = min(p.n - 1u - col, 3u);
+  store_one(i, row.x);
+  store_one(i + min(1u, last), row[min(1u, last)]);
+  store_one(i + min(2u, last), row[min(2u, last)]);
+  store_one(i + min(3u, last), row[min(3u, last)]);
+}
+
+// Rows row0+4g .. +4 (those below M) at columns col0+4v .. +4 (when col0+4v is below N).
+fn store_block(c_base: u32, g: u32, v: u32) {
+  let col = col0 + 4u * v;
+  if (col >= p.n) { return; }
+  let r = row0 + 4u * g;
+  let i = c_base + r * p.n + col;
+  if (r < p.m) { store_row(i, col, acc[16u * g + v]); }
+  if (r + 1u < p.m) { store_row(i + p.n, col, acc[16u * g + 4u + v]); }
+  if (r + 2u < p.m) { store_row(i + 2u * p.n, col, acc[16u * g + 8u + v]); }
+  if (r + 3u < p.m) { store_row(i + 3u * p.n, col, acc[16u * g + 12u + v]); }
+}
+
+fn store_group(c_base: u32, g: u32) {
+  store_block(c_base, g, 0u);
+  store_block(c_base, g, 1u);
+  store_block(c_base, g, 2u);
+  store_block(c_base, g, 3u);
 }
 
 @compute @workgroup_size(WG_X)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   row0 = wid.y * 32u;
   col0 = (wid.x * WG_X + lid.x) * 16u;
+  a_base = wid.z * p.stride_a;
+  b_base = wid.z * p.stride_b;
   for (var k0 = 0u; k0 < p.k; k0 += 4u) {
-    load_b(0u, k0);
-    load_b(1u, k0);
-    load_b(2u, k0);
-    load_b(3u, k0);
-    multiply_group(0u, k0);
-    multiply_group(1u, k0);
-    multiply_group(2u, k0);
-    multiply_group(3u, k0);
-    multiply_group(4u, k0);
-    multiply_group(5u, k0);
-    multiply_group(6u, k0);
-    multiply_group(7u, k0);
+    let kv = min(4u, p.k - k0);
+    load_b(0u, k0, kv);
+    load_b(1u, k0, kv);
+    load_b(2u, k0, kv);
+    load_b(3u, k0, kv);
+    multiply_group(0u, k0, kv);
+    multiply_group(1u, k0, kv);
+    multiply_group(2u, k0, kv);
+    multiply_group(3u, k0, kv);
+    multiply_group(4u, k0, kv);
+    multiply_group(5u, k0, kv);
+    multiply_group(6u, k0, kv);
+    multiply_group(7u, k0, kv);
   }
-  store_group(0u);
-  store_group(1u);
-  store_group(2u);
-  store_group(3u);
-  store_group(4u);
-  store_group(5u);
-  store_group(6u);
-  store_group(7u);
+  let c_base = wid.z * p.stride_c;
+  store_group(c_base, 0u);
+  store_group(c_base, 1u);
+  store_group(c_base, 2u);
+  store_group(c_base, 3u);
+  store_group(c_base, 4u);
+  store_group(c_base, 5u);
+  store_group(c_base, 6u);
+  store_group(c_base, 7u);
 }

@@ -1,15 +1,22 @@
 /**
  * Prepared kernel launches: a compiled pipeline with its bind group, params and workgroup
  * counts, made once and encoded many times. `encodeDispatches` records a list of them into one
- * command encoder; with `RFT_DEBUG=2` each gets its own pass with timestamp queries.
+ * command encoder, in one compute pass except around launches with commands to run `before`
+ * them (e.g. buffer-to-texture copies); with `RFT_DEBUG=2` each gets its own timed pass.
  */
 
 import type { GpuContext } from "./device.ts";
-import type { KernelSpec } from "./kernel_spec.ts";
+import type { BindingKind, KernelSpec } from "./kernel_spec.ts";
 import { getKernel } from "./pipeline_cache.ts";
 
 /** A storage binding: a whole buffer or a byte range of one. */
 export type BufferArg = GPUBuffer | { buffer: GPUBuffer; offset?: number; size?: number };
+
+/** What one binding of a launch gets: a buffer for a storage binding, a view for a texture. */
+export type BindingArg = BufferArg | GPUTextureView;
+
+/** Commands recorded into a command encoder outside any compute pass (e.g. copies). */
+export type EncoderCommands = (encoder: GPUCommandEncoder) => void;
 
 /** One kernel launch, ready to encode. */
 export interface PreparedDispatch {
@@ -19,6 +26,8 @@ export interface PreparedDispatch {
   workgroups: readonly [number, number, number];
   /** The uniform buffer owned by this dispatch, if any (destroyed by {@link releaseDispatch}). */
   paramsBuffer?: GPUBuffer;
+  /** Commands to record before this dispatch, outside a compute pass (e.g. operand copies). */
+  before?: EncoderCommands;
 }
 
 /** The most workgroups WebGPU allows per dimension by default. */
@@ -48,32 +57,58 @@ export function packParams(fields: readonly (number | { f32: number } | { i32: n
   return buffer;
 }
 
-/** Compiles (or reuses) the kernel and builds its bind group and params buffer. */
+/** The bind group resource of `arg`; throws when it does not fit the binding's kind. */
+function bindingResource(
+  what: string,
+  binding: number,
+  kind: BindingKind,
+  arg: BindingArg,
+): GPUBindingResource {
+  const isView = arg instanceof GPUTextureView;
+  if (isView !== (kind === "texture")) {
+    throw new Error(
+      `Cannot prepare kernel "${what}": binding ${binding} is ${
+        kind === "texture" ? "a texture" : `a "${kind}" storage buffer`
+      }, expected a ${kind === "texture" ? "GPUTextureView" : "buffer"}, received a ${
+        isView ? "GPUTextureView" : "buffer"
+      }`,
+    );
+  }
+  if (arg instanceof GPUTextureView) return arg;
+  return "buffer" in arg ? arg : { buffer: arg };
+}
+
+/**
+ * Compiles (or reuses) the kernel and builds its bind group and params buffer. `args` holds one
+ * buffer or texture view per binding of `spec`; `before` is recorded ahead of every encoding.
+ */
 export async function prepareDispatch(
   gpu: GpuContext,
   spec: KernelSpec,
-  buffers: readonly BufferArg[],
+  args: readonly BindingArg[],
   params: ArrayBuffer | undefined,
   workgroups: readonly [number, number, number],
+  before?: EncoderCommands,
 ): Promise<PreparedDispatch> {
-  if (buffers.length !== spec.bindings.length) {
+  const what = `${spec.shader}.${spec.entryPoint}`;
+  if (args.length !== spec.bindings.length) {
     throw new Error(
-      `Cannot prepare kernel "${spec.shader}.${spec.entryPoint}": expected ${spec.bindings.length} buffers, received ${buffers.length}`,
+      `Cannot prepare kernel "${what}": expected ${spec.bindings.length} bindings, received ${args.length}`,
     );
   }
   if (spec.params !== (params !== undefined)) {
     throw new Error(
-      `Cannot prepare kernel "${spec.shader}.${spec.entryPoint}": params ${
+      `Cannot prepare kernel "${what}": params ${
         spec.params ? "missing" : "given to a kernel without params"
       }`,
     );
   }
+  const entries: GPUBindGroupEntry[] = args.map((arg, binding) => ({
+    binding,
+    resource: bindingResource(what, binding, spec.bindings[binding], arg),
+  }));
   const kernel = await getKernel(gpu, spec);
   const { device } = gpu;
-  const entries: GPUBindGroupEntry[] = buffers.map((arg, binding) => ({
-    binding,
-    resource: "buffer" in arg ? arg : { buffer: arg },
-  }));
   let paramsBuffer: GPUBuffer | undefined;
   if (params) {
     paramsBuffer = device.createBuffer({
@@ -82,10 +117,17 @@ export async function prepareDispatch(
       usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
     });
     device.queue.writeBuffer(paramsBuffer, 0, params);
-    entries.push({ binding: buffers.length, resource: { buffer: paramsBuffer } });
+    entries.push({ binding: args.length, resource: { buffer: paramsBuffer } });
   }
   const bindGroup = device.createBindGroup({ label: kernel.key, layout: kernel.layout, entries });
-  return { label: kernel.key, pipeline: kernel.pipeline, bindGroup, workgroups, paramsBuffer };
+  return {
+    label: kernel.key,
+    pipeline: kernel.pipeline,
+    bindGroup,
+    workgroups,
+    paramsBuffer,
+    before,
+  };
 }
 
 /** Frees what a prepared dispatch owns. */
@@ -93,17 +135,31 @@ export function releaseDispatch(dispatch: PreparedDispatch): void {
   dispatch.paramsBuffer?.destroy();
 }
 
-/** Records `dispatches` in order into `encoder`, all in one compute pass. */
+/** Records one dispatch into an open compute pass. */
+export function encodeDispatch(pass: GPUComputePassEncoder, d: PreparedDispatch): void {
+  pass.setPipeline(d.pipeline);
+  pass.setBindGroup(0, d.bindGroup);
+  pass.dispatchWorkgroups(d.workgroups[0], d.workgroups[1], d.workgroups[2]);
+}
+
+/**
+ * Records `dispatches` in order into `encoder`, in one compute pass; a dispatch with `before`
+ * ends the open pass, records its commands and begins a new pass.
+ */
 export function encodeDispatches(
   encoder: GPUCommandEncoder,
   dispatches: readonly PreparedDispatch[],
   label = "graph",
 ): void {
-  const pass = encoder.beginComputePass({ label });
+  let pass: GPUComputePassEncoder | undefined;
   for (const d of dispatches) {
-    pass.setPipeline(d.pipeline);
-    pass.setBindGroup(0, d.bindGroup);
-    pass.dispatchWorkgroups(d.workgroups[0], d.workgroups[1], d.workgroups[2]);
+    if (d.before) {
+      pass?.end();
+      pass = undefined;
+      d.before(encoder);
+    }
+    pass ??= encoder.beginComputePass({ label });
+    encodeDispatch(pass, d);
   }
-  pass.end();
+  pass?.end();
 }

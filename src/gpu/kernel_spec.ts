@@ -3,12 +3,18 @@
  * and the bindings it takes. The readable key built from these is both the pipeline-cache key
  * and the GPU object label, so validation errors name the kernel.
  *
- * Binding convention for every rft kernel: group 0, storage buffers at bindings 0..n-1 in the
- * order of `bindings`, then (when `params` is true) one uniform struct at binding n.
+ * Binding convention for every rft kernel: group 0, bindings 0..n-1 in the order of `bindings`
+ * (storage buffers or sampled textures), then (when `params` is true) one uniform struct at n.
  */
 
 /** How a kernel accesses a storage binding. */
 export type BindingAccess = "read" | "read_write";
+
+/**
+ * What a binding is: a storage buffer with its access, or `"texture"`, a `texture_2d<f32>` of
+ * an unfilterable float format (e.g. rgba32float) read with `textureLoad`.
+ */
+export type BindingKind = BindingAccess | "texture";
 
 /** Everything needed to build (and cache) one compute pipeline. */
 export interface KernelSpec {
@@ -18,9 +24,9 @@ export interface KernelSpec {
   entryPoint: string;
   /** Values for WGSL `override` constants. */
   constants?: Readonly<Record<string, number>>;
-  /** Storage bindings in binding order. */
-  bindings: readonly BindingAccess[];
-  /** Whether a uniform params struct follows the storage bindings. */
+  /** Storage and texture bindings in binding order. */
+  bindings: readonly BindingKind[];
+  /** Whether a uniform params struct follows those bindings. */
   params: boolean;
 }
 

@@ -100,11 +100,19 @@ async function compileKernel(
     throw err;
   }
   device.pushErrorScope("validation");
-  const entries: GPUBindGroupLayoutEntry[] = spec.bindings.map((access, binding) => ({
-    binding,
-    visibility: GPUShaderStage.COMPUTE,
-    buffer: { type: access === "read" ? "read-only-storage" : "storage" },
-  }));
+  const entries: GPUBindGroupLayoutEntry[] = spec.bindings.map((kind, binding) =>
+    kind === "texture"
+      ? {
+        binding,
+        visibility: GPUShaderStage.COMPUTE,
+        texture: { sampleType: "unfilterable-float" },
+      }
+      : {
+        binding,
+        visibility: GPUShaderStage.COMPUTE,
+        buffer: { type: kind === "read" ? "read-only-storage" : "storage" },
+      }
+  );
   if (spec.params) {
     entries.push({
       binding: spec.bindings.length,

@@ -5,7 +5,7 @@
  */
 
 import type { GpuContext } from "./device.ts";
-import type { PreparedDispatch } from "./dispatch.ts";
+import { encodeDispatch, type EncoderCommands, type PreparedDispatch } from "./dispatch.ts";
 import { readBuffers } from "./readback.ts";
 
 /** The debug level from `RFT_DEBUG` (0 when unset). */
@@ -23,13 +23,14 @@ export interface DispatchTime {
 
 /**
  * Encodes `dispatches` one pass each with timestamps (between the `before` and `after`
- * commands), submits, and returns their GPU times. Needs the `timestamp-query` feature.
+ * commands), submits, and returns their GPU times. A dispatch's own `before` commands are
+ * recorded ahead of its pass, so its time leaves them out. Needs the `timestamp-query` feature.
  */
 export async function runTimed(
   gpu: GpuContext,
   dispatches: readonly PreparedDispatch[],
-  before?: (encoder: GPUCommandEncoder) => void,
-  after?: (encoder: GPUCommandEncoder) => void,
+  before?: EncoderCommands,
+  after?: EncoderCommands,
 ): Promise<DispatchTime[]> {
   if (!gpu.hasTimestamps) throw new Error("Cannot time dispatches: no timestamp-query feature");
   const { device } = gpu;
@@ -42,6 +43,7 @@ export async function runTimed(
   const encoder = device.createCommandEncoder({ label: "timed" });
   before?.(encoder);
   dispatches.forEach((d, i) => {
+    d.before?.(encoder);
     const pass = encoder.beginComputePass({
       label: d.label,
       timestampWrites: {
@@ -50,9 +52,7 @@ export async function runTimed(
         endOfPassWriteIndex: 2 * i + 1,
       },
     });
-    pass.setPipeline(d.pipeline);
-    pass.setBindGroup(0, d.bindGroup);
-    pass.dispatchWorkgroups(d.workgroups[0], d.workgroups[1], d.workgroups[2]);
+    encodeDispatch(pass, d);
     pass.end();
   });
   after?.(encoder);

@@ -39,6 +39,7 @@ export interface ExecutableStats {
 export class Executable {
   readonly #bufferOf: (t: Tensor) => GPUBuffer;
   readonly #owned: readonly GPUBuffer[];
+  readonly #textures: readonly GPUTexture[];
 
   constructor(
     readonly gpu: GpuContext,
@@ -49,9 +50,11 @@ export class Executable {
     readonly stats: ExecutableStats,
     bufferOf: (t: Tensor) => GPUBuffer,
     owned: readonly GPUBuffer[],
+    textures: readonly GPUTexture[],
   ) {
     this.#bufferOf = bufferOf;
     this.#owned = owned;
+    this.#textures = textures;
   }
 
   /** The GPU buffer holding `t` (valid after a run for outputs and inputs). */
@@ -118,10 +121,11 @@ export class Executable {
     });
   }
 
-  /** Returns the executable's buffers to the device's pool (variables stay). */
+  /** Returns the executable's buffers to the pool (variables stay) and destroys its textures. */
   destroy(): void {
     for (const d of this.dispatches) releaseDispatch(d);
     for (const b of this.#owned) this.gpu.pool.release(b);
+    for (const t of this.#textures) t.destroy();
   }
 }
 
@@ -151,9 +155,15 @@ export async function compileGraph(
     }
     return slots[slot];
   };
+  const textures: GPUTexture[] = [];
   const ctx: LaunchContext = {
     gpu,
     scratch: acquire,
+    texture: (descriptor, name) => {
+      const texture = device.createTexture({ ...descriptor, label: `${label}:${name}` });
+      textures.push(texture);
+      return texture;
+    },
   };
 
   const dispatches: PreparedDispatch[] = [];
@@ -172,7 +182,9 @@ export async function compileGraph(
     );
     for (const l of launches) {
       try {
-        dispatches.push(await prepareDispatch(gpu, l.spec, l.buffers, l.params, l.workgroups));
+        dispatches.push(
+          await prepareDispatch(gpu, l.spec, l.buffers, l.params, l.workgroups, l.before),
+        );
       } catch (err) {
         (err as Error).message = `${
           (err as Error).message
@@ -195,5 +207,6 @@ export async function compileGraph(
     },
     bufferOf,
     owned,
+    textures,
   );
 }

@@ -5,7 +5,7 @@
  */
 
 import type { GpuContext } from "../gpu/device.ts";
-import type { BufferArg } from "../gpu/dispatch.ts";
+import type { BindingArg, EncoderCommands } from "../gpu/dispatch.ts";
 import type { KernelSpec } from "../gpu/kernel_spec.ts";
 import type { DType, Tensor } from "./tensor.ts";
 
@@ -24,9 +24,16 @@ export interface BoundTensor {
 /** One kernel launch an op asks for. */
 export interface KernelLaunch {
   spec: KernelSpec;
-  buffers: readonly BufferArg[];
+  /** One per binding of `spec`: a buffer for a storage binding, a view for a texture binding. */
+  buffers: readonly BindingArg[];
   params?: ArrayBuffer;
   workgroups: readonly [number, number, number];
+  /**
+   * Commands recorded right before this launch in every run, outside any compute pass (e.g.
+   * `copyBufferToTexture` of its operands into textures from {@link LaunchContext.texture}).
+   * Each such launch ends the compute pass the runtime has open and begins a new one.
+   */
+  before?: EncoderCommands;
 }
 
 /** What an op may use while producing its launches. */
@@ -34,6 +41,8 @@ export interface LaunchContext {
   gpu: GpuContext;
   /** A scratch buffer that lives as long as the executable. */
   scratch(bytes: number, label: string): GPUBuffer;
+  /** A texture that lives as long as the executable (destroyed with it). */
+  texture(descriptor: GPUTextureDescriptor, label: string): GPUTexture;
 }
 
 /** A graph op. `A` is its attribute type (static, known at build time). */

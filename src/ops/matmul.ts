@@ -1,8 +1,9 @@
 /**
  * Matrix multiplication `op(a) @ op(b)` (op = optional transpose of the last two dimensions),
  * batched over leading dimensions, where one operand may be a 2-D matrix shared by every batch.
- * The kernel variant is autotuned per adapter and shape class (see `matmul_variants.ts`). Its
- * backward is more matmuls with flipped transpose flags, never a transpose copy. f32 only.
+ * The kernel variant is autotuned per adapter and shape class (see `matmul_variants.ts`), the
+ * texture-operand one included where the layout allows it. Its backward is more matmuls with
+ * flipped transpose flags (each autotuned again), never a transpose copy. f32 only.
  */
 
 import type { OpDef } from "../graph/op.ts";
@@ -97,10 +98,12 @@ const MATMUL: OpDef<MatmulAttrs> = {
   },
   async launch(ctx, [a, b], out, attrs) {
     const problem = matmulShapes(a.tensor.shape, b.tensor.shape, attrs);
+    // Texture variants copy the operands, so their buffers (a variable's may not) need COPY_SRC.
+    const textures = Boolean(a.buffer.usage & b.buffer.usage & GPUBufferUsage.COPY_SRC);
     const variant = attrs.variant === undefined
-      ? await chooseMatmulVariant(ctx.gpu, problem)
+      ? await chooseMatmulVariant(ctx.gpu, problem, { textures })
       : matmulVariant(attrs.variant);
-    return [matmulLaunch(variant, problem, a.buffer, b.buffer, out.buffer)];
+    return [matmulLaunch(ctx, variant, problem, a.buffer, b.buffer, out.buffer)];
   },
   backward(g, [a, b], _out, { transA, transB, variant }) {
     // With A' = op(a) [M,K], B' = op(b) [K,N] and G [M,N]: dA' = G B'^T and dB' = A'^T G.

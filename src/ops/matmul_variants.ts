@@ -1,14 +1,15 @@
 /**
- * The matmul kernel variants (WGSL file, override constants, workgroup grid), the heuristic
- * default per adapter and shape, and the autotuned choice among them. Every variant handles
- * every shape, transpose combination and batch layout; they differ only in speed.
+ * The matmul kernel variants (WGSL file, override constants, workgroup grid, operand bindings),
+ * the heuristic default per adapter and shape, and the autotuned choice among them. The storage
+ * variants handle every shape, transpose combination and batch layout; the texture variant only
+ * operand layouts it can copy into textures (see `misfit`). They differ only in speed.
  */
 
 import { autotune, autotuneEnabled, type TuneCandidate } from "../gpu/autotune.ts";
 import type { GpuContext } from "../gpu/device.ts";
-import { type BufferArg, packParams, prepareDispatch } from "../gpu/dispatch.ts";
+import { packParams, prepareDispatch } from "../gpu/dispatch.ts";
 import type { KernelSpec } from "../gpu/kernel_spec.ts";
-import type { KernelLaunch } from "../graph/op.ts";
+import type { KernelLaunch, LaunchContext } from "../graph/op.ts";
 
 /** One matmul launch: `batch` products of op(A) [m, k] by op(B) [k, n], strides in elements. */
 export interface MatmulProblem {
@@ -25,17 +26,47 @@ export interface MatmulProblem {
   strideC: number;
 }
 
-/** A kernel variant: its spec and grid for a problem. */
+/** What a variant needs to produce its launch: the device, and textures that outlive it. */
+export type MatmulLaunchContext = Pick<LaunchContext, "gpu" | "texture">;
+
+/** A kernel variant: which problems it handles and its launch for one. */
 export interface MatmulVariant {
   readonly name: string;
-  spec(p: MatmulProblem): KernelSpec;
-  workgroups(p: MatmulProblem): [number, number, number];
+  /** How A and B are bound: the buffers themselves, or textures copied from them per launch. */
+  readonly operands: "storage" | "texture";
+  /** Why the variant cannot compute `p` on `gpu`, or undefined when it can. */
+  misfit(gpu: GpuContext, p: MatmulProblem): string | undefined;
+  /** The launch computing `p` from the buffers of A and B into C; call via {@link matmulLaunch}. */
+  launch(
+    ctx: MatmulLaunchContext,
+    p: MatmulProblem,
+    a: GPUBuffer,
+    b: GPUBuffer,
+    c: GPUBuffer,
+  ): KernelLaunch;
 }
-
-const BINDINGS = ["read", "read", "read_write"] as const;
 
 function transConstants(p: MatmulProblem): Record<string, number> {
   return { TRANS_A: Number(p.transA), TRANS_B: Number(p.transB) };
+}
+
+/** A variant binding A, B and C as storage buffers; it handles every problem. */
+function storageVariant(
+  name: string,
+  spec: (p: MatmulProblem) => Omit<KernelSpec, "bindings" | "params">,
+  workgroups: (p: MatmulProblem) => [number, number, number],
+): MatmulVariant {
+  return {
+    name,
+    operands: "storage",
+    misfit: () => undefined,
+    launch: (_ctx, p, a, b, c) => ({
+      spec: { ...spec(p), bindings: ["read", "read", "read_write"], params: true },
+      buffers: [a, b, c],
+      params: matmulParams(p),
+      workgroups: workgroups(p),
+    }),
+  };
 }
 
 /**
@@ -50,21 +81,15 @@ function regblock(rowGroups: number, colGroups: number): MatmulVariant {
     );
   }
   const wgX = 8;
-  return {
-    name: `regblock_${4 * rowGroups}x${4 * colGroups}`,
-    spec: (p) => ({
+  return storageVariant(
+    `regblock_${4 * rowGroups}x${4 * colGroups}`,
+    (p) => ({
       shader: "matmul_regblock",
       entryPoint: "main",
       constants: { WG_X: wgX, ROW_GROUPS: rowGroups, COL_GROUPS: colGroups, ...transConstants(p) },
-      bindings: BINDINGS,
-      params: true,
     }),
-    workgroups: (p) => [
-      Math.ceil(p.n / (4 * colGroups * wgX)),
-      Math.ceil(p.m / (4 * rowGroups)),
-      p.batch,
-    ],
-  };
+    (p) => [Math.ceil(p.n / (4 * colGroups * wgX)), Math.ceil(p.m / (4 * rowGroups)), p.batch],
+  );
 }
 
 /**
@@ -72,16 +97,140 @@ function regblock(rowGroups: number, colGroups: number): MatmulVariant {
  * memory; each invocation computes 4x4 outputs. The classic GPU kernel.
  */
 function tiled(bm: number, bn: number, bk: number): MatmulVariant {
-  return {
-    name: `tiled_${bm}x${bn}`,
-    spec: (p) => ({
+  return storageVariant(
+    `tiled_${bm}x${bn}`,
+    (p) => ({
       shader: "matmul_tiled",
       entryPoint: "main",
       constants: { BM: bm, BN: bn, BK: bk, ...transConstants(p) },
-      bindings: BINDINGS,
-      params: true,
     }),
-    workgroups: (p) => [Math.ceil(p.n / bn), Math.ceil(p.m / bm), p.batch],
+    (p) => [Math.ceil(p.n / bn), Math.ceil(p.m / bm), p.batch],
+  );
+}
+
+/** Bytes of one rgba32float texel: four elements. */
+const BYTES_PER_TEXEL = 16;
+
+/** `x` rounded up to a power of two. */
+const pow2 = (x: number) => 2 ** Math.ceil(Math.log2(Math.max(1, x)));
+
+/** Texels per row of an operand texture: the largest power of two the device allows. */
+function textureWidth(gpu: GpuContext): number {
+  return 2 ** Math.floor(Math.log2(gpu.device.limits.maxTextureDimension2D));
+}
+
+/** Each operand's element count in its buffer and its contiguous dimension as stored. */
+function operandLayouts(p: MatmulProblem) {
+  return [
+    {
+      operand: "a",
+      elements: (p.strideA === 0 ? 1 : p.batch) * p.m * p.k,
+      ...(p.transA ? { dim: "M", size: p.m } : { dim: "K", size: p.k }),
+    },
+    {
+      operand: "b",
+      elements: (p.strideB === 0 ? 1 : p.batch) * p.k * p.n,
+      ...(p.transB ? { dim: "K", size: p.k } : { dim: "N", size: p.n }),
+    },
+  ] as const;
+}
+
+/**
+ * A texture holding the first `elements` values of `buffer` as linear rgba32float texels (texel
+ * t at (t % width, t / width)), and the copy that fills it; `elements` is a multiple of 4. Its
+ * sizes are powers of two: llvmpipe compiles a shader variant (seconds) per combination of
+ * power-of-two-or-not sizes of the bound textures, so this keeps one per pipeline.
+ */
+function linearTexture(
+  ctx: MatmulLaunchContext,
+  buffer: GPUBuffer,
+  elements: number,
+  label: string,
+) {
+  if (!(buffer.usage & GPUBufferUsage.COPY_SRC)) {
+    throw new Error(
+      `Cannot copy buffer "${buffer.label}" into texture "${label}": expected COPY_SRC usage`,
+    );
+  }
+  const width = textureWidth(ctx.gpu);
+  const texels = elements / 4;
+  const fullRows = Math.floor(texels / width);
+  const tail = texels % width;
+  const texture = ctx.texture({
+    size: [Math.min(width, pow2(texels)), pow2(Math.ceil(texels / width))],
+    format: "rgba32float",
+    usage: GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.COPY_DST,
+  }, label);
+  // A multiple of 256 bytes (width is a power of two >= 8192), as buffer-texture copies require.
+  const bytesPerRow = width * BYTES_PER_TEXEL;
+  return {
+    view: texture.createView(),
+    copy(encoder: GPUCommandEncoder) {
+      if (fullRows > 0) {
+        encoder.copyBufferToTexture({ buffer, bytesPerRow }, { texture }, [width, fullRows]);
+      }
+      if (tail > 0) {
+        encoder.copyBufferToTexture(
+          { buffer, offset: fullRows * bytesPerRow, bytesPerRow },
+          { texture, origin: [0, fullRows] },
+          [tail, 1],
+        );
+      }
+    },
+  };
+}
+
+/**
+ * `shaders/matmul_texture.wgsl`: the 32x16 register block of `regblock_32x16`, reading A and B
+ * from textures that each launch first fills from their buffers (`copyBufferToTexture`). Texel
+ * loads are far cheaper than storage loads on CPU adapters. Needs the contiguous dimension of each
+ * stored operand to be a multiple of 4 and each operand to fit one texture.
+ */
+function texture(): MatmulVariant {
+  const wgX = 8;
+  return {
+    name: "texture_32x16",
+    operands: "texture",
+    misfit(gpu, p) {
+      const width = textureWidth(gpu); // also the most rows a power-of-two height can have
+      const maxElements = 4 * width * width;
+      for (const { operand, elements, dim, size } of operandLayouts(p)) {
+        if (size % 4 !== 0) {
+          return `expected the contiguous dimension of ${operand} (${dim}) to be a multiple of 4, received ${size}`;
+        }
+        if (elements > maxElements) {
+          return `expected ${operand} to fit one ${width}x${width} rgba32float texture ` +
+            `(${maxElements} values), received ${elements} values`;
+        }
+      }
+      return undefined;
+    },
+    launch(ctx, p, a, b, c) {
+      const [la, lb] = operandLayouts(p);
+      const ta = linearTexture(ctx, a, la.elements, "matmul:a");
+      const tb = linearTexture(ctx, b, lb.elements, "matmul:b");
+      return {
+        spec: {
+          shader: "matmul_texture",
+          entryPoint: "main",
+          constants: {
+            WG_X: wgX,
+            TEX_W: textureWidth(ctx.gpu),
+            VEC4_C: Number(p.n % 4 === 0),
+            ...transConstants(p),
+          },
+          bindings: ["texture", "texture", "read_write"],
+          params: true,
+        },
+        buffers: [ta.view, tb.view, c],
+        params: matmulParams(p),
+        workgroups: [Math.ceil(p.n / (16 * wgX)), Math.ceil(p.m / 32), p.batch],
+        before(encoder) {
+          ta.copy(encoder);
+          tb.copy(encoder);
+        },
+      };
+    },
   };
 }
 
@@ -94,6 +243,7 @@ export const MATMUL_VARIANTS: readonly MatmulVariant[] = [
   regblock(8, 1),
   tiled(64, 64, 16),
   tiled(32, 32, 16),
+  texture(),
 ];
 
 /** The variant called `name`; throws listing the known names. */
@@ -114,28 +264,43 @@ export function matmulParams(p: MatmulProblem): ArrayBuffer {
   return packParams([p.m, p.n, p.k, p.strideA, p.strideB, p.strideC]);
 }
 
-/** The launch of `variant` for `p` on the given buffers. */
+/** The launch of `variant` for `p` on the given buffers; throws when the variant cannot do `p`. */
 export function matmulLaunch(
+  ctx: MatmulLaunchContext,
   variant: MatmulVariant,
   p: MatmulProblem,
-  a: BufferArg,
-  b: BufferArg,
-  c: BufferArg,
+  a: GPUBuffer,
+  b: GPUBuffer,
+  c: GPUBuffer,
 ): KernelLaunch {
-  return {
-    spec: variant.spec(p),
-    buffers: [a, b, c],
-    params: matmulParams(p),
-    workgroups: variant.workgroups(p),
-  };
+  const why = variant.misfit(ctx.gpu, p);
+  if (why) {
+    throw new Error(
+      `Cannot use matmul variant "${variant.name}" for ${p.batch} x [${p.m},${p.k}] @ ` +
+        `[${p.k},${p.n}] (${matmulLayout(p)}): ${why}`,
+    );
+  }
+  return variant.launch(ctx, p, a, b, c);
+}
+
+/** Whether `variant` may compute `p`: it fits, and needs no textures unless they are allowed. */
+function usable(gpu: GpuContext, p: MatmulProblem, textures: boolean, variant: MatmulVariant) {
+  return (textures || variant.operands === "storage") && variant.misfit(gpu, p) === undefined;
 }
 
 /**
- * The default without timing: register blocks on CPU adapters (shaped to skinny problems),
- * workgroup-memory tiles on GPUs.
+ * The default without timing: on CPU adapters the texture variant where usable (on llvmpipe it
+ * beat every storage variant from 64^3 and 1x768x768 up), else register blocks shaped to skinny
+ * problems; workgroup-memory tiles on GPUs. `textures` as in {@link chooseMatmulVariant}.
  */
-export function heuristicVariant(gpu: GpuContext, p: MatmulProblem): MatmulVariant {
+export function heuristicVariant(
+  gpu: GpuContext,
+  p: MatmulProblem,
+  { textures = true }: { textures?: boolean } = {},
+): MatmulVariant {
   if (gpu.summary.isFallback) {
+    const texture = matmulVariant("texture_32x16");
+    if (usable(gpu, p, textures, texture)) return texture;
     if (p.m <= 8) return matmulVariant("regblock_4x16");
     if (p.n <= 32) return matmulVariant("regblock_32x4");
     return matmulVariant("regblock_32x16");
@@ -149,14 +314,20 @@ const TUNE_MIN_FLOPS = 2 ** 22;
 const TUNE_MAX_FLOPS = 2 ** 28;
 const TUNE_MAX_DIM = 512;
 
-const pow2 = (x: number) => 2 ** Math.ceil(Math.log2(Math.max(1, x)));
-
-/** The autotune key of a problem: dimensions bucketed up to powers of two, plus the layout. */
-export function matmulShapeClass(p: MatmulProblem): string {
-  const layout = `${p.transA ? "T" : "N"}${p.transB ? "T" : "N"}` +
+/** The transposes and shared operands of a problem, e.g. `NT-sharedB`. */
+function matmulLayout(p: MatmulProblem): string {
+  return `${p.transA ? "T" : "N"}${p.transB ? "T" : "N"}` +
     (p.strideA === 0 && p.batch > 1 ? "-sharedA" : "") +
     (p.strideB === 0 && p.batch > 1 ? "-sharedB" : "");
-  return `b${pow2(p.batch)}-m${pow2(p.m)}-n${pow2(p.n)}-k${pow2(p.k)}-${layout}`;
+}
+
+/**
+ * The autotune key of a problem: dimensions bucketed up to powers of two, the layout, and `-tex`
+ * when texture variants are among the candidates (the buckets do not decide whether they fit).
+ */
+export function matmulShapeClass(p: MatmulProblem, withTextures: boolean): string {
+  return `b${pow2(p.batch)}-m${pow2(p.m)}-n${pow2(p.n)}-k${pow2(p.k)}-${matmulLayout(p)}` +
+    (withTextures ? "-tex" : "");
 }
 
 /** A problem of the same class small enough to time quickly. */
@@ -179,45 +350,59 @@ function standIn(p: MatmulProblem): MatmulProblem {
 }
 
 /**
- * The variant to use for `p`: the autotuned fastest (timed once per adapter and shape class on
- * a stand-in problem, then cached), or the heuristic default for tiny problems and when
- * `RFT_AUTOTUNE=0`.
+ * The variant to use for `p`: the autotuned fastest of those that can compute it (timed once per
+ * adapter and shape class on a stand-in problem, then cached), or the heuristic default for tiny
+ * problems and when `RFT_AUTOTUNE=0`. `textures: false` leaves out the texture variants (for
+ * operand buffers that cannot be copied from).
  */
 export async function chooseMatmulVariant(
   gpu: GpuContext,
   p: MatmulProblem,
+  { textures = true }: { textures?: boolean } = {},
 ): Promise<MatmulVariant> {
-  const fallback = heuristicVariant(gpu, p);
+  const fallback = heuristicVariant(gpu, p, { textures });
   if (!autotuneEnabled() || 2 * p.batch * p.m * p.n * p.k < TUNE_MIN_FLOPS) return fallback;
+  const variants = MATMUL_VARIANTS.filter((v) => usable(gpu, p, textures, v));
   const s = standIn(p);
   const { device } = gpu;
-  const buffer = (elements: number, label: string) =>
-    device.createBuffer({
+  const owned: { destroy(): void }[] = [];
+  const buffer = (elements: number, label: string) => {
+    const made = device.createBuffer({
       label: `autotune:${label}`,
       size: Math.max(16, elements * 4),
-      usage: GPUBufferUsage.STORAGE,
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
     });
+    owned.push(made);
+    return made;
+  };
+  const ctx: MatmulLaunchContext = {
+    gpu,
+    texture(descriptor, label) {
+      const made = device.createTexture({ ...descriptor, label: `autotune:${label}` });
+      owned.push(made);
+      return made;
+    },
+  };
   const a = buffer((s.strideA === 0 ? 1 : s.batch) * s.m * s.k, "a");
   const b = buffer((s.strideB === 0 ? 1 : s.batch) * s.k * s.n, "b");
   const c = buffer(s.batch * s.m * s.n, "c");
-  const candidates: TuneCandidate[] = MATMUL_VARIANTS.map((v) => ({
+  const candidates: TuneCandidate[] = variants.map((v) => ({
     name: v.name,
-    prepare: async () => [
-      await prepareDispatch(gpu, v.spec(s), [a, b, c], matmulParams(s), v.workgroups(s)),
-    ],
+    prepare: async () => {
+      const l = matmulLaunch(ctx, v, s, a, b, c);
+      return [await prepareDispatch(gpu, l.spec, l.buffers, l.params, l.workgroups, l.before)];
+    },
   }));
   try {
     const name = await autotune(gpu, {
       op: "matmul",
-      shapeClass: matmulShapeClass(p),
+      shapeClass: matmulShapeClass(p, variants.some((v) => v.operands === "texture")),
       candidates,
       fallback: fallback.name,
     });
     return matmulVariant(name);
   } finally {
-    a.destroy();
-    b.destroy();
-    c.destroy();
+    owned.forEach((x) => x.destroy());
   }
 }
 

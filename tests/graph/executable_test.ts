@@ -8,6 +8,10 @@ import { add, mul } from "../../src/ops/binary.ts";
 import { reshape } from "../../src/ops/reshape.ts";
 import { exp, scale } from "../../src/ops/unary.ts";
 import { runTimed } from "../../src/gpu/timing.ts";
+import { prepareDispatch } from "../../src/gpu/dispatch.ts";
+import { matmul } from "../../src/ops/matmul.ts";
+import { matmulRef } from "../../src/reference/matmul.ts";
+import { uniformArray } from "../../src/util/random.ts";
 import { assertClose } from "../_assert_close.ts";
 
 Deno.test("memory plan reuses slots of dead intermediates and keeps outputs", () => {
@@ -123,4 +127,73 @@ Deno.test("timestamp timing reports one entry per dispatch", async () => {
   ]);
   for (const t of times) assertEquals(t.micros >= 0 && Number.isFinite(t.micros), true);
   exe.destroy();
+});
+
+Deno.test("launches with `before` copies run between other dispatches, in every run", async () => {
+  const gpu = await getGpu();
+  const g = new Graph();
+  const x = g.input([37, 52], "f32", "x");
+  const w = g.input([28, 52], "f32", "w");
+  const v = g.input([28, 8], "f32", "v");
+  const variant = "texture_32x16"; // copies its operands into textures before its launch
+  const z = matmul(add(x, x), w, { transB: true, variant });
+  const y = scale(matmul(add(z, z), v, { variant }), 0.5);
+  const exe = await compileGraph(gpu, [y], "before");
+  assertEquals(exe.dispatches.map((d) => d.before !== undefined), [
+    false,
+    true,
+    false,
+    true,
+    false,
+  ]);
+  const expected = (xv: Float32Array, wv: Float32Array, vv: Float32Array) => {
+    const zr = matmulRef(xv.map((e) => 2 * e), wv, { m: 37, k: 52, n: 28, transB: true });
+    return matmulRef(zr, vv, { m: 37, k: 28, n: 8 }); // 0.5 * (2 z) @ v
+  };
+  const feeds = (seed: number) => [uniformArray(37 * 52, seed), uniformArray(28 * 52, seed + 1)];
+  const vv = uniformArray(28 * 8, 9);
+  for (const seed of [1, 3]) {
+    const [xv, wv] = feeds(seed);
+    await exe.run(new Map([[x, xv], [w, wv], [v, vv]]));
+    const [out] = await exe.read([y]);
+    assertClose(out, expected(xv, wv, vv), { atol: 1e-4, rtol: 1e-4, label: `run ${seed}` });
+  }
+  // The RFT_DEBUG=2 path (one timed pass per dispatch) records the copies too.
+  const [xv, wv] = feeds(5);
+  gpu.device.queue.writeBuffer(exe.buffer(x), 0, xv);
+  gpu.device.queue.writeBuffer(exe.buffer(w), 0, wv);
+  await runTimed(gpu, exe.dispatches);
+  const [out] = await exe.read([y]);
+  assertClose(out, expected(xv, wv, vv), { atol: 1e-4, rtol: 1e-4, label: "timed run" });
+  exe.destroy();
+});
+
+Deno.test("a binding of the wrong kind is rejected naming the binding", async () => {
+  const gpu = await getGpu();
+  const buffer = gpu.device.createBuffer({ size: 256, usage: GPUBufferUsage.STORAGE });
+  const texture = gpu.device.createTexture({
+    size: [4, 4],
+    format: "rgba32float",
+    usage: GPUTextureUsage.TEXTURE_BINDING,
+  });
+  const spec = {
+    shader: "matmul_texture",
+    entryPoint: "main",
+    bindings: ["texture", "texture", "read_write"] as const,
+    params: true,
+  };
+  const view = texture.createView();
+  await assertRejects(
+    () => prepareDispatch(gpu, spec, [view, buffer, buffer], new ArrayBuffer(32), [1, 1, 1]),
+    Error,
+    'Cannot prepare kernel "matmul_texture.main": binding 1 is a texture, expected a ' +
+      "GPUTextureView, received a buffer",
+  );
+  await assertRejects(
+    () => prepareDispatch(gpu, spec, [view, view, view], new ArrayBuffer(32), [1, 1, 1]),
+    Error,
+    'binding 2 is a "read_write" storage buffer, expected a buffer, received a GPUTextureView',
+  );
+  buffer.destroy();
+  texture.destroy();
 });

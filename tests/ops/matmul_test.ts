@@ -1,15 +1,18 @@
 // Matmul: every kernel variant against the f64 CPU reference on odd shapes (all transpose
-// combinations, shared and per-batch operands), backward against finite differences, shape
-// errors, and the autotuner's cache. Variants are forced by name, so no result depends on timing.
+// combinations, shared and per-batch operands; for the texture variant, the layouts it takes),
+// backward against finite differences, shape and variant errors, and the autotuner's cache.
+// Variants are forced by name, so no result depends on timing.
 
 import { autotune, autotuneChoices, autotuneEnabled } from "../../src/gpu/autotune.ts";
 import { getGpu } from "../../src/gpu/device.ts";
 import { prepareDispatch } from "../../src/gpu/dispatch.ts";
+import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import type { Tensor } from "../../src/graph/tensor.ts";
 import { matmul, matmulShapes } from "../../src/ops/matmul.ts";
-import { MATMUL_VARIANTS } from "../../src/ops/matmul_variants.ts";
+import { MATMUL_VARIANTS, matmulLaunch, matmulVariant } from "../../src/ops/matmul_variants.ts";
 import { matmulRef } from "../../src/reference/matmul.ts";
+import { assertRejects } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
 import { checkGradients, randomInput, runOps, type TestInput } from "../_harness.ts";
 
@@ -37,21 +40,72 @@ const CASES: Case[] = [
   { label: "shared A", a: [5, 13], b: [3, 13, 6] },
 ];
 
-for (const variant of MATMUL_VARIANTS) {
-  Deno.test(`matmul ${variant.name}: forward matches CPU on odd shapes`, async () => {
-    const inputs = CASES.flatMap((c, i) => [
-      randomInput(c.a, 2 * i + 1),
-      randomInput(c.b, 2 * i + 2),
-    ]);
-    const build = (...xs: Tensor[]) =>
-      CASES.map((c, i) => matmul(xs[2 * i], xs[2 * i + 1], { ...c, variant: variant.name }));
-    const outputs = await runOps(inputs, build);
-    CASES.forEach((c, i) => {
-      const ref = matmulRef(inputs[2 * i].data, inputs[2 * i + 1].data, matmulShapes(c.a, c.b, c));
-      assertClose(outputs[i], ref, { atol: 1e-5, rtol: 1e-5, label: `${variant.name} ${c.label}` });
-    });
+// The texture variant needs the contiguous dimension of each stored operand (K of A, M of A^T,
+// N of B, K of B^T) to be a multiple of 4; M and N stay odd wherever that allows, K is odd where
+// neither operand is contiguous along it (A^T B), and one operand spans two texture rows.
+const TEXTURE_CASES: Case[] = [
+  { label: "NT", a: [37, 52], b: [29, 52], transB: true },
+  { label: "NN", a: [37, 52], b: [52, 28] },
+  { label: "TN, K odd", a: [53, 36], b: [53, 28], transA: true },
+  { label: "TT", a: [52, 36], b: [29, 52], transA: true, transB: true },
+  { label: "N spans workgroups", a: [9, 16], b: [133, 16], transB: true },
+  { label: "batched, shared B^T", a: [3, 9, 12], b: [7, 12], transB: true },
+  { label: "batched per-batch B^T", a: [2, 3, 5, 12], b: [2, 3, 7, 12], transB: true },
+  { label: "shared A^T, batched B, K odd", a: [5, 8], b: [3, 5, 12], transA: true },
+  { label: "A on two texture rows", a: [37, 1028], b: [29, 1028], transB: true },
+];
+
+/** Runs `cases` with `variant` forced, in one graph, against the f64 reference. */
+async function forwardMatchesCpu(variant: string, cases: readonly Case[]) {
+  const inputs = cases.flatMap((c, i) => [
+    randomInput(c.a, 2 * i + 1),
+    randomInput(c.b, 2 * i + 2),
+  ]);
+  const build = (...xs: Tensor[]) =>
+    cases.map((c, i) => matmul(xs[2 * i], xs[2 * i + 1], { ...c, variant }));
+  const outputs = await runOps(inputs, build);
+  cases.forEach((c, i) => {
+    const ref = matmulRef(inputs[2 * i].data, inputs[2 * i + 1].data, matmulShapes(c.a, c.b, c));
+    assertClose(outputs[i], ref, { atol: 1e-5, rtol: 1e-5, label: `${variant} ${c.label}` });
   });
 }
+
+for (const variant of MATMUL_VARIANTS.filter((v) => v.operands === "storage")) {
+  Deno.test(`matmul ${variant.name}: forward matches CPU on odd shapes`, () =>
+    forwardMatchesCpu(variant.name, CASES));
+}
+
+Deno.test("matmul texture_32x16: forward matches CPU on odd shapes it takes", () =>
+  forwardMatchesCpu("texture_32x16", TEXTURE_CASES));
+
+Deno.test("matmul texture_32x16: a layout it cannot take is an error naming it", async () => {
+  const gpu = await getGpu();
+  const g = new Graph();
+  const y = matmul(g.input([37, 52]), g.input([52, 29]), { variant: "texture_32x16" });
+  await assertRejects(
+    () => compileGraph(gpu, [y]),
+    Error,
+    'Cannot use matmul variant "texture_32x16" for 1 x [37,52] @ [52,29] (NN): expected the ' +
+      "contiguous dimension of b (N) to be a multiple of 4, received 29",
+  );
+});
+
+Deno.test("matmul texture_32x16: fits the backward forms of an aligned forward", async () => {
+  const gpu = await getGpu();
+  const texture = matmulVariant("texture_32x16");
+  // Forward [37,52] @ [52,28]; dA = G [37,28] @ B^T, dB = A^T @ G.
+  const forms = [
+    matmulShapes([37, 52], [52, 28]),
+    matmulShapes([37, 28], [52, 28], { transB: true }),
+    matmulShapes([37, 52], [37, 28], { transA: true }),
+    matmulShapes([4, 37, 52], [52, 28]),
+    matmulShapes([4 * 37, 52], [4 * 37, 28], { transA: true }),
+  ];
+  for (const p of forms) {
+    const why = texture.misfit(gpu, p);
+    if (why) throw new Error(`expected the texture variant to fit ${JSON.stringify(p)}: ${why}`);
+  }
+});
 
 /** Gradient check of one matmul with small shapes (finite differences are O(size^2)). */
 function gradCase(c: Case, variant: string) {
@@ -76,8 +130,25 @@ const GRAD_CASES: Case[] = [
   { label: "shared A^T, batched B^T", a: [5, 4], b: [2, 3, 5], transA: true, transB: true },
 ];
 
-for (const variant of ["regblock_16x16", "tiled_32x32"]) {
-  for (const c of GRAD_CASES) {
+// For the texture variant every backward matmul must fit too: the contiguous dimensions of a, b
+// and the output gradient (N) are multiples of 4; M and the K of dB = A^T G (that is, M) are odd.
+const TEXTURE_GRAD_CASES: Case[] = [
+  { label: "NN", a: [5, 8], b: [8, 4] },
+  { label: "TN", a: [8, 4], b: [8, 4], transA: true },
+  { label: "NT", a: [5, 8], b: [4, 8], transB: true },
+  { label: "TT", a: [8, 4], b: [4, 8], transA: true, transB: true },
+  { label: "batched, shared B", a: [3, 5, 8], b: [8, 4] },
+  { label: "batched, shared B^T", a: [3, 5, 8], b: [4, 8], transB: true },
+  { label: "batched per-batch B", a: [2, 5, 8], b: [2, 8, 4] },
+];
+
+const GRAD_RUNS: [string, Case[]][] = [
+  ["regblock_16x16", GRAD_CASES],
+  ["tiled_32x32", GRAD_CASES],
+  ["texture_32x16", TEXTURE_GRAD_CASES],
+];
+for (const [variant, cases] of GRAD_RUNS) {
+  for (const c of cases) {
     Deno.test(`matmul ${variant} ${c.label}: backward matches finite differences`, () =>
       gradCase(c, variant));
   }
@@ -121,15 +192,21 @@ Deno.test({
   const dir = await Deno.makeTempDir();
   const cacheFile = `${dir}/autotune.json`;
   const gpu = await getGpu();
-  const variant = MATMUL_VARIANTS[0];
   const p = matmulShapes([8, 8], [8, 8]);
-  const buffers = [0, 1, 2].map(() =>
+  const [a, b, c] = [0, 1, 2].map(() =>
     gpu.device.createBuffer({ size: 256, usage: GPUBufferUsage.STORAGE })
   );
+  const storageOnly = {
+    gpu,
+    texture(): never {
+      throw new Error("a storage variant asked for a texture");
+    },
+  };
+  const launch = matmulLaunch(storageOnly, matmulVariant("regblock_32x16"), p, a, b, c);
   const candidate = (name: string) => ({
     name,
     prepare: async () => [
-      await prepareDispatch(gpu, variant.spec(p), buffers, new ArrayBuffer(32), [1, 1, 1]),
+      await prepareDispatch(gpu, launch.spec, launch.buffers, launch.params, launch.workgroups),
     ],
   });
   const request = {
@@ -149,7 +226,7 @@ Deno.test({
     if (keys.length !== 1) throw new Error(`choice not saved to ${cacheFile}`);
     if ((await autotune(gpu, request)) !== choice) throw new Error("choice not remembered");
   } finally {
-    buffers.forEach((x) => x.destroy());
+    [a, b, c].forEach((x) => x.destroy());
     await Deno.remove(dir, { recursive: true });
   }
 });
