@@ -14,7 +14,7 @@ import { compileGraph } from "../src/graph/executable.ts";
 import { Graph } from "../src/graph/graph.ts";
 import { add } from "../src/ops/binary.ts";
 import { matmul, matmulShapes } from "../src/ops/matmul.ts";
-import { chooseMatmulVariant } from "../src/ops/matmul_variants.ts";
+import { chooseMatmulVariant } from "../src/ops/matmul_autotune.ts";
 import { uniformArray } from "../src/util/random.ts";
 import { OrtMatmul, type Timed } from "./_ort.ts";
 

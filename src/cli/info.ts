@@ -6,7 +6,7 @@
 import { parseArgs } from "node:util";
 import { getGpu, NoAdapterError } from "../gpu/device.ts";
 import { autotuneCachePath, autotuneChoices, autotuneEnabled } from "../gpu/autotune.ts";
-import { MATMUL_EXAMPLE_SHAPES, tuneMatmulExamples } from "../ops/matmul_variants.ts";
+import { MATMUL_EXAMPLE_SHAPES, tuneMatmulExamples } from "../ops/matmul_autotune.ts";
 import { CliError } from "./cli_error.ts";
 import { runSelfCheck } from "./self_check.ts";
 

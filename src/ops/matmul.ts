@@ -1,7 +1,7 @@
 /**
  * Matrix multiplication `op(a) @ op(b)` (op = optional transpose of the last two dimensions),
  * batched over leading dimensions, where one operand may be a 2-D matrix shared by every batch.
- * The kernel variant is autotuned per adapter and shape class (see `matmul_variants.ts`), the
+ * The kernel variant is autotuned per adapter and shape class (see `matmul_autotune.ts`), the
  * texture-operand one included where the layout allows it. Its backward is more matmuls with
  * flipped transpose flags (each autotuned again), never a transpose copy. f32 only.
  */
@@ -9,12 +9,8 @@
 import type { OpDef } from "../graph/op.ts";
 import { formatShape, shapeSize, type Tensor } from "../graph/tensor.ts";
 import { sumTo } from "./broadcast.ts";
-import {
-  chooseMatmulVariant,
-  matmulLaunch,
-  type MatmulProblem,
-  matmulVariant,
-} from "./matmul_variants.ts";
+import { chooseMatmulVariant } from "./matmul_autotune.ts";
+import { matmulLaunch, type MatmulProblem, matmulVariant } from "./matmul_variants.ts";
 import { reshape } from "./reshape.ts";
 
 /** Options of {@link matmul}. */

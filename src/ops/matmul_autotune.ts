@@ -1,0 +1,163 @@
+/**
+ * Which matmul variant runs a problem: a heuristic default per adapter and shape, or the
+ * autotuned choice (timed once per adapter and shape class, cached on disk by
+ * `src/gpu/autotune.ts`). The variants themselves are in `matmul_variants.ts`.
+ */
+
+import { autotune, autotuneEnabled, type TuneCandidate } from "../gpu/autotune.ts";
+import type { GpuContext } from "../gpu/device.ts";
+import { prepareDispatch } from "../gpu/dispatch.ts";
+import {
+  MATMUL_VARIANTS,
+  matmulLaunch,
+  type MatmulLaunchContext,
+  matmulLayout,
+  type MatmulProblem,
+  type MatmulVariant,
+  matmulVariant,
+  pow2,
+} from "./matmul_variants.ts";
+
+/** Whether `variant` may compute `p`: it fits, and needs no textures unless they are allowed. */
+function usable(gpu: GpuContext, p: MatmulProblem, textures: boolean, variant: MatmulVariant) {
+  return (textures || variant.operands === "storage") && variant.misfit(gpu, p) === undefined;
+}
+
+/**
+ * The default without timing: on CPU adapters the texture variant where usable (on llvmpipe it
+ * beat every storage variant from 64^3 and 1x768x768 up), else register blocks shaped to skinny
+ * problems; workgroup-memory tiles on GPUs. `textures` as in {@link chooseMatmulVariant}.
+ */
+export function heuristicVariant(
+  gpu: GpuContext,
+  p: MatmulProblem,
+  { textures = true }: { textures?: boolean } = {},
+): MatmulVariant {
+  if (gpu.summary.isFallback) {
+    const texture = matmulVariant("texture_32x16");
+    if (usable(gpu, p, textures, texture)) return texture;
+    if (p.m <= 8) return matmulVariant("regblock_4x16");
+    if (p.n <= 32) return matmulVariant("regblock_32x4");
+    return matmulVariant("regblock_32x16");
+  }
+  return matmulVariant(p.m >= 64 && p.n >= 64 ? "tiled_64x64" : "tiled_32x32");
+}
+
+/** Problems under this many flops are not worth timing: the heuristic picks. */
+const TUNE_MIN_FLOPS = 2 ** 22;
+/** Timing runs on a stand-in problem of at most this many flops (dims capped at 512). */
+const TUNE_MAX_FLOPS = 2 ** 28;
+const TUNE_MAX_DIM = 512;
+
+/**
+ * The autotune key of a problem: dimensions bucketed up to powers of two, the layout, and `-tex`
+ * when texture variants are among the candidates (the buckets do not decide whether they fit).
+ */
+export function matmulShapeClass(p: MatmulProblem, withTextures: boolean): string {
+  return `b${pow2(p.batch)}-m${pow2(p.m)}-n${pow2(p.n)}-k${pow2(p.k)}-${matmulLayout(p)}` +
+    (withTextures ? "-tex" : "");
+}
+
+/** A problem of the same class small enough to time quickly. */
+function standIn(p: MatmulProblem): MatmulProblem {
+  const m = Math.min(p.m, TUNE_MAX_DIM);
+  const n = Math.min(p.n, TUNE_MAX_DIM);
+  const k = Math.min(p.k, TUNE_MAX_DIM);
+  const batch = Math.max(1, Math.min(p.batch, Math.floor(TUNE_MAX_FLOPS / (2 * m * n * k))));
+  return {
+    batch,
+    m,
+    n,
+    k,
+    transA: p.transA,
+    transB: p.transB,
+    strideA: p.strideA === 0 ? 0 : m * k,
+    strideB: p.strideB === 0 ? 0 : k * n,
+    strideC: m * n,
+  };
+}
+
+/**
+ * The variant to use for `p`: the autotuned fastest of those that can compute it (timed once per
+ * adapter and shape class on a stand-in problem, then cached), or the heuristic default for tiny
+ * problems and when `RFT_AUTOTUNE=0`. `textures: false` leaves out the texture variants (for
+ * operand buffers that cannot be copied from).
+ */
+export async function chooseMatmulVariant(
+  gpu: GpuContext,
+  p: MatmulProblem,
+  { textures = true }: { textures?: boolean } = {},
+): Promise<MatmulVariant> {
+  const fallback = heuristicVariant(gpu, p, { textures });
+  if (!autotuneEnabled() || 2 * p.batch * p.m * p.n * p.k < TUNE_MIN_FLOPS) return fallback;
+  const variants = MATMUL_VARIANTS.filter((v) => usable(gpu, p, textures, v));
+  const s = standIn(p);
+  const { device } = gpu;
+  const owned: { destroy(): void }[] = [];
+  const buffer = (elements: number, label: string) => {
+    const made = device.createBuffer({
+      label: `autotune:${label}`,
+      size: Math.max(16, elements * 4),
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
+    });
+    owned.push(made);
+    return made;
+  };
+  const ctx: MatmulLaunchContext = {
+    gpu,
+    texture(descriptor, label) {
+      const made = device.createTexture({ ...descriptor, label: `autotune:${label}` });
+      owned.push(made);
+      return made;
+    },
+  };
+  const a = buffer((s.strideA === 0 ? 1 : s.batch) * s.m * s.k, "a");
+  const b = buffer((s.strideB === 0 ? 1 : s.batch) * s.k * s.n, "b");
+  const c = buffer(s.batch * s.m * s.n, "c");
+  const candidates: TuneCandidate[] = variants.map((v) => ({
+    name: v.name,
+    prepare: async () => {
+      const l = matmulLaunch(ctx, v, s, a, b, c);
+      return [await prepareDispatch(gpu, l.spec, l.buffers, l.params, l.workgroups, l.before)];
+    },
+  }));
+  try {
+    const name = await autotune(gpu, {
+      op: "matmul",
+      shapeClass: matmulShapeClass(p, variants.some((v) => v.operands === "texture")),
+      candidates,
+      fallback: fallback.name,
+    });
+    return matmulVariant(name);
+  } finally {
+    owned.forEach((x) => x.destroy());
+  }
+}
+
+/** Shapes `rft info` tunes to show the choices: a square one and a decode-like skinny one. */
+export const MATMUL_EXAMPLE_SHAPES = [
+  { m: 512, n: 512, k: 512 },
+  { m: 1, n: 3072, k: 768 },
+] as const;
+
+/** Runs (or recalls) the matmul autotune for {@link MATMUL_EXAMPLE_SHAPES}. */
+export async function tuneMatmulExamples(
+  gpu: GpuContext,
+): Promise<{ shape: string; variant: string }[]> {
+  const out = [];
+  for (const { m, n, k } of MATMUL_EXAMPLE_SHAPES) {
+    const p: MatmulProblem = {
+      batch: 1,
+      m,
+      n,
+      k,
+      transA: false,
+      transB: false,
+      strideA: m * k,
+      strideB: k * n,
+      strideC: m * n,
+    };
+    out.push({ shape: `${m}x${k} @ ${k}x${n}`, variant: (await chooseMatmulVariant(gpu, p)).name });
+  }
+  return out;
+}
