@@ -85,7 +85,10 @@ export class CharTokenizer implements Tokenizer {
   }
 
   /** A tokenizer over the distinct characters of `text`, sorted. */
-  static fromText(text: string, special: readonly string[] = DEFAULT_SPECIAL_TOKENS) {
+  static fromText(
+    text: string,
+    special: readonly string[] = DEFAULT_SPECIAL_TOKENS,
+  ): CharTokenizer {
     return new CharTokenizer([...new Set(text)].sort().join(""), special);
   }
 

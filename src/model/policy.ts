@@ -91,7 +91,10 @@ export class PolicyModel {
    * result[i][t] = log p(seq[t + 1] | seq[0..t]), so each list is one shorter than its sequence.
    * All sequences run as one padded batch; one readback.
    */
-  async logprobs(sequences: readonly (readonly number[])[], options: LogprobOptions = {}) {
+  async logprobs(
+    sequences: readonly (readonly number[])[],
+    options: LogprobOptions = {},
+  ): Promise<number[][]> {
     const temperature = options.temperature ?? 1;
     if (!(temperature > 0)) {
       throw new Error(`Cannot compute logprobs: temperature must be > 0, received ${temperature}`);

@@ -39,7 +39,9 @@ Deno.test("matmul -> add -> softmax/log-softmax -> sum: forward and autodiff mat
   const [y] = await runOps(inputs, build);
   assertClose(
     y,
-    reference(...inputs.map((i) => Float64Array.from(i.data)) as [Float64Array, Float64Array, Float64Array]),
+    reference(
+      ...inputs.map((i) => Float64Array.from(i.data)) as [Float64Array, Float64Array, Float64Array],
+    ),
     { label: "forward" },
   );
   await checkGradients({
