@@ -5,6 +5,7 @@
  * `src/engine/`; training graphs are built by the trainer from `buildLogits`.
  */
 
+import { writeAtomic } from "../util/write_atomic.ts";
 import {
   type EngineStats,
   type GeneratedSample,
@@ -217,7 +218,7 @@ export class PolicyModel {
       data: host.get(spec.name)!,
     }));
     await writeCheckpoint(dir, tensors, { maxShardBytes: 2 ** 31 });
-    await atomicWrite(`${dir}/config.json`, JSON.stringify(this.rawConfig, null, 2) + "\n");
+    await writeAtomic(`${dir}/config.json`, JSON.stringify(this.rawConfig, null, 2) + "\n");
     if (!this.sourceDir && this.tokenizer instanceof CharTokenizer) {
       await this.tokenizer.save(`${dir}/${CHAR_TOKENIZER_FILE}`);
     }
@@ -239,12 +240,6 @@ export class PolicyModel {
     this.#graphs.clear();
     for (const v of this.params.values()) v.buffer.destroy();
   }
-}
-
-async function atomicWrite(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${crypto.randomUUID()}`;
-  await Deno.writeTextFile(tmp, text);
-  await Deno.rename(tmp, path);
 }
 
 /** Options of {@link loadModel} and {@link createModel}. */

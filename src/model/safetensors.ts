@@ -6,6 +6,8 @@
  * Knows nothing of the GPU or of dtype conversion (see `upload.ts`); little-endian hosts only.
  */
 
+import { writeAtomic } from "../util/write_atomic.ts";
+
 /** Bytes per element of every safetensors dtype. */
 export const DTYPE_BYTES = {
   BOOL: 1,
@@ -349,26 +351,6 @@ async function readExactly(
     done += n;
   }
   return bytes;
-}
-
-/** Writes `chunks` to a temporary file beside `path`, syncs it, then renames it over `path`. */
-async function writeAtomic(path: string, chunks: readonly Uint8Array[]): Promise<void> {
-  const temp = `${path}.${crypto.randomUUID()}.tmp`;
-  try {
-    const file = await Deno.open(temp, { write: true, createNew: true });
-    try {
-      for (const chunk of chunks) {
-        for (let done = 0; done < chunk.length;) done += await file.write(chunk.subarray(done));
-      }
-      await file.syncData();
-    } finally {
-      file.close();
-    }
-    await Deno.rename(temp, path);
-  } catch (err) {
-    await removeIfPresent(temp);
-    throw new Error(`Cannot write ${path}: ${(err as Error).message}`);
-  }
 }
 
 async function removeIfPresent(path: string): Promise<void> {

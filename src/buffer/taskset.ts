@@ -1,0 +1,290 @@
+/**
+ * The Taskset: the rows of a JSONL file, a parquet file or a HF-style dataset directory, handed
+ * out as Tasks in batches by a selector (sequential, shuffle, random) over `totalEpochs`, with a
+ * cursor that can be saved and restored so a resumed run draws exactly what it would have. Bad
+ * rows are skipped and listed. Loads the whole split into memory; does not parse YAML (the
+ * config layer maps Trinity's snake_case keys onto {@link TasksetConfig}).
+ */
+
+import { mulberry32 } from "../util/random.ts";
+import { readJsonlLines, readParquetRows, type ReadWarning } from "./experience_io.ts";
+import { type RolloutArgs, rowProblem, type Task, type TaskFormat } from "./task.ts";
+
+/** Known selectors: the order of tasks within an epoch. */
+export const SELECTORS = ["sequential", "shuffle", "random"] as const;
+
+/**
+ * How tasks are drawn in each epoch of `size` draws: `sequential` in row order; `shuffle` a
+ * permutation seeded by (seed, epoch), so different each epoch; `random` `size` draws with
+ * replacement seeded by (seed, epoch).
+ */
+export type Selector = typeof SELECTORS[number];
+
+/** A taskset as configured (YAML `buffer.explorer_input.taskset`, keys in camelCase here). */
+export interface TasksetConfig {
+  /** A `.jsonl` or `.parquet` file, or a dataset directory (see {@link findSplitFiles}). */
+  path: string;
+  /** Split to read from a directory (default "train"). */
+  split?: string;
+  /** Row keys (`format`); `promptKey` defaults to "prompt". */
+  format?: Partial<TaskFormat>;
+  /** Default "sequential". */
+  selector?: Selector;
+  /** Passes over the data (`total_epochs`; default 1). */
+  totalEpochs?: number;
+  /** Seed of `shuffle` and `random` (default 42). */
+  seed?: number;
+  /** Workflow of every task (`default_workflow_type`). */
+  defaultWorkflowType: string;
+  /** Reward fn of every task (`default_reward_fn_type`). */
+  defaultRewardFnType?: string;
+  /** `rollout_args`; `n` defaults to 1. */
+  rolloutArgs?: Partial<RolloutArgs>;
+  /** `workflow_args`. */
+  workflowArgs?: Record<string, unknown>;
+  /** Mark tasks as evaluation tasks (`is_eval`). */
+  isEval?: boolean;
+}
+
+/** The cursor of a taskset, as saved with a run; JSON-serialisable. */
+export interface TasksetState {
+  /** Epoch of the next draw; equals `totalEpochs` once every epoch is drawn. */
+  epoch: number;
+  /** Position of the next draw within its epoch. */
+  index: number;
+  /** Size, selector and seed the cursor was saved with; a restore checks they still hold. */
+  size: number;
+  selector: Selector;
+  seed: number;
+}
+
+/** The rows of a taskset, drawn in batches. */
+export class Taskset {
+  #epoch = 0;
+  #index = 0;
+  /** The draw order of epoch `#orderEpoch`. */
+  #order: number[] = [];
+  #orderEpoch = -1;
+
+  private constructor(
+    /** The files read, in order. */
+    readonly files: readonly string[],
+    /** The usable rows, in file order (frozen; shared by every draw). */
+    readonly rows: readonly Readonly<Record<string, unknown>>[],
+    /** Rows left out, with file, line or row, and reason. */
+    readonly skippedRows: readonly ReadWarning[],
+    readonly selector: Selector,
+    readonly totalEpochs: number,
+    readonly seed: number,
+    /** The fields every task shares. */
+    private readonly template: Omit<Task, "taskId" | "index" | "epoch" | "rawTask">,
+  ) {}
+
+  /** Validates `config`, finds the files and reads every row; throws when no row is usable. */
+  static async open(config: TasksetConfig): Promise<Taskset> {
+    const fail = (detail: string): never => {
+      throw new Error(`Cannot open taskset ${config.path}: ${detail}`);
+    };
+    const { selector = "sequential", totalEpochs = 1, seed = 42 } = config;
+    if (!SELECTORS.includes(selector)) {
+      fail(`selector is ${JSON.stringify(selector)}; expected one of ${SELECTORS.join(", ")}`);
+    }
+    if (!Number.isInteger(totalEpochs) || totalEpochs < 1) {
+      fail(`totalEpochs is ${totalEpochs}; expected an integer >= 1`);
+    }
+    if (!Number.isInteger(seed)) fail(`seed is ${seed}; expected an integer`);
+    const n = config.rolloutArgs?.n ?? 1;
+    if (!Number.isInteger(n) || n < 1) fail(`rolloutArgs.n is ${n}; expected an integer >= 1`);
+    const format: TaskFormat = {
+      ...config.format,
+      promptKey: config.format?.promptKey ?? "prompt",
+    };
+    const files = await findSplitFiles(config.path, config.split ?? "train");
+    const rows: Readonly<Record<string, unknown>>[] = [];
+    const skippedRows: ReadWarning[] = [];
+    const take = (row: unknown, path: string, at: { line: number } | { row: number }) => {
+      const reason = rowProblem(row, format);
+      if (reason === undefined) rows.push(Object.freeze(row as Record<string, unknown>));
+      else skippedRows.push({ path, ...at, reason });
+    };
+    for (const path of files) {
+      if (path.endsWith(".jsonl")) {
+        for (const entry of await readJsonlLines(path)) {
+          if (entry.ok) take(entry.value, path, { line: entry.line });
+          else skippedRows.push({ path, line: entry.line, reason: entry.reason });
+        }
+      } else {
+        (await readParquetRows(path)).forEach((row, i) => take(jsonSafe(row), path, { row: i }));
+      }
+    }
+    if (rows.length === 0) {
+      const first = skippedRows[0];
+      fail(
+        `no usable rows in ${files.join(", ")}` +
+          (first
+            ? ` (${skippedRows.length} skipped; first: ${where(first)}: ${first.reason})`
+            : ""),
+      );
+    }
+    return new Taskset(files, rows, skippedRows, selector, totalEpochs, seed, {
+      workflow: config.defaultWorkflowType,
+      ...(config.defaultRewardFnType === undefined ? {} : { rewardFn: config.defaultRewardFnType }),
+      formatArgs: Object.freeze(format),
+      rolloutArgs: Object.freeze({ ...config.rolloutArgs, n }),
+      workflowArgs: Object.freeze({ ...config.workflowArgs }),
+      isEval: config.isEval ?? false,
+    });
+  }
+
+  /** Number of usable rows (draws per epoch). */
+  get size(): number {
+    return this.rows.length;
+  }
+
+  /** True once every draw of the last epoch is handed out. */
+  get exhausted(): boolean {
+    return this.#epoch >= this.totalEpochs;
+  }
+
+  /**
+   * The next `batchSize` tasks, continuing across epochs; the last batch may be shorter. Null
+   * once the taskset is exhausted: that is the end of the data.
+   */
+  nextBatch(batchSize: number): Task[] | null {
+    if (!Number.isInteger(batchSize) || batchSize < 1) {
+      throw new Error(`Cannot draw a batch of ${batchSize} tasks: expected an integer >= 1`);
+    }
+    if (this.exhausted) return null;
+    const tasks: Task[] = [];
+    while (tasks.length < batchSize && !this.exhausted) {
+      const index = this.#orderOf(this.#epoch)[this.#index];
+      tasks.push({
+        ...this.template,
+        taskId: `${this.#epoch}.${this.#index}`,
+        index,
+        epoch: this.#epoch,
+        rawTask: this.rows[index],
+      });
+      if (++this.#index === this.size) [this.#epoch, this.#index] = [this.#epoch + 1, 0];
+    }
+    return tasks;
+  }
+
+  /** The cursor, to save with a checkpoint. */
+  state(): TasksetState {
+    const { size, selector, seed } = this;
+    return { epoch: this.#epoch, index: this.#index, size, selector, seed };
+  }
+
+  /** Moves the cursor to a saved `state`; throws if it was saved for other data or settings. */
+  restore(state: TasksetState): void {
+    const fail = (detail: string): never => {
+      throw new Error(`Cannot restore the taskset cursor of ${this.files.join(", ")}: ${detail}`);
+    };
+    for (const key of ["size", "selector", "seed"] as const) {
+      if (state[key] !== this[key]) {
+        fail(
+          `it was saved with ${key} ${JSON.stringify(state[key])}; this taskset has ${
+            JSON.stringify(this[key])
+          }`,
+        );
+      }
+    }
+    const { epoch, index } = state;
+    if (!Number.isInteger(epoch) || epoch < 0 || epoch > this.totalEpochs) {
+      fail(`epoch is ${epoch}; expected an integer in [0, ${this.totalEpochs}]`);
+    }
+    const last = epoch === this.totalEpochs ? 0 : this.size - 1;
+    if (!Number.isInteger(index) || index < 0 || index > last) {
+      fail(`index is ${index}; expected an integer in [0, ${last}] in epoch ${epoch}`);
+    }
+    [this.#epoch, this.#index] = [epoch, index];
+  }
+
+  /** Row indices in draw order for `epoch`, cached for the current epoch. */
+  #orderOf(epoch: number): number[] {
+    if (this.#orderEpoch !== epoch) {
+      this.#order = drawOrder(this.selector, this.size, this.seed, epoch);
+      this.#orderEpoch = epoch;
+    }
+    return this.#order;
+  }
+}
+
+/** The `size` row indices of `epoch` in draw order; the same for the same arguments, always. */
+export function drawOrder(selector: Selector, size: number, seed: number, epoch: number): number[] {
+  const order = Array.from({ length: size }, (_, i) => i);
+  if (selector === "sequential") return order;
+  const next = mulberry32((seed ^ Math.imul(epoch + 1, 0x9e3779b9)) >>> 0);
+  if (selector === "random") return order.map(() => Math.floor(next() * size));
+  for (let i = size - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  return order;
+}
+
+/**
+ * The files of `split` under `path`: `path` itself when it is a file, else, in a HF-style
+ * dataset directory, `<split>.jsonl`, `<split>.parquet` or `<split>-*.{jsonl,parquet}` at the
+ * top or under `data/`, sorted. Throws when none match or they span more than one layout.
+ */
+export async function findSplitFiles(path: string, split: string): Promise<string[]> {
+  const info = await Deno.stat(path).catch((err: Error) => {
+    throw new Error(`Cannot open taskset ${path}: ${err.message}`);
+  });
+  if (info.isFile) {
+    if (!/\.(jsonl|parquet)$/.test(path)) {
+      throw new Error(`Cannot open taskset ${path}: expected a .jsonl or .parquet file`);
+    }
+    return [path];
+  }
+  const escaped = split.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const pattern = new RegExp(`^${escaped}(-[^/\\\\]*)?\\.(jsonl|parquet)$`);
+  const layouts = new Map<string, string[]>();
+  const seen: string[] = [];
+  for (const folder of [path, `${path}/data`]) {
+    const entries = await Array.fromAsync(Deno.readDir(folder)).catch(() => []);
+    for (const entry of entries) {
+      if (!entry.isFile) continue;
+      seen.push(folder === path ? entry.name : `data/${entry.name}`);
+      const match = pattern.exec(entry.name);
+      if (!match) continue;
+      const layout = `${folder}/*.${match[2]}`;
+      layouts.set(layout, [...(layouts.get(layout) ?? []), `${folder}/${entry.name}`]);
+    }
+  }
+  if (layouts.size === 0) {
+    const some = seen.sort().slice(0, 10).join(", ");
+    throw new Error(
+      `Cannot open taskset ${path}: no file of split "${split}" (looked for ${split}.jsonl, ` +
+        `${split}.parquet and ${split}-*.{jsonl,parquet}, also under data/); found ${
+          some || "no files"
+        }`,
+    );
+  }
+  if (layouts.size > 1) {
+    throw new Error(
+      `Cannot open taskset ${path}: split "${split}" is in more than one layout (${
+        [...layouts.keys()].join(", ")
+      }); keep one`,
+    );
+  }
+  return [...layouts.values()][0].sort();
+}
+
+/** `value` with parquet INT64 bigints as numbers (as text when beyond 2^53), recursively. */
+function jsonSafe(value: unknown): unknown {
+  if (typeof value === "bigint") {
+    return Number.isSafeInteger(Number(value)) ? Number(value) : String(value);
+  }
+  if (Array.isArray(value)) return value.map(jsonSafe);
+  if (typeof value === "object" && value !== null && value.constructor === Object) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonSafe(v)]));
+  }
+  return value;
+}
+
+function where(w: ReadWarning): string {
+  return w.line !== undefined ? `${w.path} line ${w.line}` : `${w.path} row ${w.row}`;
+}

@@ -1,0 +1,28 @@
+/**
+ * Crash-safe file writes: data goes to a temporary file beside the target, is synced, then
+ * renamed over the target, so a reader sees the old file or the whole new one, never a part.
+ */
+
+/** Writes `chunks` (or text) to `path` atomically; the error names the path. */
+export async function writeAtomic(
+  path: string,
+  chunks: readonly Uint8Array[] | string,
+): Promise<void> {
+  const parts = typeof chunks === "string" ? [new TextEncoder().encode(chunks)] : chunks;
+  const temp = `${path}.${crypto.randomUUID()}.tmp`;
+  try {
+    const file = await Deno.open(temp, { write: true, createNew: true });
+    try {
+      for (const chunk of parts) {
+        for (let done = 0; done < chunk.length;) done += await file.write(chunk.subarray(done));
+      }
+      await file.syncData();
+    } finally {
+      file.close();
+    }
+    await Deno.rename(temp, path);
+  } catch (err) {
+    await Deno.remove(temp).catch(() => {});
+    throw new Error(`Cannot write ${path}: ${(err as Error).message}`);
+  }
+}
