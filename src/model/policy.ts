@@ -6,6 +6,7 @@
  */
 
 import { writeAtomic } from "../util/write_atomic.ts";
+import { padBatch } from "./padded_batch.ts";
 import {
   type EngineStats,
   type GeneratedSample,
@@ -118,18 +119,7 @@ export class PolicyModel {
     const longest = Math.max(...sequences.map((s) => s.length));
     const seq = Math.ceil(longest / SEQ_BUCKET) * SEQ_BUCKET;
     const { exe, inputs, out } = await this.#logprobGraph(batch, seq, temperature);
-    const ids = new Int32Array(batch * seq);
-    const positions = new Int32Array(batch * seq);
-    const segments = new Int32Array(batch * seq).fill(-1);
-    const targets = new Int32Array(batch * seq).fill(vocab); // out of range: log-prob 0
-    sequences.forEach((s, b) => {
-      s.forEach((id, t) => {
-        ids[b * seq + t] = id;
-        positions[b * seq + t] = t;
-        segments[b * seq + t] = 0;
-        if (t + 1 < s.length) targets[b * seq + t] = s[t + 1];
-      });
-    });
+    const { ids, positions, segments, targets } = padBatch(sequences, seq, vocab);
     await exe.run(
       new Map([
         [inputs.ids, ids],

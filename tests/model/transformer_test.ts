@@ -8,6 +8,7 @@ import { initParameters } from "../../src/model/init.ts";
 import { parameterSpecs } from "../../src/model/parameters.ts";
 import { createModel, loadModel } from "../../src/model/policy.ts";
 import { buildLogits } from "../../src/model/transformer.ts";
+import { padBatch } from "../../src/model/padded_batch.ts";
 import { referenceLogits, type ReferenceWeights } from "../../src/reference/transformer.ts";
 import { logSoftmaxRef } from "../../src/reference/softmax.ts";
 import { uniformArray } from "../../src/util/random.ts";
@@ -128,16 +129,7 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
     };
     const logits = buildLogits(model.config, model.weights(g), inputs);
     const exe = await compileGraph(model.gpu, [logits]);
-    const ids = new Int32Array(2 * T);
-    const positions = new Int32Array(2 * T);
-    const segments = new Int32Array(2 * T).fill(-1);
-    SEQUENCES.forEach((s, b) =>
-      s.forEach((id, t) => {
-        ids[b * T + t] = id;
-        positions[b * T + t] = t;
-        segments[b * T + t] = 0;
-      })
-    );
+    const { ids, positions, segments } = padBatch(SEQUENCES, T, VOCAB);
     await exe.run(
       new Map([[inputs.ids, ids], [inputs.positions, positions], [inputs.segments, segments]]),
     );
@@ -198,18 +190,7 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
     const wrt = specs.map((s) => g.variable(model.params.get(s.name)!));
     const grads = grad(lp, wrt, g.constant(projection, [2, T]));
     const exe = await compileGraph(model.gpu, grads);
-    const ids = new Int32Array(2 * T);
-    const positions = new Int32Array(2 * T);
-    const segments = new Int32Array(2 * T).fill(-1);
-    const tgt = new Int32Array(2 * T).fill(VOCAB);
-    SEQUENCES.forEach((s, b) =>
-      s.forEach((id, t) => {
-        ids[b * T + t] = id;
-        positions[b * T + t] = t;
-        segments[b * T + t] = 0;
-        if (t + 1 < s.length) tgt[b * T + t] = s[t + 1];
-      })
-    );
+    const { ids, positions, segments, targets: tgt } = padBatch(SEQUENCES, T, VOCAB);
     await exe.run(
       new Map([
         [inputs.ids, ids],
