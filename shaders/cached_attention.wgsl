@@ -5,41 +5,36 @@
 // parts [S, Tn, H, PARTS, D + 2]. Query (s, t) with p = positions[s, t] >= 0 attends to cache
 // rows 0 ..= min(p, Tmax - 1) of slot s; p < 0 (padding) gives a zero row. Query head h reads
 // kv head h / (H / Hkv) (HF's repeat_kv). score = scale * q.k; q is scaled as it is read.
-// Bindings (both entry points): q, k_cache, v_cache, positions, parts (read), out (write),
+// Bindings (both entry points): q, k_cache, v_cache, positions, parts (read), out (read_write),
 // params. Callers bind q where a binding is unused.
+//
 // attend: grid x = row block * SPLITS + split, y = kv head, z = slot. The home rows of (slot, kv
-//   head) are the Tn * (H / Hkv) pairs (t, query head of the group), so one read of a cached row
-//   serves every query head that shares it. Invocation lid = row lane + ROW_LANES * key lane
-//   owns ROWS home rows (block * ROW_LANES * ROWS + r * ROW_LANES + row lane) in private
-//   registers and walks the keys of its part c = split * KEY_LANES + key lane, [c * chunk,
-//   (c + 1) * chunk), reading them straight from storage, each read feeding ROWS rows. With
-//   PARTS = 1 it writes out = softmax(scores) v; else, for each row that reaches the part,
-//   parts = (max m, sum l of exp(score - m), sum of exp(score - m) v).
+// head) are its Tn * (H / Hkv) pairs (t, query head of the group), so every read of a cached row
+// serves all the query heads that share it. Invocation lid = row lane + ROW_LANES * key lane
+// owns the 4 * ROW_GROUPS home rows from (block * ROW_LANES + row lane) * 4 * ROW_GROUPS and
+// walks the keys of its part c = split * KEY_LANES + key lane, [c * chunk, (c + 1) * chunk),
+// 4 * COL_GROUPS at a time (a tile), keeping the tile's scores in registers as 4x4 matrices built
+// from outer products, one head-dim element at a time. Its accumulators live in storage, updated
+// once per tile: with PARTS = 1 the out rows (finally scaled to softmax(scores) v); else its
+// part's record of each home row in parts (bound as out): (max m, sum l of exp(score - m), sum
+// of exp(score - m) v). A record whose row does not reach the part is written but never read.
 // combine (PARTS > 1): one invocation per element of out, index = (wid.x + wid.y * nwg.x) * WG +
-//   lid: merges the parts a row reaches (0 ..= min(p, Tmax - 1) / chunk).
-// Overrides: HEAD_DIM (D), ROW_LANES, KEY_LANES, ROWS (ROWS * VEC <= BLOCK_CAP, ROWS <= MAX_ROWS),
-// SPLITS.
+// lid: merges the parts its row reaches (0 ..= min(p, Tmax - 1) / chunk).
+//
+// As in attention.wgsl (CPU adapters, where every memory read costs one load per SIMD lane): the
+// head dim is a runtime loop, so one pipeline serves every head dim; no workgroup memory; the
+// register blocks are indexed by literals only (`each_block`), as a loop index would put them in
+// memory on llvmpipe.
+// Overrides: ROW_LANES, KEY_LANES, SPLITS, ROW_GROUPS (1 or 2), COL_GROUPS (1 to 4).
 
-override HEAD_DIM: u32 = 64u;
-override ROW_LANES: u32 = 64u;
-override KEY_LANES: u32 = 1u;
-override ROWS: u32 = 1u;
+override ROW_LANES: u32 = 1u;
+override KEY_LANES: u32 = 8u;
 override SPLITS: u32 = 1u;
-// Derived (never set by the host): invocations, parts per row, vec4s per row (the last
-// zero-padded), floats per part record.
+override ROW_GROUPS: u32 = 2u;
+override COL_GROUPS: u32 = 4u;
+// Derived (never set by the host): invocations and parts per row.
 override WG: u32 = ROW_LANES * KEY_LANES;
 override PARTS: u32 = SPLITS * KEY_LANES;
-override VEC: u32 = (HEAD_DIM + 3u) / 4u;
-override RECORD: u32 = HEAD_DIM + 2u;
-
-// Capacities of private arrays: an invocation's ROWS rows of VEC vec4s (row r at r * VEC), and
-// per-row values.
-const BLOCK_CAP = 128u;
-const MAX_ROWS = 8u;
-alias Block = array<vec4f, BLOCK_CAP>;
-alias PerRow = array<f32, MAX_ROWS>;
-// Running max before any key: finite, so exp(max - score) is 0 at the first attended key.
-const NEG_BIG = -3.0e38;
 
 struct Params {
   slots: u32,
@@ -47,6 +42,7 @@ struct Params {
   tmax: u32,     // cache length
   heads: u32,
   kv_heads: u32,
+  head_dim: u32,
   chunk: u32,    // keys per part
   scale: f32,
 }
@@ -59,118 +55,222 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 @group(0) @binding(6) var<uniform> p: Params;
 
+// Running max before any key: finite, so exp(max - score) is 0 at the first attended key.
+const NEG_BIG = -3.0e38;
+
+// This invocation's slot, kv head and the end of its part's keys.
+var<private> slot: u32;
+var<private> kv_head: u32;
+var<private> part_end: u32;
+// Per home row group g (rows 4g .. 4g+3): float offsets of the rows' queries and accumulators,
+// whether each row exists, the last key each attends to (-1: none), and the online softmax's
+// running max and sum and the factor the last tile rescaled them by.
+var<private> q_at: array<vec4u, 2>;
+var<private> acc_at: array<vec4u, 2>;
+var<private> home_valid: array<vec4<bool>, 2>;
+var<private> home_last: array<vec4i, 2>;
+var<private> run_max: array<vec4f, 2>;
+var<private> run_sum: array<vec4f, 2>;
+var<private> rescale: array<vec4f, 2>;
+// Register blocks: index 4g + h pairs home rows 4g .. 4g+3 with tile keys 4h .. 4h+3; column c
+// holds, for the four home rows, the value with key 4h + c (scores, then P).
+var<private> s: array<mat4x4f, 8>;
+// The current head-dim element of home rows 4g .. 4g+3 (queries), of tile keys 4h .. 4h+3, and
+// of the accumulators of home rows 4g .. 4g+3.
+var<private> home_cols: array<vec4f, 2>;
+var<private> tile_cols: array<vec4f, 4>;
+var<private> acc_cols: array<vec4f, 2>;
+
 // Last cache row the query at row `st` = s * Tn + t attends to; -1 for padding.
 fn last_key(st: u32) -> i32 {
   return min(positions[st], i32(p.tmax) - 1);
 }
 
-// Elements 4c .. 4c + 3 of `src` (k_cache when `values` is false, else v_cache) at float offset
-// `base`; 0 past the head dim.
-fn cache_vec(values: bool, base: u32, c: u32) -> vec4f {
-  var x = vec4f();
-  for (var e = 0u; e < 4u; e++) {
-    let d = 4u * c + e;
-    if (d < HEAD_DIM) {
-      if (values) { x[e] = v_cache[base + d]; } else { x[e] = k_cache[base + d]; }
+// Float offset of element d of cache row `key` (clamped to the cache: keys past it are never
+// used) of this invocation's slot and kv head.
+fn cache_at(key: u32, d: u32) -> u32 {
+  return ((slot * p.tmax + min(key, p.tmax - 1u)) * p.kv_heads + kv_head) * p.head_dim + d;
+}
+
+// Element d of cache rows j .. j+3 of v_cache (k_cache when `values` is false).
+fn cache_column(values: bool, j: u32, d: u32) -> vec4f {
+  let at = vec4u(cache_at(j, d), cache_at(j + 1u, d), cache_at(j + 2u, d), cache_at(j + 3u, d));
+  if (values) { return vec4f(v_cache[at.x], v_cache[at.y], v_cache[at.z], v_cache[at.w]); }
+  return vec4f(k_cache[at.x], k_cache[at.y], k_cache[at.z], k_cache[at.w]);
+}
+
+// Element d of the queries of home row group g, times the scale.
+fn query_column(g: u32, d: u32) -> vec4f {
+  let at = q_at[g] + vec4u(d);
+  return vec4f(q[at.x], q[at.y], q[at.z], q[at.w]) * p.scale;
+}
+
+// Element d of the accumulators of home row group g.
+fn acc_column(g: u32, d: u32) -> vec4f {
+  let at = acc_at[g] + vec4u(d);
+  return vec4f(out[at.x], out[at.y], out[at.z], out[at.w]);
+}
+
+// Stores x as element d of the accumulators of home row group g (of the rows that exist).
+fn store_acc_column(g: u32, d: u32, x: vec4f) {
+  let at = acc_at[g] + vec4u(d);
+  for (var r = 0u; r < 4u; r++) {
+    if (home_valid[g][r]) { out[at[r]] = x[r]; }
+  }
+}
+
+// Whether each home row of group g attends to key j0 + 4h + c of the tile at j0.
+fn pairs(g: u32, h: u32, c: u32, j0: u32) -> vec4<bool> {
+  let key = j0 + 4u * h + c;
+  return (vec4i(i32(key)) <= home_last[g]) & vec4<bool>(key < part_end);
+}
+
+// m with the entries of non-attending pairs of block (g, h) replaced by `fill`.
+fn masked(g: u32, h: u32, j0: u32, m: mat4x4f, fill: vec4f) -> mat4x4f {
+  return mat4x4f(
+    select(fill, m[0], pairs(g, h, 0u, j0)),
+    select(fill, m[1], pairs(g, h, 1u, j0)),
+    select(fill, m[2], pairs(g, h, 2u, j0)),
+    select(fill, m[3], pairs(g, h, 3u, j0)),
+  );
+}
+
+// Steps `each_block` applies to every register block (g, h).
+const OP_ZERO = 0u; // s = 0
+const OP_DOT = 1u; // s += home x tile (the current head-dim element)
+const OP_MAX = 2u; // run_max = max(run_max, attending scores)
+const OP_EXP = 3u; // s = exp(s - run_max) where attending, else 0; run_sum += its columns
+const OP_ACC = 4u; // acc_cols += s . tile (home row r gains sum_j s[r, j] * tile key j)
+
+// Step `op` on register block (g, h) of the tile at j0; g and h are literals at every call.
+fn block_step(op: u32, g: u32, h: u32, j0: u32) {
+  let i = 4u * g + h;
+  switch op {
+    case OP_ZERO: { s[i] = mat4x4f(); }
+    case OP_DOT: {
+      let x = home_cols[g];
+      let y = tile_cols[h];
+      s[i] += mat4x4f(x * y.x, x * y.y, x * y.z, x * y.w);
     }
+    case OP_MAX: {
+      let m = masked(g, h, j0, s[i], run_max[g]);
+      run_max[g] = max(max(run_max[g], max(m[0], m[1])), max(m[2], m[3]));
+    }
+    case OP_EXP: {
+      let x = run_max[g];
+      let e = mat4x4f(exp(s[i][0] - x), exp(s[i][1] - x), exp(s[i][2] - x), exp(s[i][3] - x));
+      let pr = masked(g, h, j0, e, vec4f(0.0));
+      s[i] = pr;
+      run_sum[g] += pr[0] + pr[1] + pr[2] + pr[3];
+    }
+    default: { acc_cols[g] += s[i] * tile_cols[h]; }
   }
-  return x;
 }
 
-// Elements 4c .. 4c + 3 of the query row at float offset `base`, times the scale.
-fn query_vec(base: u32, c: u32) -> vec4f {
-  var x = vec4f();
-  for (var e = 0u; e < 4u; e++) {
-    let d = 4u * c + e;
-    if (d < HEAD_DIM) { x[e] = q[base + d] * p.scale; }
-  }
-  return x;
+// block_step(op, g, h, j0) for every block, with literal g and h.
+fn each_block(op: u32, j0: u32) {
+  each_block_of_row(op, 0u, j0);
+  if (ROW_GROUPS > 1u) { each_block_of_row(op, 1u, j0); }
 }
 
-// Stores element d of the output row at float offset `base` when d is inside the head dim.
-fn store(at: u32, d: u32, x: f32) {
-  if (d < HEAD_DIM) { out[at + d] = x; }
+fn each_block_of_row(op: u32, g: u32, j0: u32) {
+  block_step(op, g, 0u, j0);
+  if (COL_GROUPS > 1u) { block_step(op, g, 1u, j0); }
+  if (COL_GROUPS > 2u) { block_step(op, g, 2u, j0); }
+  if (COL_GROUPS > 3u) { block_step(op, g, 3u, j0); }
+}
+
+// tile_cols[h] = element d of cache rows j0 + 4h .. j0 + 4h + 3, with literal h.
+fn load_tile_cols(values: bool, j0: u32, d: u32) {
+  tile_cols[0] = cache_column(values, j0, d);
+  if (COL_GROUPS > 1u) { tile_cols[1] = cache_column(values, j0 + 4u, d); }
+  if (COL_GROUPS > 2u) { tile_cols[2] = cache_column(values, j0 + 8u, d); }
+  if (COL_GROUPS > 3u) { tile_cols[3] = cache_column(values, j0 + 12u, d); }
+}
+
+// Sets up home row group g, rows first + 4g .. first + 4g + 3, of this invocation's part.
+fn locate_group(g: u32, first: u32, part: u32) {
+  let group = p.heads / p.kv_heads;
+  let home_rows = p.tn * group;
+  for (var r = 0u; r < 4u; r++) {
+    let i = first + 4u * g + r;
+    // Rows past the end read (and never store) the last row.
+    let row = min(i, home_rows - 1u);
+    let st = slot * p.tn + row / group;
+    let out_row = st * p.heads + kv_head * group + row % group;
+    q_at[g][r] = out_row * p.head_dim;
+    let record = (out_row * PARTS + part) * (p.head_dim + 2u) + 2u;
+    acc_at[g][r] = select(out_row * p.head_dim, record, PARTS > 1u);
+    home_valid[g][r] = i < home_rows;
+    home_last[g][r] = select(-1, last_key(st), i < home_rows);
+  }
 }
 
 @compute @workgroup_size(WG)
 fn attend(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
-  let group = p.heads / p.kv_heads;
-  let home_rows = p.tn * group;
-  let lane = lid % ROW_LANES;
+  slot = wid.z;
+  kv_head = wid.y;
   let part = (wid.x % SPLITS) * KEY_LANES + lid / ROW_LANES;
-  let first = (wid.x / SPLITS) * ROW_LANES * ROWS + lane;
-  let kv_head = wid.y;
-  let s = wid.z;
-
-  // Home rows: their output row (in units of D), last key (-1: none) and scaled query.
-  var qv: Block;
-  var acc: Block;
-  var m: PerRow;
-  var l: PerRow;
-  var out_row: array<u32, MAX_ROWS>;
-  var last: array<i32, MAX_ROWS>;
-  var end = 0u;
-  for (var r = 0u; r < ROWS; r++) {
-    let i = first + r * ROW_LANES;
-    m[r] = NEG_BIG;
-    last[r] = -1;
-    if (i < home_rows) {
-      let st = s * p.tn + i / group;
-      out_row[r] = st * p.heads + kv_head * group + i % group;
-      last[r] = last_key(st);
-      end = max(end, u32(last[r] + 1));
-      for (var c = 0u; c < VEC; c++) { qv[r * VEC + c] = query_vec(out_row[r] * HEAD_DIM, c); }
-    }
-  }
-
+  let first = ((wid.x / SPLITS) * ROW_LANES + lid % ROW_LANES) * 4u * ROW_GROUPS;
   let begin = part * p.chunk;
-  let stop = min(begin + p.chunk, end);
-  for (var key = begin; key < stop; key++) {
-    let base = ((s * p.tmax + key) * p.kv_heads + kv_head) * HEAD_DIM;
-    // Explicitly zeroed: naga declares a loop's locals once, at function entry.
-    var sums = array<vec4f, MAX_ROWS>();
-    for (var c = 0u; c < VEC; c++) {
-      let kc = cache_vec(false, base, c);
-      for (var r = 0u; r < ROWS; r++) { sums[r] += qv[r * VEC + c] * kc; }
+  part_end = begin + p.chunk;
+  locate_group(0u, first, part);
+  var last = home_last[0];
+  if (ROW_GROUPS > 1u) {
+    locate_group(1u, first, part);
+    last = max(last, home_last[1]);
+  }
+  let stop = min(part_end, u32(max(max(last.x, last.y), max(last.z, last.w)) + 1));
+  run_max = array<vec4f, 2>(vec4f(NEG_BIG), vec4f(NEG_BIG));
+  run_sum = array<vec4f, 2>(vec4f(0.0), vec4f(0.0));
+  for (var d = 0u; d < p.head_dim; d++) {
+    store_acc_column(0u, d, vec4f(0.0));
+    if (ROW_GROUPS > 1u) { store_acc_column(1u, d, vec4f(0.0)); }
+  }
+
+  for (var j0 = begin; j0 < stop; j0 += 4u * COL_GROUPS) {
+    each_block(OP_ZERO, j0);
+    for (var d = 0u; d < p.head_dim; d++) {
+      home_cols[0] = query_column(0u, d);
+      if (ROW_GROUPS > 1u) { home_cols[1] = query_column(1u, d); }
+      load_tile_cols(false, j0, d);
+      each_block(OP_DOT, j0);
     }
-    var pr: PerRow;
-    for (var r = 0u; r < ROWS; r++) {
-      let score = sums[r].x + sums[r].y + sums[r].z + sums[r].w;
-      let attended = i32(key) <= last[r];
-      if (attended && score > m[r]) {
-        // A new max: rescale what was summed so far (rare after the first keys).
-        let rescale = exp(m[r] - score);
-        l[r] *= rescale;
-        for (var c = 0u; c < VEC; c++) { acc[r * VEC + c] *= rescale; }
-        m[r] = score;
-      }
-      pr[r] = select(0.0, exp(score - m[r]), attended);
-      l[r] += pr[r];
-    }
-    for (var c = 0u; c < VEC; c++) {
-      let vc = cache_vec(true, base, c);
-      for (var r = 0u; r < ROWS; r++) { acc[r * VEC + c] += pr[r] * vc; }
+    let old_max = run_max;
+    each_block(OP_MAX, j0);
+    rescale = array<vec4f, 2>(exp(old_max[0] - run_max[0]), exp(old_max[1] - run_max[1]));
+    run_sum = array<vec4f, 2>(run_sum[0] * rescale[0], run_sum[1] * rescale[1]);
+    each_block(OP_EXP, j0);
+    for (var d = 0u; d < p.head_dim; d++) {
+      load_tile_cols(true, j0, d);
+      acc_cols[0] = acc_column(0u, d) * rescale[0];
+      if (ROW_GROUPS > 1u) { acc_cols[1] = acc_column(1u, d) * rescale[1]; }
+      each_block(OP_ACC, j0);
+      store_acc_column(0u, d, acc_cols[0]);
+      if (ROW_GROUPS > 1u) { store_acc_column(1u, d, acc_cols[1]); }
     }
   }
 
-  for (var r = 0u; r < ROWS; r++) {
-    if (first + r * ROW_LANES >= home_rows) { continue; }
-    var at: u32;
-    var factor = 1.0;
-    if (PARTS == 1u) {
-      at = out_row[r] * HEAD_DIM;
-      factor = select(0.0, 1.0 / l[r], l[r] > 0.0);
-    } else {
-      // A part the row does not reach is neither written nor read by combine.
-      if (i32(begin) > last[r]) { continue; }
-      at = (out_row[r] * PARTS + part) * RECORD;
-      out[at] = m[r];
-      out[at + 1u] = l[r];
-      at += 2u;
+  if (PARTS == 1u) {
+    let l = run_sum;
+    let f0 = select(vec4f(0.0), 1.0 / l[0], l[0] > vec4f(0.0));
+    let f1 = select(vec4f(0.0), 1.0 / l[1], l[1] > vec4f(0.0));
+    for (var d = 0u; d < p.head_dim; d++) {
+      store_acc_column(0u, d, acc_column(0u, d) * f0);
+      if (ROW_GROUPS > 1u) { store_acc_column(1u, d, acc_column(1u, d) * f1); }
     }
-    for (var c = 0u; c < VEC; c++) {
-      let x = acc[r * VEC + c] * factor;
-      for (var e = 0u; e < 4u; e++) { store(at, 4u * c + e, x[e]); }
+  } else {
+    store_record_stats(0u);
+    if (ROW_GROUPS > 1u) { store_record_stats(1u); }
+  }
+}
+
+// The m and l of the part records of home row group g, just before their accumulators.
+fn store_record_stats(g: u32) {
+  for (var r = 0u; r < 4u; r++) {
+    if (home_valid[g][r]) {
+      out[acc_at[g][r] - 2u] = run_max[g][r];
+      out[acc_at[g][r] - 1u] = run_sum[g][r];
     }
   }
 }
@@ -182,22 +282,23 @@ fn combine(
   @builtin(local_invocation_index) lid: u32,
 ) {
   let i = (wid.x + wid.y * nwg.x) * WG + lid;
-  if (i >= p.slots * p.tn * p.heads * HEAD_DIM) { return; }
-  let row = i / HEAD_DIM;
-  let d = i % HEAD_DIM;
+  if (i >= p.slots * p.tn * p.heads * p.head_dim) { return; }
+  let row = i / p.head_dim;
+  let d = i % p.head_dim;
   let last = last_key(row / p.heads);
   if (last < 0) {
     out[i] = 0.0;
     return;
   }
+  let record = p.head_dim + 2u;
   let used = u32(last) / p.chunk + 1u;
-  let base = row * PARTS * RECORD;
+  let base = row * PARTS * record;
   var m = NEG_BIG;
-  for (var c = 0u; c < used; c++) { m = max(m, parts[base + c * RECORD]); }
+  for (var c = 0u; c < used; c++) { m = max(m, parts[base + c * record]); }
   var l = 0.0;
   var x = 0.0;
   for (var c = 0u; c < used; c++) {
-    let at = base + c * RECORD;
+    let at = base + c * record;
     let w = exp(parts[at] - m);
     l += w * parts[at + 1u];
     x += w * parts[at + 2u + d];

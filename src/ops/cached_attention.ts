@@ -17,9 +17,6 @@ interface CachedAttentionAttrs {
   scale: number;
 }
 
-/** Largest head dim: an invocation's private rows hold `BLOCK_CAP` = 128 vec4s. */
-const MAX_HEAD_DIM = 512;
-
 /** Sizes of a cached-attention problem: q [slots, tn, heads, headDim], caches [slots, tmax, kvHeads, headDim]. */
 interface CachedDims {
   slots: number;
@@ -41,7 +38,6 @@ function cachedDims(q: Tensor, kCache: Tensor, vCache: Tensor, positions: Tensor
     fail("f32 queries of shape [slots, tokens, heads, head_dim]", q);
   }
   const [slots, tn, heads, headDim] = q.shape;
-  if (headDim > MAX_HEAD_DIM) fail(`a head_dim of at most ${MAX_HEAD_DIM}`, q);
   const [, tmax, kvHeads] = kCache.shape;
   if (
     kCache.dtype !== "f32" || kCache.rank !== 4 || kCache.shape[0] !== slots ||
@@ -62,11 +58,17 @@ function cachedDims(q: Tensor, kCache: Tensor, vCache: Tensor, positions: Tensor
 /** Fewest keys per part when the key range is split over workgroups. */
 const MIN_CHUNK = 32;
 
+/** Most bytes of part records that splitting the key range over workgroups may add up to. */
+const SPLIT_SCRATCH_BYTES = 64 * 2 ** 20;
+
 /** How the attend kernel spreads a problem over workgroups and invocations. */
 interface Layout {
   rowLanes: number;
   keyLanes: number;
-  rows: number;
+  /** Home rows per invocation: 4 * rowGroups. */
+  rowGroups: number;
+  /** Keys per tile: 4 * colGroups. */
+  colGroups: number;
   splits: number;
   /** Keys per part: ceil(tmax / (splits * keyLanes)). */
   chunk: number;
@@ -75,27 +77,36 @@ interface Layout {
 }
 
 /**
- * GPUs: 64 invocations of one home row each; CPU adapters (every memory read costs one load per
- * SIMD lane): one SIMD group of 8 invocations with up to 8 rows each, as many as the shader's 128
- * vec4s of private rows allow. When a (slot, kv head) has fewer home rows than invocations
- * (decode), the spare invocations become key lanes, each walking its own chunk of the keys. Then
- * the key range is split over workgroups until there are about `target` of them (1024 on GPUs,
- * 16 on CPU adapters), keeping at least {@link MIN_CHUNK} keys per part.
+ * Invocations: 64 on GPUs, one SIMD group of 8 on CPU adapters. Each holds up to 8 home rows of
+ * a (slot, kv head), of which there are tn * heads / kvHeads; as few invocations as hold them
+ * (a power of two) are row lanes, the others key lanes, each walking its own chunk of the keys
+ * (decode has few home rows). Then the key range is split over workgroups until there are about
+ * `target` of them (1024 on GPUs, 16 on CPU adapters), keeping at least {@link MIN_CHUNK} keys
+ * per part and the part records within {@link SPLIT_SCRATCH_BYTES}. Tiles have up to 16 keys,
+ * fewer when the parts are shorter.
  */
 function layout(ctx: LaunchContext, dims: CachedDims): Layout {
   const fallback = ctx.gpu.summary.isFallback;
   const wg = fallback ? 8 : 64;
-  const maxRows = fallback ? Math.min(8, Math.floor(128 / Math.ceil(dims.headDim / 4))) : 1;
   const homeRows = dims.tn * (dims.heads / dims.kvHeads);
-  const rowLanes = Math.min(wg, 2 ** Math.ceil(Math.log2(homeRows)));
+  const rowGroups = homeRows > 4 ? 2 : 1;
+  const rowLanes = Math.min(wg, 2 ** Math.ceil(Math.log2(Math.ceil(homeRows / (4 * rowGroups)))));
   const keyLanes = wg / rowLanes;
-  const rows = Math.min(maxRows, Math.ceil(homeRows / rowLanes));
-  const blocks = Math.ceil(homeRows / (rowLanes * rows));
+  const blocks = Math.ceil(homeRows / (rowLanes * 4 * rowGroups));
   const target = fallback ? 16 : 1024;
   const wanted = Math.ceil(target / (blocks * dims.kvHeads * dims.slots));
-  const splits = Math.max(1, Math.min(wanted, Math.floor(dims.tmax / (keyLanes * MIN_CHUNK))));
+  const recordBytes = dims.slots * dims.tn * dims.heads * (dims.headDim + 2) * 4 * keyLanes;
+  const splits = Math.max(
+    1,
+    Math.min(
+      wanted,
+      Math.floor(dims.tmax / (keyLanes * MIN_CHUNK)),
+      Math.floor(SPLIT_SCRATCH_BYTES / recordBytes),
+    ),
+  );
   const chunk = Math.ceil(dims.tmax / (splits * keyLanes));
-  return { rowLanes, keyLanes, rows, splits, chunk, blocks };
+  const colGroups = Math.min(4, Math.ceil(chunk / 4));
+  return { rowLanes, keyLanes, rowGroups, colGroups, splits, chunk, blocks };
 }
 
 const CACHED_ATTENTION: OpDef<CachedAttentionAttrs> = {
@@ -106,7 +117,7 @@ const CACHED_ATTENTION: OpDef<CachedAttentionAttrs> = {
   },
   launch(ctx, [q, kCache, vCache, positions], out, { scale }) {
     const dims = cachedDims(q.tensor, kCache.tensor, vCache.tensor, positions.tensor);
-    const { rowLanes, keyLanes, rows, splits, chunk, blocks } = layout(ctx, dims);
+    const { rowLanes, keyLanes, rowGroups, colGroups, splits, chunk, blocks } = layout(ctx, dims);
     const grid = [blocks * splits, dims.kvHeads, dims.slots] as const;
     if (grid.some((n) => n > MAX_WORKGROUPS_PER_DIM)) {
       throw new Error(
@@ -117,11 +128,11 @@ const CACHED_ATTENTION: OpDef<CachedAttentionAttrs> = {
       shader: "cached_attention",
       entryPoint,
       constants: {
-        HEAD_DIM: dims.headDim,
         ROW_LANES: rowLanes,
         KEY_LANES: keyLanes,
-        ROWS: rows,
         SPLITS: splits,
+        ROW_GROUPS: rowGroups,
+        COL_GROUPS: colGroups,
       },
       bindings: ["read", "read", "read", "read", "read", "read_write"],
       params: true,
@@ -132,6 +143,7 @@ const CACHED_ATTENTION: OpDef<CachedAttentionAttrs> = {
       dims.tmax,
       dims.heads,
       dims.kvHeads,
+      dims.headDim,
       chunk,
       { f32: scale },
     ]);

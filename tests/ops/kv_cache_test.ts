@@ -78,11 +78,11 @@ async function runStep(step: Step, feeds: Record<string, HostData>): Promise<Hos
 }
 
 Deno.test("writeKvCache: writes a variable's rows where the positions say, and appends", async () => {
-  const gpu = await getGpu();
   const cacheShape = [3, 9, 2, 5];
   const initial = uniformArray(shapeSize(cacheShape), 900);
   const variable = await makeVariable("k_cache", cacheShape, initial);
   let expected = Float32Array.from(initial);
+  const steps = new Map<number, Step>();
   try {
     // Slot 0 fills 0..3, slot 1 two tokens then padding, slot 2 positions past the cache.
     const appends: number[][][] = [
@@ -90,7 +90,6 @@ Deno.test("writeKvCache: writes a variable's rows where the positions say, and a
       [[4, 5], [2, -1], [1, 2]],
       [[6, 7], [3, 4], [-5, 8]],
     ];
-    const steps = new Map<number, Step>();
     for (const [i, rows] of appends.entries()) {
       const tokens = rows[0].length;
       const shape = { slots: 3, tokens, maxLen: 9, heads: 2, kvHeads: 2, headDim: 5 };
@@ -109,11 +108,11 @@ Deno.test("writeKvCache: writes a variable's rows where the positions say, and a
       expected = writeKvCacheRef(expected, x.data, positions.data, shape);
       assertEquals([...cache], [...expected], `cache after append ${i}`);
     }
-    for (const step of steps.values()) step.exe.destroy();
     // Untouched rows keep their values: slot 2 row 3 was never written.
     const row = (2 * 9 + 3) * 10;
     assertEquals([...expected.subarray(row, row + 10)], [...initial.subarray(row, row + 10)]);
   } finally {
+    for (const step of steps.values()) step.exe.destroy();
     variable.buffer.destroy();
   }
 });
@@ -127,30 +126,31 @@ interface Case {
   scale?: number;
 }
 
-// Paths on the CPU adapter (8 invocations): home rows = tokens * heads / kvHeads.
+// Layouts on the CPU adapter (8 invocations of up to 8 home rows; home rows = tokens * heads /
+// kvHeads): see `layout` in src/ops/cached_attention.ts.
 const CASES: Case[] = [
   {
-    label: "decode, H=4 Hkv=1 D=6 Tmax=37: 4 row lanes x 2 key lanes",
+    label: "decode, H=4 Hkv=1 D=6 Tmax=37: 8 key lanes, tiles of 8 keys",
     shape: { slots: 3, tokens: 1, maxLen: 37, heads: 4, kvHeads: 1, headDim: 6 },
     positions: [[36], [0], [-1]],
   },
   {
-    label: "decode, H=4 Hkv=4 D=10 Tmax=70: 8 key lanes",
+    label: "decode, H=4 Hkv=4 D=10 Tmax=70: one home row, 8 key lanes",
     shape: { slots: 3, tokens: 1, maxLen: 70, heads: 4, kvHeads: 4, headDim: 10 },
     positions: [[69], [33], [4]],
   },
   {
-    label: "two tokens, H=4 Hkv=1 D=10 Tmax=70: 2 key splits, a position past the cache",
+    label: "two tokens, H=4 Hkv=1 D=10 Tmax=70: 8 home rows, a position past the cache",
     shape: { slots: 3, tokens: 2, maxLen: 70, heads: 4, kvHeads: 1, headDim: 10 },
     positions: [[10, 11], [68, 69], [-1, 100]],
   },
   {
-    label: "prefill, H=4 Hkv=2 D=6 Tmax=37: one pass, 2 rows per invocation",
+    label: "prefill, H=4 Hkv=2 D=6 Tmax=37: 2 row lanes x 4 key lanes",
     shape: { slots: 3, tokens: 5, maxLen: 37, heads: 4, kvHeads: 2, headDim: 6 },
     positions: [[0, 1, 2, 3, 4], [20, 21, 22, -1, -1], [-1, -1, 30, 31, 36]],
   },
   {
-    label: "prefill, H=4 Hkv=1 D=6 Tmax=37: one pass, 2 blocks of 8 x 8 rows",
+    label: "prefill, H=4 Hkv=1 D=6 Tmax=37: one pass, 2 blocks of 8 row lanes",
     shape: { slots: 2, tokens: 20, maxLen: 37, heads: 4, kvHeads: 1, headDim: 6 },
     positions: [
       Array.from({ length: 20 }, (_, t) => t),
@@ -163,7 +163,7 @@ const CASES: Case[] = [
     positions: [[599], [300]],
   },
   {
-    label: "head_dim 130, H=2 Hkv=1 Tmax=20",
+    label: "head_dim 130, H=2 Hkv=1 Tmax=20: tiles of 4 keys",
     shape: { slots: 1, tokens: 3, maxLen: 20, heads: 2, kvHeads: 1, headDim: 130 },
     positions: [[17, 18, 19]],
   },
@@ -220,7 +220,6 @@ function timeSlice(
 }
 
 Deno.test("cachedAttention: prefill, token-by-token decode and both mixed equal causalAttention", async () => {
-  const gpu = await getGpu();
   const [slots, seq, heads, kvHeads, headDim, maxLen] = [2, 11, 4, 2, 6, 13];
   const lengths = [11, 7]; // slot 1 is padded after 7 tokens
   const q = randomInput([slots, seq, heads, headDim], 1100);
@@ -303,7 +302,6 @@ Deno.test("cachedAttention: prefill, token-by-token decode and both mixed equal 
 });
 
 Deno.test("cachedAttention reads the cache that writeKvCache updated in the same graph", async () => {
-  const gpu = await getGpu();
   const shape = { slots: 3, tokens: 2, maxLen: 10, heads: 4, kvHeads: 2, headDim: 6 };
   const cacheShape = [3, 10, 2, 6];
   const k0 = uniformArray(shapeSize(cacheShape), 1200);
@@ -315,20 +313,32 @@ Deno.test("cachedAttention reads the cache that writeKvCache updated in the same
   const v = randomInput([3, 2, 2, 6], 1204);
   // History of 4, 0 and 8 tokens; slot 2's second token is padding.
   const positions = Int32Array.from([4, 5, 0, 1, 8, -1]);
-  const g = new Graph();
-  const qIn = g.input(q.shape, "f32", "q");
-  const kIn = g.input(k.shape, "f32", "k");
-  const vIn = g.input(v.shape, "f32", "v");
-  const pos = g.input([3, 2], "i32", "positions");
-  const kCache = writeKvCache(g.variable(kVar), kIn, pos);
-  const vCache = writeKvCache(g.variable(vVar), vIn, pos);
-  const out = cachedAttention(qIn, kCache, vCache, pos);
-  const exe = await compileGraph(gpu, [out], "chain");
+  const step = await compileStep(
+    "chain",
+    {
+      q: { shape: q.shape, dtype: "f32" },
+      k: { shape: k.shape, dtype: "f32" },
+      v: { shape: v.shape, dtype: "f32" },
+      positions: { shape: [3, 2], dtype: "i32" },
+    },
+    (g, { q, k, v, positions }) => {
+      const kCache = writeKvCache(g.variable(kVar), k, positions);
+      const vCache = writeKvCache(g.variable(vVar), v, positions);
+      return [cachedAttention(q, kCache, vCache, positions), kCache, vCache];
+    },
+  );
   try {
-    await exe.run(new Map([[qIn, q.data], [kIn, k.data], [vIn, v.data], [pos, positions]]));
-    const [y, kAfter, vAfter] = await exe.read([out, g.variable(kVar), g.variable(vVar)]);
+    const [y, kAfter, vAfter] = await runStep(step, {
+      q: q.data,
+      k: k.data,
+      v: v.data,
+      positions,
+    });
     const kRef = writeKvCacheRef(k0, k.data, positions, shape);
     const vRef = writeKvCacheRef(v0, v.data, positions, shape);
+    // In place: the updated caches are the variables' own buffers.
+    assertEquals(step.exe.buffer(step.outputs[1]) === kVar.buffer, true, "key cache storage");
+    assertEquals(step.exe.buffer(step.outputs[2]) === vVar.buffer, true, "value cache storage");
     assertEquals([...kAfter], [...kRef], "key cache");
     assertEquals([...vAfter], [...vRef], "value cache");
     assertClose(y, cachedAttentionRef(q.data, kRef, vRef, positions, shape), {
@@ -337,7 +347,7 @@ Deno.test("cachedAttention reads the cache that writeKvCache updated in the same
       rtol: 1e-4,
     });
   } finally {
-    exe.destroy();
+    step.exe.destroy();
     kVar.buffer.destroy();
     vVar.buffer.destroy();
   }
