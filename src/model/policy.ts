@@ -5,6 +5,7 @@
  * `src/engine/`; training graphs are built by the trainer from `buildLogits`.
  */
 
+import { Mutex } from "../util/mutex.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import { padBatch } from "./padded_batch.ts";
 import {
@@ -60,6 +61,8 @@ export interface GenerationResult extends GeneratedSample {
 /** A language model whose parameters live on the GPU. */
 export class PolicyModel {
   #engine?: GenerationEngine;
+  /** Serializes GPU work on this model: compiled graphs share their input/output buffers. */
+  readonly gpuLock: Mutex = new Mutex();
   readonly #graphs = new Map<
     string,
     { exe: Executable; inputs: TokenInputs & { targets: Tensor }; out: Tensor }
@@ -96,6 +99,13 @@ export class PolicyModel {
   async logprobs(
     sequences: readonly (readonly number[])[],
     options: LogprobOptions = {},
+  ): Promise<number[][]> {
+    return this.gpuLock.run(() => this.#logprobs(sequences, options));
+  }
+
+  async #logprobs(
+    sequences: readonly (readonly number[])[],
+    options: LogprobOptions,
   ): Promise<number[][]> {
     const temperature = options.temperature ?? 1;
     if (!(temperature > 0)) {
@@ -170,8 +180,8 @@ export class PolicyModel {
       }
       return this.tokenizer.encode(p);
     });
-    this.#engine ??= new GenerationEngine(this);
-    const samples = await this.#engine.generate(ids, options);
+    const engine = this.#engine ??= new GenerationEngine(this);
+    const samples = await this.gpuLock.run(() => engine.generate(ids, options));
     return samples.map((s) => ({
       ...s,
       text: this.tokenizer

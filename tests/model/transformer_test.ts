@@ -272,3 +272,13 @@ Deno.test("loading names the missing tensor and a wrong shape", async () => {
   model.destroy();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("concurrent logprobs calls on one model do not mix their results", async () => {
+  const raw = CONFIGS["qwen2 (q/k/v bias, tied)"];
+  const model = await createModel(raw, parameters(raw, 6));
+  const one = await Promise.all(SEQUENCES.map((s) => model.logprobs([s])));
+  const serial = [];
+  for (const s of SEQUENCES) serial.push(await model.logprobs([s]));
+  assertEquals(one, serial);
+  model.destroy();
+});

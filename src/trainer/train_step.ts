@@ -1,0 +1,188 @@
+/**
+ * One optimizer step of the policy on a batch of experiences, as one compiled graph per batch
+ * shape: teacher-forced log-probs of every sequence, the configured policy loss (and KL loss),
+ * autodiff gradients, global-norm clipping and the AdamW update, all in one submit with one
+ * readback of the metrics. Experiences are laid out as a padded [B, T] batch (T bucketed).
+ * Not here yet: micro-batching under a token budget with gradient accumulation, PPO epochs and
+ * mini-batches, the reference model and the critic.
+ */
+
+import type { Executable } from "../graph/executable.ts";
+import { compileGraph } from "../graph/executable.ts";
+import { Graph } from "../graph/graph.ts";
+import type { Tensor } from "../graph/tensor.ts";
+import { grad } from "../graph/autodiff.ts";
+import { tokenLogprobs } from "../ops/token_logprobs.ts";
+import { scale } from "../ops/unary.ts";
+import { configure } from "../algorithm/registry.ts";
+import { POLICY_LOSS_FN, type PolicyLossInputName } from "../algorithm/policy_loss/mod.ts";
+import type { Experience } from "../buffer/experience.ts";
+import { padBatch } from "../model/padded_batch.ts";
+import { parameterSpecs } from "../model/parameters.ts";
+import type { PolicyModel } from "../model/policy.ts";
+import { buildLogits } from "../model/transformer.ts";
+import { AdamW, type AdamWOptions } from "./adamw.ts";
+import { clipGradNorm, NORM_INDEX } from "./grad_clip.ts";
+import { learningRate, type LrScheduleConfig } from "./lr_schedule.ts";
+
+/** What a training step optimizes and how. */
+export interface TrainStepConfig {
+  /** Registered policy loss fn name (`POLICY_LOSS_FN`), e.g. "ppo", "sft". */
+  policyLossFn: string;
+  /** Its `policy_loss_fn_args`. */
+  policyLossArgs?: Readonly<Record<string, unknown>>;
+  /** AdamW hyper-parameters; `lr` is the schedule's peak. */
+  optimizer: Omit<AdamWOptions, "noDecay"> & Omit<LrScheduleConfig, "lr">;
+  /** Clip the global gradient norm to this (none when absent). */
+  gradClip?: number;
+  /** Logits are divided by this before the log-softmax: the rollout temperature. Default 1. */
+  temperature?: number;
+}
+
+/** Sequence lengths are padded up to a multiple of this, so compiled graphs get reused. */
+const SEQ_BUCKET = 16;
+
+/** Per-token f32 inputs the losses may read, aligned to next-token positions. */
+const TOKEN_INPUTS = ["mask", "oldLogp", "advantages", "refLogp"] as const;
+type TokenInput = typeof TOKEN_INPUTS[number];
+
+interface StepGraph {
+  exe: Executable;
+  ints: { ids: Tensor; positions: Tensor; segments: Tensor; targets: Tensor };
+  floats: Partial<Record<TokenInput, Tensor>>;
+  metrics: [string, Tensor][];
+}
+
+/** Trains a policy model in place, one batch of experiences per `step`. */
+export class TrainStep {
+  readonly optimizer: AdamW;
+  readonly #graphs = new Map<string, StepGraph>();
+  readonly #loss;
+  readonly #needs: readonly PolicyLossInputName[];
+
+  constructor(readonly model: PolicyModel, readonly config: TrainStepConfig) {
+    this.#loss = configure(POLICY_LOSS_FN, config.policyLossFn, config.policyLossArgs);
+    this.#needs = this.#loss.entry.needs;
+    const unsupported = this.#needs.filter((n) => !(TOKEN_INPUTS as readonly string[]).includes(n));
+    if (unsupported.length) {
+      throw new Error(
+        `Cannot train with policy loss fn "${config.policyLossFn}": input ${
+          unsupported.join(", ")
+        } is not supported by the trainer yet`,
+      );
+    }
+    const params = parameterSpecs(model.config).map((s) => model.params.get(s.name)!);
+    this.optimizer = new AdamW(model.gpu, params, {
+      ...config.optimizer,
+      noDecay: (name) => name.endsWith(".bias") || /norm|ln_/.test(name),
+    });
+  }
+
+  /**
+   * One optimizer step on `experiences`; returns the metrics (loss, the loss fn's metrics,
+   * grad_norm, lr), read back once.
+   */
+  step(experiences: readonly Experience[]): Promise<Record<string, number>> {
+    return this.model.gpuLock.run(() => this.#step(experiences));
+  }
+
+  async #step(experiences: readonly Experience[]): Promise<Record<string, number>> {
+    if (experiences.length === 0) throw new Error("Cannot train on an empty batch");
+    const longest = Math.max(...experiences.map((e) => e.tokens.length));
+    const seq = Math.ceil(longest / SEQ_BUCKET) * SEQ_BUCKET;
+    const graph = await this.#graph(experiences.length, seq);
+    const batch = padBatch(experiences.map((e) => e.tokens), seq, this.model.config.vocabSize);
+    const feeds = new Map<Tensor, Int32Array<ArrayBuffer> | Float32Array<ArrayBuffer>>([
+      [graph.ints.ids, batch.ids],
+      [graph.ints.positions, batch.positions],
+      [graph.ints.segments, batch.segments],
+      [graph.ints.targets, batch.targets],
+    ]);
+    for (const name of TOKEN_INPUTS) {
+      const tensor = graph.floats[name];
+      if (tensor) feeds.set(tensor, nextTokenValues(experiences, seq, name));
+    }
+    const lr = learningRate(this.config.optimizer, this.optimizer.stepCount);
+    this.optimizer.beginStep(lr);
+    await graph.exe.run(feeds);
+    const values = await graph.exe.read(graph.metrics.map(([, t]) => t));
+    const metrics: Record<string, number> = { lr };
+    graph.metrics.forEach(([name], i) => {
+      metrics[name] = name === "grad_norm" ? values[i][NORM_INDEX] : values[i][0];
+    });
+    return metrics;
+  }
+
+  async #graph(batch: number, seq: number): Promise<StepGraph> {
+    const key = `${batch}x${seq}`;
+    const cached = this.#graphs.get(key);
+    if (cached) return cached;
+    const g = new Graph();
+    const int = (name: string) => g.input([batch, seq], "i32", name);
+    const ints = {
+      ids: int("ids"),
+      positions: int("positions"),
+      segments: int("segments"),
+      targets: int("targets"),
+    };
+    const floats: Partial<Record<TokenInput, Tensor>> = {};
+    for (const name of ["mask", ...this.#needs] as TokenInput[]) {
+      floats[name] = g.input([batch, seq], "f32", name);
+    }
+    let logits = buildLogits(this.model.config, this.model.weights(g), ints);
+    const temperature = this.config.temperature ?? 1;
+    if (temperature !== 1) logits = scale(logits, 1 / temperature);
+    const logp = tokenLogprobs(logits, ints.targets);
+    const term = this.#loss.entry.build({ logp, mask: floats.mask!, ...floats }, this.#loss.args);
+    const params = this.optimizer.params.map((p) => g.variable(p));
+    const grads = grad(term.loss, params);
+    const norm = clipGradNorm(grads, this.config.gradClip);
+    const updates = this.optimizer.update(grads, norm);
+    const metrics: [string, Tensor][] = [
+      ["loss", term.loss],
+      ...Object.entries(term.metrics),
+      ["grad_norm", norm],
+    ];
+    // Metrics first: they read parameters that the updates overwrite.
+    const exe = await compileGraph(
+      this.model.gpu,
+      [...metrics.map(([, t]) => t), ...updates],
+      `train:${key}`,
+    );
+    const entry = { exe, ints, floats, metrics };
+    this.#graphs.set(key, entry);
+    return entry;
+  }
+
+  /** Frees the compiled graphs and the optimizer state. */
+  destroy(): void {
+    for (const { exe } of this.#graphs.values()) exe.destroy();
+    this.optimizer.destroy();
+  }
+}
+
+/**
+ * A per-token field of each experience moved to next-token positions: entry t of a row belongs
+ * to token t + 1 (the token whose log-prob position t computes); 0 past the sequence.
+ */
+function nextTokenValues(
+  experiences: readonly Experience[],
+  seq: number,
+  name: TokenInput,
+): Float32Array<ArrayBuffer> {
+  const out = new Float32Array(experiences.length * seq);
+  experiences.forEach((e, b) => {
+    const source = name === "mask"
+      ? e.actionMask
+      : name === "oldLogp"
+      ? e.logprobs
+      : name === "advantages"
+      ? e.advantages
+      : e.referenceLogprobs;
+    if (!source) {
+      throw new Error(`Cannot train on experience "${e.info.eid}": it has no ${name} per token`);
+    }
+    for (let t = 0; t + 1 < e.tokens.length; t++) out[b * seq + t] = source[t + 1];
+  });
+  return out;
+}
