@@ -96,7 +96,7 @@ export class PolicyModel {
    * result[i][t] = log p(seq[t + 1] | seq[0..t]), so each list is one shorter than its sequence.
    * All sequences run as one padded batch; one readback.
    */
-  async logprobs(
+  logprobs(
     sequences: readonly (readonly number[])[],
     options: LogprobOptions = {},
   ): Promise<number[][]> {
