@@ -106,3 +106,33 @@ Deno.test("SFT loss falls on a tiny dataset", async () => {
   trainer.destroy();
   model.destroy();
 });
+
+Deno.test("DPO increases the chosen-minus-rejected margin over the reference", async () => {
+  const model = await tinyModel();
+  const pairs = [[[4, 5, 6], [7, 8, 9]], [[4, 5, 9], [10, 11, 12]]];
+  const exps: Experience[] = [];
+  for (const [i, [chosen, rejected]] of pairs.entries()) {
+    for (const [k, response] of [chosen, rejected].entries()) {
+      const e = await experience(model, response, k === 0 ? 1 : 0, 2 * i + k);
+      e.referenceLogprobs = [...e.logprobs]; // the reference is the starting policy
+      exps.push(e);
+    }
+  }
+  const margin = async () => {
+    let total = 0;
+    for (const [i, [chosen, rejected]] of pairs.entries()) {
+      const ref = (e: Experience) => e.referenceLogprobs!.reduce((a, b) => a + b, 0);
+      total += (await responseLogprob(model, chosen)) - ref(exps[2 * i]) -
+        ((await responseLogprob(model, rejected)) - ref(exps[2 * i + 1]));
+    }
+    return total / pairs.length;
+  };
+  const before = await margin();
+  const trainer = new TrainStep(model, { policyLossFn: "dpo", optimizer: { lr: 0.01 } });
+  for (let i = 0; i < 5; i++) await trainer.step(exps);
+  const after = await margin();
+  assertEquals(Math.abs(before) < 1e-4, true, `initial margin ${before}`);
+  assertEquals(after > 1, true, `margin ${before} -> ${after}`);
+  trainer.destroy();
+  model.destroy();
+});
