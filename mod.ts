@@ -45,3 +45,15 @@ export { type ModelConfig, parseHfConfig, readHfConfig } from "./src/model/hf_co
 export { loadTokenizer, type Tokenizer } from "./src/model/tokenizer.ts";
 export { CharTokenizer } from "./src/model/char_tokenizer.ts";
 export { type ChatMessage } from "./src/model/chat_template.ts";
+export { type Experience, type ExperienceInfo, newEid } from "./src/buffer/experience.ts";
+export { type Task } from "./src/buffer/task.ts";
+export { Taskset, type TasksetConfig } from "./src/buffer/taskset.ts";
+export { ExperienceBuffer, type ExperienceBufferOptions } from "./src/buffer/experience_buffer.ts";
+export { EXPERIENCE_OPERATORS, runOperators } from "./src/buffer/operators/mod.ts";
+export { Registry } from "./src/algorithm/registry.ts";
+export { ADVANTAGE_FN } from "./src/algorithm/advantage/mod.ts";
+export { POLICY_LOSS_FN } from "./src/algorithm/policy_loss/mod.ts";
+export { KL_FN } from "./src/algorithm/kl.ts";
+export { ENTROPY_LOSS_FN } from "./src/algorithm/entropy.ts";
+export { ALGORITHM_TYPE } from "./src/algorithm/algorithm_type.ts";
+export { TrainStep, type TrainStepConfig } from "./src/trainer/train_step.ts";
