@@ -35,7 +35,7 @@ import {
   type WeightLookup,
 } from "./transformer.ts";
 
-/** Files copied along when a model is saved (tokenizer and generation settings). */
+/** Files kept from a loaded directory and written by `save` (tokenizer, generation settings). */
 const SIDE_FILES = [
   ...Object.values(HF_TOKENIZER_FILES),
   CHAR_TOKENIZER_FILE,
@@ -76,8 +76,11 @@ export class PolicyModel {
     /** Parameters by HF name. */
     readonly params: ReadonlyMap<string, Variable>,
     readonly tokenizer?: Tokenizer,
-    /** The directory the model was loaded from, if any (side files are copied from it). */
-    readonly sourceDir?: string,
+    /**
+     * Tokenizer and generation files of the directory the model was loaded from, by file name,
+     * kept in memory so `save` writes them even after that directory is gone.
+     */
+    readonly sideFiles: ReadonlyMap<string, Uint8Array<ArrayBuffer>> = new Map(),
   ) {
     checkArchitecture(config);
   }
@@ -219,17 +222,9 @@ export class PolicyModel {
     }));
     await writeCheckpoint(dir, tensors, { maxShardBytes: 2 ** 31 });
     await writeAtomic(`${dir}/config.json`, JSON.stringify(this.rawConfig, null, 2) + "\n");
-    if (!this.sourceDir && this.tokenizer instanceof CharTokenizer) {
+    for (const [file, bytes] of this.sideFiles) await writeAtomic(`${dir}/${file}`, [bytes]);
+    if (!this.sideFiles.has(CHAR_TOKENIZER_FILE) && this.tokenizer instanceof CharTokenizer) {
       await this.tokenizer.save(`${dir}/${CHAR_TOKENIZER_FILE}`);
-    }
-    if (this.sourceDir && this.sourceDir !== dir) {
-      for (const file of SIDE_FILES) {
-        try {
-          await Deno.copyFile(`${this.sourceDir}/${file}`, `${dir}/${file}`);
-        } catch (err) {
-          if (!(err instanceof Deno.errors.NotFound)) throw err;
-        }
-      }
     }
   }
 
@@ -292,7 +287,7 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   const hasTokenizer = await exists(`${dir}/${HF_TOKENIZER_FILES.tokenizer}`) ||
     await exists(`${dir}/${CHAR_TOKENIZER_FILE}`);
   const tokenizer = hasTokenizer ? await loadTokenizer(dir) : undefined;
-  return new PolicyModel(gpu, raw, config, params, tokenizer, dir);
+  return new PolicyModel(gpu, raw, config, params, tokenizer, await readSideFiles(dir));
 }
 
 /** A model from config.json contents and host parameters (e.g. `initParameters`), on the GPU. */
@@ -320,6 +315,19 @@ export async function createModel(
     );
   }
   return new PolicyModel(gpu, rawConfig, config, params, options.tokenizer);
+}
+
+/** The side files present in `dir`, by name. */
+async function readSideFiles(dir: string): Promise<Map<string, Uint8Array<ArrayBuffer>>> {
+  const files = new Map<string, Uint8Array<ArrayBuffer>>();
+  for (const file of SIDE_FILES) {
+    try {
+      files.set(file, await Deno.readFile(`${dir}/${file}`));
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
+  }
+  return files;
 }
 
 async function exists(path: string): Promise<boolean> {
