@@ -57,3 +57,4 @@ export { KL_FN } from "./src/algorithm/kl.ts";
 export { ENTROPY_LOSS_FN } from "./src/algorithm/entropy.ts";
 export { ALGORITHM_TYPE } from "./src/algorithm/algorithm_type.ts";
 export { TrainStep, type TrainStepConfig } from "./src/trainer/train_step.ts";
+export { SAMPLE_STRATEGY } from "./src/algorithm/sample_strategy.ts";
