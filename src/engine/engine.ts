@@ -19,6 +19,7 @@ import { cachedAttention } from "../ops/cached_attention.ts";
 import { embedding } from "../ops/embedding.ts";
 import { writeKvCache } from "../ops/kv_cache.ts";
 import { reshape } from "../ops/reshape.ts";
+import { paddedLength } from "../model/padded_batch.ts";
 import { createKvCacheSet, destroyKvCacheSet, type KvCacheSet } from "./kv_cache_set.ts";
 import {
   packRngState,
@@ -63,8 +64,6 @@ export interface EngineStats {
   decodeSteps: number;
   generatedTokens: number;
 }
-
-const SEQ_BUCKET = 16;
 
 interface StepGraph {
   exe: Executable;
@@ -131,10 +130,10 @@ export class GenerationEngine {
     }
     const promptCount = prompts.length;
     const slots = promptCount * n;
-    const promptLen = Math.ceil(longest / SEQ_BUCKET) * SEQ_BUCKET;
+    const promptLen = paddedLength(longest);
     const maxLen = Math.min(
       cfg.maxPositions,
-      Math.ceil((longest + maxTokens) / SEQ_BUCKET) * SEQ_BUCKET,
+      paddedLength(longest + maxTokens),
     );
     const slotCaches = this.#cache(slots, maxLen, "slot");
     const promptCaches = this.#cache(promptCount, maxLen, "prompt");

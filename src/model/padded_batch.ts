@@ -1,8 +1,30 @@
 /**
  * Lays token sequences out as a padded [batch, seq] batch: ids, positions (0.. per sequence),
  * segment ids (0 for tokens, -1 for padding) and next-token targets (`vocab`, out of range, where
- * there is no next token, so its log-prob is 0 and it gets no gradient).
+ * there is no next token, so its log-prob is 0 and it gets no gradient); the bucketed batch length
+ * (so compiled graphs get reused); and per-token values moved to next-token positions.
  */
+
+/** Batch lengths are padded up to a multiple of this. */
+export const SEQ_BUCKET = 16;
+
+/** `length` rounded up to the bucket. */
+export function paddedLength(length: number): number {
+  return Math.ceil(length / SEQ_BUCKET) * SEQ_BUCKET;
+}
+
+/**
+ * Token-aligned rows (one value per token) laid out [rows * seq] at the positions that predict
+ * each token: entry t of a row is row[t + 1] (position t computes token t + 1); 0 past the row.
+ */
+export function atNextTokenPositions(
+  rows: readonly (ArrayLike<number>)[],
+  seq: number,
+): Float32Array<ArrayBuffer> {
+  const out = new Float32Array(rows.length * seq);
+  rows.forEach((row, b) => out.set(Array.prototype.slice.call(row, 1), b * seq));
+  return out;
+}
 
 /** The per-token input arrays of a padded batch, each [batch * seq] i32. */
 export interface PaddedBatch {

@@ -7,7 +7,7 @@
 
 import { Mutex } from "../util/mutex.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
-import { padBatch } from "./padded_batch.ts";
+import { padBatch, paddedLength } from "./padded_batch.ts";
 import {
   type EngineStats,
   type GeneratedSample,
@@ -42,9 +42,6 @@ const SIDE_FILES = [
   "special_tokens_map.json",
   "generation_config.json",
 ];
-
-/** Sequence lengths are padded up to a multiple of this, so compiled graphs get reused. */
-const SEQ_BUCKET = 16;
 
 /** Options of {@link PolicyModel.logprobs}. */
 export interface LogprobOptions {
@@ -130,7 +127,7 @@ export class PolicyModel {
     }
     const batch = sequences.length;
     const longest = Math.max(...sequences.map((s) => s.length));
-    const seq = Math.ceil(longest / SEQ_BUCKET) * SEQ_BUCKET;
+    const seq = paddedLength(longest);
     const { exe, inputs, out } = await this.#logprobGraph(batch, seq, temperature);
     const { ids, positions, segments, targets } = padBatch(sequences, seq, vocab);
     await exe.run(

@@ -29,6 +29,11 @@ export interface AdamWOptions {
   noDecay?: (name: string) => boolean;
 }
 
+/** rft's no-decay rule: biases and norm weights get no weight decay (as in most recipes). */
+export function defaultNoDecay(name: string): boolean {
+  return name.endsWith(".bias") || /norm|ln_/.test(name);
+}
+
 /** Host copy of an {@link AdamW}'s state, for checkpoints. */
 export interface AdamWState {
   /** Optimizer steps taken (t of the bias corrections). */

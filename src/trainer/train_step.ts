@@ -17,11 +17,11 @@ import { scale } from "../ops/unary.ts";
 import { configure } from "../algorithm/registry.ts";
 import { POLICY_LOSS_FN, type PolicyLossInputName } from "../algorithm/policy_loss/mod.ts";
 import type { Experience } from "../buffer/experience.ts";
-import { padBatch } from "../model/padded_batch.ts";
+import { atNextTokenPositions, padBatch, paddedLength } from "../model/padded_batch.ts";
 import { parameterSpecs } from "../model/parameters.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import { buildLogits } from "../model/transformer.ts";
-import { AdamW, type AdamWOptions } from "./adamw.ts";
+import { AdamW, type AdamWOptions, defaultNoDecay } from "./adamw.ts";
 import { clipGradNorm, NORM_INDEX } from "./grad_clip.ts";
 import { learningRate, type LrScheduleConfig } from "./lr_schedule.ts";
 
@@ -38,9 +38,6 @@ export interface TrainStepConfig {
   /** Logits are divided by this before the log-softmax: the rollout temperature. Default 1. */
   temperature?: number;
 }
-
-/** Sequence lengths are padded up to a multiple of this, so compiled graphs get reused. */
-const SEQ_BUCKET = 16;
 
 /** Per-token f32 inputs the losses may read, aligned to next-token positions. */
 const TOKEN_INPUTS = ["mask", "oldLogp", "advantages", "refLogp"] as const;
@@ -74,7 +71,7 @@ export class TrainStep {
     const params = parameterSpecs(model.config).map((s) => model.params.get(s.name)!);
     this.optimizer = new AdamW(model.gpu, params, {
       ...config.optimizer,
-      noDecay: (name) => name.endsWith(".bias") || /norm|ln_/.test(name),
+      noDecay: defaultNoDecay,
     });
   }
 
@@ -89,7 +86,7 @@ export class TrainStep {
   async #step(experiences: readonly Experience[]): Promise<Record<string, number>> {
     if (experiences.length === 0) throw new Error("Cannot train on an empty batch");
     const longest = Math.max(...experiences.map((e) => e.tokens.length));
-    const seq = Math.ceil(longest / SEQ_BUCKET) * SEQ_BUCKET;
+    const seq = paddedLength(longest);
     const graph = await this.#graph(experiences.length, seq);
     const batch = padBatch(experiences.map((e) => e.tokens), seq, this.model.config.vocabSize);
     const feeds = new Map<Tensor, Int32Array<ArrayBuffer> | Float32Array<ArrayBuffer>>([
@@ -161,28 +158,26 @@ export class TrainStep {
   }
 }
 
-/**
- * A per-token field of each experience moved to next-token positions: entry t of a row belongs
- * to token t + 1 (the token whose log-prob position t computes); 0 past the sequence.
- */
+/** A per-token field of each experience at next-token positions (see `atNextTokenPositions`). */
 function nextTokenValues(
   experiences: readonly Experience[],
   seq: number,
   name: TokenInput,
 ): Float32Array<ArrayBuffer> {
-  const out = new Float32Array(experiences.length * seq);
-  experiences.forEach((e, b) => {
-    const source = name === "mask"
-      ? e.actionMask
-      : name === "oldLogp"
-      ? e.logprobs
-      : name === "advantages"
-      ? e.advantages
-      : e.referenceLogprobs;
-    if (!source) {
-      throw new Error(`Cannot train on experience "${e.info.eid}": it has no ${name} per token`);
-    }
-    for (let t = 0; t + 1 < e.tokens.length; t++) out[b * seq + t] = source[t + 1];
-  });
-  return out;
+  return atNextTokenPositions(
+    experiences.map((e) => {
+      const source = name === "mask"
+        ? e.actionMask
+        : name === "oldLogp"
+        ? e.logprobs
+        : name === "advantages"
+        ? e.advantages
+        : e.referenceLogprobs;
+      if (!source) {
+        throw new Error(`Cannot train on experience "${e.info.eid}": it has no ${name} per token`);
+      }
+      return source;
+    }),
+    seq,
+  );
 }
