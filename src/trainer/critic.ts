@@ -6,7 +6,6 @@
  */
 
 import { getGpu, type GpuContext } from "../gpu/device.ts";
-import { grad } from "../graph/autodiff.ts";
 import { compileGraph, type Executable } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
 import { shapeSize, type Tensor, type Variable } from "../graph/tensor.ts";
@@ -30,8 +29,8 @@ import {
 import { uploadTensor } from "../model/upload.ts";
 import { Mutex } from "../util/mutex.ts";
 import { AdamW, type AdamWOptions, defaultNoDecay } from "./adamw.ts";
-import { clipGradNorm, NORM_INDEX } from "./grad_clip.ts";
-import { learningRate, type LrScheduleConfig } from "./lr_schedule.ts";
+import { compileOptimizerGraph, type OptimizerGraph, runOptimizerStep } from "./optimizer_graph.ts";
+import type { LrScheduleConfig } from "./lr_schedule.ts";
 
 /** Name of the value head parameter, [1, hidden] (HF `AutoModelForTokenClassification`). */
 export const VALUE_HEAD = "score.weight";
@@ -241,11 +240,9 @@ export interface CriticStepConfig {
 const STEP_INPUTS = ["mask", "returns", "oldValues"] as const;
 type StepInput = typeof STEP_INPUTS[number];
 
-interface CriticGraph {
-  exe: Executable;
+interface CriticGraph extends OptimizerGraph {
   ints: TokenInputs;
   floats: Record<StepInput, Tensor>;
-  metrics: [string, Tensor][];
 }
 
 /** Trains a critic in place, one batch of experiences per `step`. */
@@ -323,15 +320,7 @@ export class CriticStep {
     for (const name of STEP_INPUTS) {
       feeds.set(graph.floats[name], atNextTokenPositions(fields[name], seq));
     }
-    const lr = learningRate(this.config.optimizer, this.optimizer.stepCount);
-    this.optimizer.beginStep(lr);
-    await graph.exe.run(feeds);
-    const read = await graph.exe.read(graph.metrics.map(([, t]) => t));
-    const metrics: Record<string, number> = { lr };
-    graph.metrics.forEach(([name], i) => {
-      metrics[name] = name === "grad_norm" ? read[i][NORM_INDEX] : read[i][0];
-    });
-    return metrics;
+    return await runOptimizerStep(graph, this.optimizer, this.config.optimizer, feeds);
   }
 
   async #graph(batch: number, seq: number): Promise<CriticGraph> {
@@ -348,22 +337,12 @@ export class CriticStep {
     };
     const values = this.critic.buildValues(g, ints);
     const term = clippedValueLoss({ values, ...floats }, this.#cliprange);
-    const params = this.optimizer.params.map((p) => g.variable(p));
-    const grads = grad(term.loss, params);
-    const norm = clipGradNorm(grads, this.config.gradClip);
-    const updates = this.optimizer.update(grads, norm);
-    const metrics: [string, Tensor][] = [
-      ["vf_loss", term.loss],
-      ...Object.entries(term.metrics),
-      ["grad_norm", norm],
-    ];
-    // Metrics first: they read parameters that the updates overwrite.
-    const exe = await compileGraph(
-      this.critic.gpu,
-      [...metrics.map(([, t]) => t), ...updates],
-      `critic:${key}`,
-    );
-    const entry = { exe, ints, floats, metrics };
+    const compiled = await compileOptimizerGraph(this.critic.gpu, this.optimizer, term, {
+      lossName: "vf_loss",
+      gradClip: this.config.gradClip,
+      label: `critic:${key}`,
+    });
+    const entry = { ...compiled, ints, floats };
     this.#graphs.set(key, entry);
     return entry;
   }

@@ -7,11 +7,8 @@
  * mini-batches, the reference model and the critic.
  */
 
-import type { Executable } from "../graph/executable.ts";
-import { compileGraph } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
 import type { Tensor } from "../graph/tensor.ts";
-import { grad } from "../graph/autodiff.ts";
 import { tokenLogprobs } from "../ops/token_logprobs.ts";
 import { scale } from "../ops/unary.ts";
 import { configure } from "../algorithm/registry.ts";
@@ -22,8 +19,8 @@ import { parameterSpecs } from "../model/parameters.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import { buildLogits } from "../model/transformer.ts";
 import { AdamW, type AdamWOptions, defaultNoDecay } from "./adamw.ts";
-import { clipGradNorm, NORM_INDEX } from "./grad_clip.ts";
-import { learningRate, type LrScheduleConfig } from "./lr_schedule.ts";
+import { compileOptimizerGraph, type OptimizerGraph, runOptimizerStep } from "./optimizer_graph.ts";
+import type { LrScheduleConfig } from "./lr_schedule.ts";
 
 /** What a training step optimizes and how. */
 export interface TrainStepConfig {
@@ -43,11 +40,9 @@ export interface TrainStepConfig {
 const TOKEN_INPUTS = ["mask", "oldLogp", "advantages", "refLogp"] as const;
 type TokenInput = typeof TOKEN_INPUTS[number];
 
-interface StepGraph {
-  exe: Executable;
+interface StepGraph extends OptimizerGraph {
   ints: { ids: Tensor; positions: Tensor; segments: Tensor; targets: Tensor };
   floats: Partial<Record<TokenInput, Tensor>>;
-  metrics: [string, Tensor][];
 }
 
 /** Trains a policy model in place, one batch of experiences per `step`. */
@@ -99,15 +94,7 @@ export class TrainStep {
       const tensor = graph.floats[name];
       if (tensor) feeds.set(tensor, nextTokenValues(experiences, seq, name));
     }
-    const lr = learningRate(this.config.optimizer, this.optimizer.stepCount);
-    this.optimizer.beginStep(lr);
-    await graph.exe.run(feeds);
-    const values = await graph.exe.read(graph.metrics.map(([, t]) => t));
-    const metrics: Record<string, number> = { lr };
-    graph.metrics.forEach(([name], i) => {
-      metrics[name] = name === "grad_norm" ? values[i][NORM_INDEX] : values[i][0];
-    });
-    return metrics;
+    return await runOptimizerStep(graph, this.optimizer, this.config.optimizer, feeds);
   }
 
   async #graph(batch: number, seq: number): Promise<StepGraph> {
@@ -131,22 +118,12 @@ export class TrainStep {
     if (temperature !== 1) logits = scale(logits, 1 / temperature);
     const logp = tokenLogprobs(logits, ints.targets);
     const term = this.#loss.entry.build({ logp, mask: floats.mask!, ...floats }, this.#loss.args);
-    const params = this.optimizer.params.map((p) => g.variable(p));
-    const grads = grad(term.loss, params);
-    const norm = clipGradNorm(grads, this.config.gradClip);
-    const updates = this.optimizer.update(grads, norm);
-    const metrics: [string, Tensor][] = [
-      ["loss", term.loss],
-      ...Object.entries(term.metrics),
-      ["grad_norm", norm],
-    ];
-    // Metrics first: they read parameters that the updates overwrite.
-    const exe = await compileGraph(
-      this.model.gpu,
-      [...metrics.map(([, t]) => t), ...updates],
-      `train:${key}`,
-    );
-    const entry = { exe, ints, floats, metrics };
+    const compiled = await compileOptimizerGraph(this.model.gpu, this.optimizer, term, {
+      lossName: "loss",
+      gradClip: this.config.gradClip,
+      label: `train:${key}`,
+    });
+    const entry = { ...compiled, ints, floats };
     this.#graphs.set(key, entry);
     return entry;
   }
