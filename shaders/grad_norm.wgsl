@@ -22,20 +22,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<uniform> p: Params;
 
-var<workgroup> partial: array<f32, WG>;
-
-// Sum of v over the workgroup; every thread gets the result.
-fn workgroup_sum(v: f32, lid: u32) -> f32 {
-  partial[lid] = v;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    if (lid < s) { partial[lid] = partial[lid] + partial[lid + s]; }
-    workgroupBarrier();
-  }
-  let total = partial[0];
-  workgroupBarrier();
-  return total;
-}
+// #include workgroup_reduce
 
 @compute @workgroup_size(WG)
 fn sumsq(
@@ -54,7 +41,7 @@ fn sumsq(
       acc += x * x;
     }
   }
-  let total = workgroup_sum(acc, lid);
+  let total = workgroup_reduce(acc, lid, false);
   if (lid == 0u) { dst[p.offset + block] = total; }
 }
 
@@ -62,7 +49,7 @@ fn sumsq(
 fn finish(@builtin(local_invocation_index) lid: u32) {
   var acc = 0.0;
   for (var i = lid; i < p.n; i += WG) { acc += src[i]; }
-  let norm = sqrt(workgroup_sum(acc, lid));
+  let norm = sqrt(workgroup_reduce(acc, lid, false));
   if (lid == 0u) {
     dst[0] = norm;
     dst[1] = select(1.0, min(1.0, p.max_norm / (norm + 1e-6)), CLIP != 0u);

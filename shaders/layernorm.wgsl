@@ -32,20 +32,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 @group(0) @binding(5) var<uniform> p: Params;
 
-var<workgroup> partial: array<f32, WG>;
-
-// Sum of v over the workgroup; every thread gets the result.
-fn workgroup_sum(v: f32, lid: u32) -> f32 {
-  partial[lid] = v;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    if (lid < s) { partial[lid] += partial[lid + s]; }
-    workgroupBarrier();
-  }
-  let total = partial[0];
-  workgroupBarrier();
-  return total;
-}
+// #include workgroup_reduce
 
 // What normalizing one row needs: xhat = (x - mu) * rstd (mu = 0 for RMSNorm).
 struct RowStats {
@@ -59,14 +46,14 @@ fn row_stats(base: u32, lid: u32) -> RowStats {
   if (LAYERNORM) {
     var s = 0.0;
     for (var c = lid; c < p.cols; c += WG) { s += x[base + c]; }
-    mu = workgroup_sum(s, lid) / n;
+    mu = workgroup_reduce(s, lid, false) / n;
   }
   var ss = 0.0;
   for (var c = lid; c < p.cols; c += WG) {
     let d = x[base + c] - mu;
     ss += d * d;
   }
-  let variance = workgroup_sum(ss, lid) / n;
+  let variance = workgroup_reduce(ss, lid, false) / n;
   return RowStats(mu, inverseSqrt(variance + p.eps));
 }
 
@@ -107,8 +94,8 @@ fn backward(
     s_gwx += gw * ((x[base + c] - st.mu) * st.rstd);
   }
   var mean_gw = 0.0;
-  if (LAYERNORM) { mean_gw = workgroup_sum(s_gw, lid) / n; }
-  let mean_gwx = workgroup_sum(s_gwx, lid) / n;
+  if (LAYERNORM) { mean_gw = workgroup_reduce(s_gw, lid, false) / n; }
+  let mean_gwx = workgroup_reduce(s_gwx, lid, false) / n;
   for (var c = lid; c < p.cols; c += WG) {
     let xhat = (x[base + c] - st.mu) * st.rstd;
     out[base + c] = st.rstd * (g[base + c] * w[c] - mean_gw - xhat * mean_gwx);

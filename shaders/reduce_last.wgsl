@@ -25,22 +25,7 @@ struct Params {
 
 var<workgroup> partial: array<f32, WG>;
 var<workgroup> partial_index: array<u32, WG>;
-
-// Sum (OP sum, mean) or max (OP max) of v over the workgroup; every thread gets the result.
-fn workgroup_reduce(v: f32, lid: u32) -> f32 {
-  partial[lid] = v;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    if (lid < s) {
-      let other = partial[lid + s];
-      partial[lid] = select(max(partial[lid], other), partial[lid] + other, OP != OP_MAX);
-    }
-    workgroupBarrier();
-  }
-  let total = partial[0];
-  workgroupBarrier();
-  return total;
-}
+// #include workgroup_reduce
 
 @compute @workgroup_size(WG)
 fn forward(
@@ -60,7 +45,7 @@ fn forward(
     acc = x[base + min(lid, p.cols - 1u)];
     for (var c = lid + WG; c < p.cols; c += WG) { acc = max(acc, x[base + c]); }
   }
-  let total = workgroup_reduce(acc, lid);
+  let total = workgroup_reduce(acc, lid, OP == OP_MAX);
   if (lid == 0u) { out[row] = select(total, total / f32(p.cols), OP == OP_MEAN); }
 }
 

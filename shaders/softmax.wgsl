@@ -21,23 +21,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
 
-var<workgroup> partial: array<f32, WG>;
-
-// Max (take_max) or sum of v over the workgroup; every thread gets the result.
-fn workgroup_reduce(v: f32, lid: u32, take_max: bool) -> f32 {
-  partial[lid] = v;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    if (lid < s) {
-      let other = partial[lid + s];
-      partial[lid] = select(partial[lid] + other, max(partial[lid], other), take_max);
-    }
-    workgroupBarrier();
-  }
-  let total = partial[0];
-  workgroupBarrier();
-  return total;
-}
+// #include workgroup_reduce
 
 @compute @workgroup_size(WG)
 fn forward(

@@ -15,7 +15,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
 @group(0) @binding(2) var<uniform> p: Params;
 
-var<workgroup> partial: array<f32, WG>;
+// #include workgroup_reduce
 
 @compute @workgroup_size(WG)
 fn main(
@@ -33,11 +33,6 @@ fn main(
       acc += x[(o * p.n + j) * p.inner + k];
     }
   }
-  partial[lid] = acc;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    if (lid < s) { partial[lid] += partial[lid + s]; }
-    workgroupBarrier();
-  }
-  if (lid == 0u && j < p.n) { out[j] = partial[0]; }
+  let total = workgroup_reduce(acc, lid, false);
+  if (lid == 0u && j < p.n) { out[j] = total; }
 }

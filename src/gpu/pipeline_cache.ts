@@ -6,17 +6,16 @@
 
 import type { GpuContext } from "./device.ts";
 import { kernelKey, type KernelSpec } from "./kernel_spec.ts";
-import { shaderSource } from "./shader_source.ts";
+import { shaderLocation, shaderSource } from "./shader_source.ts";
 
 /** A WGSL kernel failed to compile or its pipeline failed validation. */
 export class KernelCompileError extends Error {
   constructor(
     readonly kernel: string,
-    readonly file: string,
-    readonly line: number | undefined,
+    /** `shaders/<file>.wgsl`, or `shaders/<file>.wgsl:<line>` when the line is known. */
+    readonly where: string,
     detail: string,
   ) {
-    const where = line === undefined ? file : `${file}:${line}`;
     super(`Cannot compile kernel "${kernel}" (${where}): ${detail.trim()}`);
     this.name = "KernelCompileError";
   }
@@ -73,7 +72,7 @@ function shaderModule(
       const [info] = await Promise.all([mod.getCompilationInfo(), gpu.device.popErrorScope()]);
       const error = info.messages.find((m) => m.type === "error");
       if (error) {
-        throw new KernelCompileError(stem, `shaders/${stem}.wgsl`, error.lineNum, error.message);
+        throw new KernelCompileError(stem, shaderLocation(stem, error.lineNum), error.message);
       }
       return mod;
     })();
@@ -95,7 +94,7 @@ async function compileKernel(
     module = await shaderModule(gpu, spec.shader, caches);
   } catch (err) {
     if (err instanceof KernelCompileError) {
-      throw new KernelCompileError(key, err.file, err.line, err.message.replace(/^[^:]*\): /, ""));
+      throw new KernelCompileError(key, err.where, err.message.replace(/^[^:]*\): /, ""));
     }
     throw err;
   }
@@ -129,12 +128,8 @@ async function compileKernel(
   const error = await device.popErrorScope();
   if (error) {
     const line = /wgsl:(\d+):\d+/.exec(error.message)?.[1];
-    throw new KernelCompileError(
-      key,
-      `shaders/${spec.shader}.wgsl`,
-      line ? Number(line) : undefined,
-      error.message,
-    );
+    const where = line ? shaderLocation(spec.shader, Number(line)) : `shaders/${spec.shader}.wgsl`;
+    throw new KernelCompileError(key, where, error.message);
   }
   return { key, pipeline, layout, spec };
 }

@@ -43,3 +43,43 @@ Deno.test("an unknown override constant fails naming the kernel", async () => {
     'Cannot compile kernel "unary.forward:NOT_A_CONSTANT=1"',
   );
 });
+
+Deno.test("errors in a shader with an included library name the right file and line", async () => {
+  const gpu = await getGpu();
+  const spec = (shader: string) => ({
+    shader,
+    entryPoint: "main",
+    bindings: [] as const,
+    params: false,
+  });
+  defineShaderSource(
+    "test_include_caller",
+    `// #include workgroup_reduce
+override WG: u32 = 64u;
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32) {
+  let total = workgroup_reduce(1.0, lid, false) + missing_name;
+}
+`,
+  );
+  await assertRejects(
+    () => getKernel(gpu, spec("test_include_caller")),
+    KernelCompileError,
+    "(shaders/test_include_caller.wgsl:5)",
+  );
+  // Without `override WG` the library's first use of WG (its line 5) is the error.
+  defineShaderSource(
+    "test_include_no_wg",
+    `// #include workgroup_reduce
+@compute @workgroup_size(1)
+fn main() {
+  let total = workgroup_reduce(1.0, 0u, false);
+}
+`,
+  );
+  await assertRejects(
+    () => getKernel(gpu, spec("test_include_no_wg")),
+    KernelCompileError,
+    "(shaders/lib/workgroup_reduce.wgsl:5)",
+  );
+});
