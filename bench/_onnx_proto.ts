@@ -1,61 +1,10 @@
 /**
- * A minimal protobuf encoder and the few ONNX messages rft writes by hand (ModelProto with one
- * graph of plain nodes and float tensor inputs/outputs). No decoder, no initializers, no
+ * The few ONNX messages rft writes by hand (ModelProto with one graph of plain nodes and float
+ * tensor inputs/outputs), on the shared `ProtoWriter`. No decoder, no initializers, no
  * attributes: enough for benchmark models, small enough to read in one sitting.
  */
 
-/** Writes protobuf fields (varint and length-delimited wire types) in order. */
-export class ProtoWriter {
-  readonly #bytes: number[] = [];
-
-  /** A varint field (wire type 0): ints, enums, bools. */
-  varint(field: number, value: number): this {
-    this.#key(field, 0);
-    this.#varint(value);
-    return this;
-  }
-
-  /** A length-delimited field (wire type 2) holding raw bytes. */
-  bytes(field: number, data: Uint8Array): this {
-    this.#key(field, 2);
-    this.#varint(data.length);
-    for (const byte of data) this.#bytes.push(byte);
-    return this;
-  }
-
-  /** A UTF-8 string field. */
-  string(field: number, text: string): this {
-    return this.bytes(field, new TextEncoder().encode(text));
-  }
-
-  /** An embedded message field. */
-  message(field: number, build: (w: ProtoWriter) => void): this {
-    const inner = new ProtoWriter();
-    build(inner);
-    return this.bytes(field, inner.finish());
-  }
-
-  /** The encoded bytes. */
-  finish(): Uint8Array<ArrayBuffer> {
-    return Uint8Array.from(this.#bytes);
-  }
-
-  #key(field: number, wireType: number): void {
-    this.#varint(field * 8 + wireType);
-  }
-
-  #varint(value: number): void {
-    if (!Number.isSafeInteger(value) || value < 0) {
-      throw new Error(`Cannot encode varint: expected a non-negative integer, received ${value}`);
-    }
-    let v = value;
-    while (v >= 0x80) {
-      this.#bytes.push((v % 0x80) | 0x80);
-      v = Math.floor(v / 0x80);
-    }
-    this.#bytes.push(v);
-  }
-}
+import { ProtoWriter } from "../src/util/protobuf_writer.ts";
 
 /** A tensor dimension: a fixed size or a symbolic name. */
 export type OnnxDim = number | string;

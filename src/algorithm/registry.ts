@@ -126,7 +126,7 @@ export function checkChoice<C extends string>(
 }
 
 /** `known: a, b, c`, with `. Did you mean "b"?` when one of `names` is close to `name`. */
-function knownNames(name: string, names: readonly string[]): string {
+export function knownNames(name: string, names: readonly string[]): string {
   const list = `known: ${names.length ? names.join(", ") : "(none)"}`;
   let best: string | undefined;
   let bestDistance = Math.max(1, Math.floor(name.length / 3)) + 1;

@@ -6,6 +6,8 @@
 import { VERSION } from "../version.ts";
 import { generateCommand } from "./generate.ts";
 import { infoCommand } from "./info.ts";
+import { runCommand } from "./run.ts";
+import { plotCommand } from "./plot.ts";
 import { CliError } from "./cli_error.ts";
 
 interface Command {
@@ -14,6 +16,10 @@ interface Command {
 }
 
 const COMMANDS: Record<string, Command> = {
+  run: {
+    summary: "train a policy as a config says (explorer, buffer, trainer; see README)",
+    run: runCommand,
+  },
   generate: {
     summary: "sample continuations of prompts from a Hugging Face model directory",
     run: generateCommand,
@@ -21,6 +27,10 @@ const COMMANDS: Record<string, Command> = {
   info: {
     summary: "show the WebGPU adapter, features, limits and kernel choices; run a self-check",
     run: infoCommand,
+  },
+  plot: {
+    summary: "draw a run's metrics.jsonl as an HTML page of charts",
+    run: plotCommand,
   },
 };
 

@@ -3,8 +3,11 @@
  * then copied to its `n` sample slots), and decoding runs in blocks of steps: every step is one
  * submit whose inputs come from the previous step's outputs on the GPU (the sampled token) or
  * from host values known in advance (positions, RNG steps), so the host reads back once per
- * block, not once per token. Stop tokens are found on the host at block ends; a slot that has
- * stopped keeps its cache untouched (position -1) for the rest of the block.
+ * block, not once per token. Each request of a batch has its own sampling settings, seed, stop
+ * ids and maxTokens (per-row settings on the GPU, per-row stops and limits on the host). Stop
+ * tokens are found on the host at block ends; a slot that has stopped, or reached its maxTokens,
+ * keeps its cache untouched (position -1) for the rest of the block. Merging requests from
+ * concurrent callers is `generation_batcher.ts`'s job, not this file's.
  */
 
 import type { GpuContext } from "../gpu/device.ts";
@@ -13,6 +16,7 @@ import { readBuffers } from "../gpu/readback.ts";
 import { compileGraph, type Executable } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
 import type { Tensor } from "../graph/tensor.ts";
+import type { ModelConfig } from "../model/hf_config.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import { type AttentionFn, buildHidden, lmHead } from "../model/transformer.ts";
 import { cachedAttention } from "../ops/cached_attention.ts";
@@ -47,9 +51,19 @@ export interface GenerateOptions {
   seed?: number;
 }
 
+/**
+ * One prompt with its own sampling settings, stop ids, length limit and seed; requests of one
+ * {@link GenerationEngine.generateRequests} call share a batch. Sample `j` of a request draws
+ * from a seed derived from (`seed`, j) only, so it gives the same tokens in any batch.
+ */
+export interface GenerationRequest extends GenerateOptions {
+  /** Prompt token ids (not empty). */
+  prompt: readonly number[];
+}
+
 /** One generated sample. */
 export interface GeneratedSample {
-  /** Index of the prompt it continues. */
+  /** Index of the prompt (request) it continues. */
   prompt: number;
   /** Generated token ids (a stop token, if one ended it, is the last). */
   tokens: number[];
@@ -80,6 +94,44 @@ interface PrefillGraph extends StepGraph {
   slotPrompt: Tensor;
 }
 
+/** What the decode loop needs to know of each slot (one sample of one request). */
+interface SlotPlan {
+  request: number;
+  promptLength: number;
+  maxTokens: number;
+  stop: ReadonlySet<number>;
+}
+
+/** Default of {@link GenerateOptions.maxTokens}. */
+const DEFAULT_MAX_TOKENS = 64;
+
+/** Spacing of the seeds of a request's samples (the golden ratio in 32 bits). */
+const SEED_STRIDE = 0x9e3779b1;
+
+/**
+ * Throws unless `request` (number `index` of a call) can run on a model with `config`: n and
+ * maxTokens positive integers, a non-empty prompt of in-vocabulary ids, prompt + maxTokens
+ * within the model's positions.
+ */
+export function checkRequest(config: ModelConfig, request: GenerationRequest, index = 0): void {
+  const { prompt, n = 1, maxTokens = DEFAULT_MAX_TOKENS } = request;
+  const fail = (detail: string): never => {
+    throw new Error(`Cannot generate from request ${index}: ${detail}`);
+  };
+  if (!Number.isInteger(n) || n < 1) fail(`n must be >= 1, received ${n}`);
+  if (!Number.isInteger(maxTokens) || maxTokens < 1) {
+    fail(`maxTokens must be >= 1, received ${maxTokens}`);
+  }
+  if (prompt.length === 0) fail("the prompt is empty");
+  const bad = prompt.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= config.vocabSize);
+  if (bad >= 0) fail(`token ${bad} is ${prompt[bad]}, outside [0, ${config.vocabSize})`);
+  if (prompt.length + maxTokens > config.maxPositions) {
+    fail(
+      `prompt of ${prompt.length} tokens + maxTokens ${maxTokens} exceeds the model's ${config.maxPositions} positions`,
+    );
+  }
+}
+
 /** Generation over a policy model's current weights. */
 export class GenerationEngine {
   readonly stats: EngineStats = { readbacks: 0, decodeSteps: 0, generatedTokens: 0 };
@@ -93,67 +145,74 @@ export class GenerationEngine {
     return this.model.gpu;
   }
 
-  /** Generates `n` samples for each prompt (token ids). */
+  /**
+   * Generates `n` samples for each prompt (token ids), all with the same options; sample `j` of
+   * prompt `p` is sample `p * n + j` of the result.
+   */
   async generate(
     prompts: readonly (readonly number[])[],
     options: GenerateOptions = {},
   ): Promise<GeneratedSample[]> {
-    const cfg = this.model.config;
     const n = options.n ?? 1;
-    const maxTokens = options.maxTokens ?? 64;
-    const stop = new Set(options.stop ?? cfg.eosTokenIds);
-    const temperature = options.temperature ?? 1;
-    if (!Number.isInteger(n) || n < 1) {
-      throw new Error(`Cannot generate: n must be >= 1, received ${n}`);
-    }
-    if (!Number.isInteger(maxTokens) || maxTokens < 1) {
-      throw new Error(`Cannot generate: maxTokens must be >= 1, received ${maxTokens}`);
-    }
-    if (prompts.length === 0) return [];
-    const longest = Math.max(...prompts.map((p) => p.length));
-    prompts.forEach((p, i) => {
-      const bad = p.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= cfg.vocabSize);
-      if (p.length === 0 || bad >= 0) {
-        throw new Error(
-          `Cannot generate from prompt ${i}: ${
-            p.length === 0
-              ? "it is empty"
-              : `token ${bad} is ${p[bad]}, outside [0, ${cfg.vocabSize})`
-          }`,
-        );
-      }
+    const seed = options.seed ?? randomSeed();
+    // Prompt p's seed makes its samples draw the seeds of slots p * n .. p * n + n - 1.
+    const requests = prompts.map((prompt, p) => ({
+      ...options,
+      prompt,
+      seed: (seed + Math.imul(p * n, SEED_STRIDE)) >>> 0,
+    }));
+    return (await this.generateRequests(requests)).flat();
+  }
+
+  /**
+   * Runs `requests` as one batch: one prefill per prompt, whose cache is copied to the request's
+   * `n` slots, then decoding with each slot's own sampling settings, seed, stop ids and
+   * maxTokens, reading back once per block of steps. Returns each request's samples in order.
+   */
+  async generateRequests(
+    requests: readonly GenerationRequest[],
+  ): Promise<GeneratedSample[][]> {
+    const cfg = this.model.config;
+    requests.forEach((r, i) => checkRequest(cfg, r, i));
+    if (requests.length === 0) return [];
+    const plans = requests.flatMap((r, request): SlotPlan[] => {
+      const plan = {
+        request,
+        promptLength: r.prompt.length,
+        maxTokens: r.maxTokens ?? DEFAULT_MAX_TOKENS,
+        stop: new Set(r.stop ?? cfg.eosTokenIds),
+      };
+      return Array.from({ length: r.n ?? 1 }, () => plan);
     });
-    if (longest + maxTokens > cfg.maxPositions) {
-      throw new Error(
-        `Cannot generate: prompt of ${longest} tokens + maxTokens ${maxTokens} exceeds the model's ${cfg.maxPositions} positions`,
-      );
-    }
-    const promptCount = prompts.length;
-    const slots = promptCount * n;
-    const promptLen = paddedLength(longest);
+    const slots = plans.length;
+    const promptCount = requests.length;
+    const promptLen = paddedLength(Math.max(...plans.map((p) => p.promptLength)));
     const maxLen = Math.min(
       cfg.maxPositions,
-      paddedLength(longest + maxTokens),
+      paddedLength(Math.max(...plans.map((p) => p.promptLength + p.maxTokens))),
     );
     const slotCaches = this.#cache(slots, maxLen, "slot");
     const promptCaches = this.#cache(promptCount, maxLen, "prompt");
 
     const settings = packSamplingSettings(
-      Array.from(
-        { length: slots },
-        () => ({ temperature, topK: options.topK, topP: options.topP }),
-      ),
+      plans.map(({ request }) => {
+        const { temperature = 1, topK, topP } = requests[request];
+        return { temperature, topK, topP };
+      }),
     );
-    const seed = options.seed ?? Math.floor(Math.random() * 2 ** 32);
-    const seeds = Array.from(
-      { length: slots },
-      (_, s) => (seed + Math.imul(s + 1, 0x9e3779b1)) >>> 0,
-    );
-    const slotPrompt = Int32Array.from({ length: slots }, (_, s) => Math.floor(s / n));
-    const lengths = slotPrompt.map((p) => prompts[p].length);
+    const seeds = requests.flatMap((r) => {
+      const seed = r.seed ?? randomSeed();
+      return Array.from(
+        { length: r.n ?? 1 },
+        (_, j) => (seed + Math.imul(j + 1, SEED_STRIDE)) >>> 0,
+      );
+    });
+    const slotPrompt = Int32Array.from(plans, (p) => p.request);
+    const lengths = Int32Array.from(plans, (p) => p.promptLength);
+    const steps = Math.max(...plans.map((p) => p.maxTokens));
 
     // History of one block: tokens and log-probs of each step, [blockSize, slots].
-    const block = Math.min(this.blockSize, maxTokens);
+    const block = Math.min(this.blockSize, steps);
     const history = {
       tokens: this.#gpu.device.createBuffer({ size: block * slots * 4, usage: TENSOR_USAGE }),
       logprobs: this.#gpu.device.createBuffer({ size: block * slots * 4, usage: TENSOR_USAGE }),
@@ -176,8 +235,8 @@ export class GenerationEngine {
       );
     };
 
-    const samples: GeneratedSample[] = Array.from({ length: slots }, (_, s) => ({
-      prompt: slotPrompt[s],
+    const samples: GeneratedSample[] = plans.map((p) => ({
+      prompt: p.request,
       tokens: [],
       logprobs: [],
       finishReason: "length",
@@ -188,13 +247,13 @@ export class GenerationEngine {
       const prefill = await this.#prefillGraph(promptCount, promptLen, slots, promptCaches);
       const ids = new Int32Array(promptCount * promptLen);
       const positions = new Int32Array(promptCount * promptLen).fill(-1);
-      prompts.forEach((p, i) =>
-        p.forEach((id, t) => {
+      requests.forEach(({ prompt }, i) =>
+        prompt.forEach((id, t) => {
           ids[i * promptLen + t] = id;
           positions[i * promptLen + t] = t;
         })
       );
-      const last = Int32Array.from(prompts, (p, i) => i * promptLen + p.length - 1);
+      const last = Int32Array.from(requests, ({ prompt }, i) => i * promptLen + prompt.length - 1);
       await prefill.exe.run(
         new Map<
           Tensor,
@@ -219,20 +278,15 @@ export class GenerationEngine {
       let step = 1; // steps done (the prefill sampled step 0)
       let inBlock = 1;
       while (true) {
-        if (inBlock === block || step === maxTokens) {
-          this.#collect(
-            await this.#readHistory(history, inBlock, slots),
-            samples,
-            finished,
-            stop,
-            maxTokens,
-          );
+        if (inBlock === block || step === steps) {
+          this.#collect(await this.#readHistory(history, inBlock, slots), samples, finished, plans);
           inBlock = 0;
-          if (step === maxTokens || finished.every(Boolean)) break;
+          if (step === steps || finished.every(Boolean)) break;
         }
+        // A slot past its own maxTokens is masked (position -1: its cache stays untouched).
         const stepPositions = Int32Array.from(
-          lengths,
-          (len, s) => (finished[s] ? -1 : len + step - 1),
+          plans,
+          (p, s) => (finished[s] || step >= p.maxTokens ? -1 : p.promptLength + step - 1),
         );
         await decode.exe.run(
           new Map<
@@ -258,7 +312,7 @@ export class GenerationEngine {
       history.tokens.destroy();
       history.logprobs.destroy();
     }
-    return samples;
+    return requests.map((_, r) => samples.filter((s) => s.prompt === r));
   }
 
   async #readHistory(
@@ -275,12 +329,12 @@ export class GenerationEngine {
     return { tokens: new Uint32Array(tokens), logprobs: new Float32Array(logprobs), steps };
   }
 
+  /** Appends a block's tokens to the unfinished samples; marks those that stop or are full. */
   #collect(
     read: { tokens: Uint32Array; logprobs: Float32Array; steps: number },
     samples: GeneratedSample[],
     finished: boolean[],
-    stop: ReadonlySet<number>,
-    maxTokens: number,
+    plans: readonly SlotPlan[],
   ): void {
     const slots = samples.length;
     for (let i = 0; i < read.steps; i++) {
@@ -290,10 +344,10 @@ export class GenerationEngine {
         samples[s].tokens.push(token);
         samples[s].logprobs.push(read.logprobs[i * slots + s]);
         this.stats.generatedTokens++;
-        if (stop.has(token)) {
+        if (plans[s].stop.has(token)) {
           finished[s] = true;
           samples[s].finishReason = "stop";
-        } else if (samples[s].tokens.length >= maxTokens) {
+        } else if (samples[s].tokens.length >= plans[s].maxTokens) {
           finished[s] = true;
         }
       }
@@ -413,4 +467,9 @@ function copyPromptCaches(
       });
     }
   }
+}
+
+/** A seed for a request that names none. */
+function randomSeed(): number {
+  return Math.floor(Math.random() * 2 ** 32);
 }

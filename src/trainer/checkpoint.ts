@@ -232,6 +232,12 @@ async function readMoments(path: string): Promise<AdamWState["moments"]> {
 }
 
 /** The `step_N` directories of `base` holding `trainer_state.json`, oldest step first. */
+/** The complete checkpoints under `<root>/checkpoints/`, oldest first, with their paths. */
+export async function listCheckpoints(root: string): Promise<{ dir: string; step: number }[]> {
+  const base = `${root}/${CHECKPOINTS_DIR}`;
+  return (await completeCheckpoints(base)).map((c) => ({ dir: `${base}/${c.name}`, step: c.step }));
+}
+
 async function completeCheckpoints(base: string): Promise<{ name: string; step: number }[]> {
   const found: { name: string; step: number }[] = [];
   try {

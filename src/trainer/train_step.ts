@@ -2,16 +2,21 @@
  * One optimizer step of the policy on a batch of experiences, as one compiled graph per batch
  * shape: teacher-forced log-probs of every sequence, the configured policy loss (and KL loss),
  * autodiff gradients, global-norm clipping and the AdamW update, all in one submit with one
- * readback of the metrics. Experiences are laid out as a padded [B, T] batch (T bucketed).
- * Not here yet: micro-batching under a token budget with gradient accumulation, PPO epochs and
- * mini-batches, the reference model and the critic.
+ * readback of the metrics. The loss is the policy loss plus, when configured, a KL loss against
+ * the experiences' reference log-probs and the entropy term. Experiences are laid out as a padded
+ * [B, T] batch (T bucketed). Not here yet: micro-batching under a token budget with gradient
+ * accumulation, and PPO mini-batches (the run loop repeats `step` for PPO epochs).
  */
 
 import { Graph } from "../graph/graph.ts";
 import type { Tensor } from "../graph/tensor.ts";
 import { tokenLogprobs } from "../ops/token_logprobs.ts";
 import { scale } from "../ops/unary.ts";
-import { configure } from "../algorithm/registry.ts";
+import { add } from "../ops/binary.ts";
+import { type Args, configure } from "../algorithm/registry.ts";
+import { ENTROPY_LOSS_FN } from "../algorithm/entropy.ts";
+import { KL_FN, type KlArgs, klLoss } from "../algorithm/kl.ts";
+import type { LossAggMode, LossTerm } from "../algorithm/loss_agg.ts";
 import { POLICY_LOSS_FN, type PolicyLossInputName } from "../algorithm/policy_loss/mod.ts";
 import type { Experience } from "../buffer/experience.ts";
 import { atNextTokenPositions, padBatch, paddedLength } from "../model/padded_batch.ts";
@@ -34,6 +39,17 @@ export interface TrainStepConfig {
   gradClip?: number;
   /** Logits are divided by this before the log-softmax: the rollout temperature. Default 1. */
   temperature?: number;
+  /**
+   * Registered KL fn (`KL_FN`) of a KL loss against each experience's `referenceLogprobs`;
+   * absent or "none": no KL loss. Aggregated with the policy loss's `loss_agg_mode`.
+   */
+  klLossFn?: string;
+  /** Its `kl_loss_fn_args` (`kl_coef`). */
+  klLossArgs?: Args;
+  /** Registered entropy loss fn (`ENTROPY_LOSS_FN`); absent or "none": no entropy term. */
+  entropyLossFn?: string;
+  /** Its `entropy_loss_fn_args`. */
+  entropyLossArgs?: Args;
 }
 
 /** Per-token f32 inputs the losses may read, aligned to next-token positions. */
@@ -50,11 +66,20 @@ export class TrainStep {
   readonly optimizer: AdamW;
   readonly #graphs = new Map<string, StepGraph>();
   readonly #loss;
+  readonly #kl;
+  readonly #entropy;
   readonly #needs: readonly PolicyLossInputName[];
 
   constructor(readonly model: PolicyModel, readonly config: TrainStepConfig) {
     this.#loss = configure(POLICY_LOSS_FN, config.policyLossFn, config.policyLossArgs);
-    this.#needs = this.#loss.entry.needs;
+    this.#kl = config.klLossFn && config.klLossFn !== "none"
+      ? configure(KL_FN, config.klLossFn, config.klLossArgs)
+      : undefined;
+    this.#entropy = config.entropyLossFn && config.entropyLossFn !== "none"
+      ? configure(ENTROPY_LOSS_FN, config.entropyLossFn, config.entropyLossArgs)
+      : undefined;
+    const needs = this.#loss.entry.needs;
+    this.#needs = this.#kl && !needs.includes("refLogp") ? [...needs, "refLogp"] : needs;
     const unsupported = this.#needs.filter((n) => !(TOKEN_INPUTS as readonly string[]).includes(n));
     if (unsupported.length) {
       throw new Error(
@@ -70,9 +95,14 @@ export class TrainStep {
     });
   }
 
+  /** Whether a step reads `referenceLogprobs` of the experiences (a KL loss or DPO). */
+  get needsReference(): boolean {
+    return this.#needs.includes("refLogp");
+  }
+
   /**
-   * One optimizer step on `experiences`; returns the metrics (loss, the loss fn's metrics,
-   * grad_norm, lr), read back once.
+   * One optimizer step on `experiences`; returns the metrics (loss, pg_loss, the loss fns'
+   * metrics such as kl_loss and entropy, grad_norm, lr), read back once.
    */
   step(experiences: readonly Experience[]): Promise<Record<string, number>> {
     return this.model.gpuLock.run(() => this.#step(experiences));
@@ -117,7 +147,23 @@ export class TrainStep {
     const temperature = this.config.temperature ?? 1;
     if (temperature !== 1) logits = scale(logits, 1 / temperature);
     const logp = tokenLogprobs(logits, ints.targets);
-    const term = this.#loss.entry.build({ logp, mask: floats.mask!, ...floats }, this.#loss.args);
+    const mask = floats.mask!;
+    const policy = this.#loss.entry.build({ logp, mask, ...floats }, this.#loss.args);
+    const terms: LossTerm[] = [{
+      loss: policy.loss,
+      metrics: { pg_loss: policy.loss, ...policy.metrics },
+    }];
+    if (this.#kl) {
+      const mode = (this.#loss.args.loss_agg_mode ?? "token-mean") as LossAggMode;
+      const kl = klLoss(this.#kl.entry, this.#kl.args as KlArgs, logp, floats.refLogp!, mask, mode);
+      if (kl) terms.push(kl);
+    }
+    const entropy = this.#entropy?.entry.build({ logits, mask }, this.#entropy.args);
+    if (entropy) terms.push(entropy);
+    const term: LossTerm = {
+      loss: terms.map((t) => t.loss).reduce((a, b) => add(a, b)),
+      metrics: Object.assign({}, ...terms.map((t) => t.metrics)),
+    };
     const compiled = await compileOptimizerGraph(this.model.gpu, this.optimizer, term, {
       lossName: "loss",
       gradClip: this.config.gradClip,

@@ -2,6 +2,7 @@ import { assertEquals } from "../_asserts.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";
 import { createModel, type PolicyModel } from "../../src/model/policy.ts";
+import { GenerationEngine, type GenerationRequest } from "../../src/engine/engine.ts";
 import { referenceLogits } from "../../src/reference/transformer.ts";
 import { assertClose } from "../_assert_close.ts";
 
@@ -159,5 +160,63 @@ Deno.test("decoding reads back once per block of tokens, not once per token", as
   assertEquals(stats.decodeSteps, 39);
   assertEquals(stats.readbacks, Math.ceil(40 / 16));
   assertEquals(stats.generatedTokens, 3 * 40);
+  model.destroy();
+});
+
+Deno.test("requests of one batch give what each gives alone (own settings, stop ids, maxTokens)", async () => {
+  const model = await tinyModel(CONFIGS.llama);
+  const engine = new GenerationEngine(model);
+  const greedy: GenerationRequest = { prompt: PROMPTS[0], temperature: 0, maxTokens: 5, stop: [] };
+  const free: GenerationRequest = {
+    prompt: PROMPTS[2],
+    n: 3,
+    temperature: 0.9,
+    topK: 12,
+    maxTokens: 11,
+    seed: 7,
+    stop: [],
+  };
+  // A stop id that ends the second sample early.
+  const [[, unstopped]] = await engine.generateRequests([free]);
+  const sampled = { ...free, stop: [unstopped.tokens[3]] };
+  const [[greedyAlone]] = await engine.generateRequests([greedy]);
+  const [sampledAlone] = await engine.generateRequests([sampled]);
+  const [[greedyMixed], sampledMixed] = await engine.generateRequests([greedy, sampled]);
+
+  assertEquals(greedyMixed.tokens, greedyAlone.tokens);
+  assertEquals(greedyMixed.tokens.length, 5);
+  assertClose(greedyMixed.logprobs, greedyAlone.logprobs, { atol: 1e-5, label: "greedy" });
+  assertEquals(sampledMixed.map((s) => s.prompt), [1, 1, 1]);
+  assertEquals(sampledMixed[1].finishReason, "stop");
+  sampledAlone.forEach((alone, j) => {
+    assertEquals(sampledMixed[j].tokens, alone.tokens, `sample ${j}`);
+    assertEquals(sampledMixed[j].finishReason, alone.finishReason, `sample ${j}`);
+    assertEquals(alone.finishReason === "stop" || alone.tokens.length === 11, true);
+  });
+  const forced = await model.logprobs(
+    sampledMixed.map((s) => [...PROMPTS[2], ...s.tokens]),
+    { temperature: 0.9 },
+  );
+  sampledMixed.forEach((s, j) =>
+    assertClose(s.logprobs, forced[j].slice(PROMPTS[2].length - 1), {
+      atol: 1e-4,
+      rtol: 1e-4,
+      label: `sample ${j}`,
+    })
+  );
+  engine.destroy();
+  model.destroy();
+});
+
+Deno.test("an invalid request names its index", async () => {
+  const model = await tinyModel(CONFIGS.llama);
+  const engine = new GenerationEngine(model);
+  const error = await engine.generateRequests([{ prompt: [1] }, { prompt: [1], maxTokens: 200 }])
+    .then(() => "", (err: Error) => err.message);
+  assertEquals(
+    error,
+    "Cannot generate from request 1: prompt of 1 tokens + maxTokens 200 exceeds the model's 128 positions",
+  );
+  engine.destroy();
   model.destroy();
 });

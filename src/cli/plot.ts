@@ -1,0 +1,46 @@
+/**
+ * `rft plot`: turns a run's metrics.jsonl into a self-contained HTML page of SVG charts
+ * (see `src/monitor/plot.ts`) and prints the path written. Reads files only; no GPU.
+ */
+
+import { parseArgs } from "node:util";
+import { writePlot } from "../monitor/plot.ts";
+import { CliError } from "./cli_error.ts";
+
+const HELP = `Usage: ./rft plot RUN_DIR [--out FILE]
+
+Reads RUN_DIR/metrics.jsonl and writes an HTML page of line charts (reward, eval accuracy,
+loss, KL, entropy, response length, tokens/s) and a table of the last row.
+
+Options:
+  --out FILE   where to write the page (default RUN_DIR/plot.html)`;
+
+/** Runs `rft plot`; returns the exit code. */
+export async function plotCommand(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { help: { type: "boolean", short: "h" }, out: { type: "string" } },
+    });
+  } catch (err) {
+    throw new CliError(`${(err as Error).message}\n${HELP}`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  if (positionals.length !== 1) {
+    throw new CliError(`expected one RUN_DIR, received ${positionals.length}\n${HELP}`);
+  }
+  let path;
+  try {
+    path = await writePlot(positionals[0], values.out);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+  console.log(path);
+  return 0;
+}

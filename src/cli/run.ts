@@ -1,0 +1,83 @@
+/**
+ * `./rft run config.yaml [--set key.path=value ...] [--plugin-dir DIR ...]`: loads the plugins
+ * (`./plugins` and each `--plugin-dir`), then the config (any problem: one line, exit 2, before
+ * GPU work), then runs it, printing progress and a summary. Ctrl-C stops the run; what was
+ * written (experiences, checkpoints, metrics) stays and the same command resumes.
+ */
+
+import { parseArgs } from "node:util";
+import { ConfigError } from "../config/config_error.ts";
+import { loadConfig } from "../config/load_config.ts";
+import { loadPlugins, PluginError } from "../run/plugins.ts";
+import { formatSummary, runConfig } from "../run/run.ts";
+import { CliError } from "./cli_error.ts";
+
+const USAGE = `Usage: ./rft run CONFIG.yaml [options]
+
+Options:
+  --set KEY.PATH=VALUE   override a config key (YAML snake_case path), repeatable
+  --plugin-dir DIR       load every *.ts plugin in DIR (besides ./plugins), repeatable
+  -h, --help             show this help`;
+
+/** Runs the `run` command. */
+export async function runCommand(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        set: { type: "string", multiple: true },
+        "plugin-dir": { type: "string", multiple: true },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (err) {
+    throw new CliError(`${(err as Error).message}\n${USAGE}`);
+  }
+  if (parsed.values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (parsed.positionals.length !== 1) {
+    throw new CliError(`expected one config file, received ${parsed.positionals.length}\n${USAGE}`);
+  }
+  const log = (line: string) => console.error(line);
+  try {
+    const plugins = await loadPlugins([
+      { path: "plugins", optional: true },
+      ...(parsed.values["plugin-dir"] ?? []).map((path) => ({ path, optional: false })),
+    ]);
+    for (const p of plugins) {
+      log(
+        `plugin ${p.file}: ${p.registered.length ? p.registered.join(", ") : "registered nothing"}`,
+      );
+    }
+  } catch (err) {
+    if (err instanceof PluginError) throw new CliError(err.message);
+    throw err;
+  }
+  let config;
+  try {
+    config = await loadConfig(parsed.positionals[0], { overrides: parsed.values.set ?? [] });
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(err.message);
+    throw err;
+  }
+  const controller = new AbortController();
+  const stop = () => {
+    log("stopping: interrupted (what was written stays; run the same command to resume)");
+    controller.abort(new Error("interrupted"));
+  };
+  Deno.addSignalListener("SIGINT", stop);
+  try {
+    const summary = await runConfig(config, { log, signal: controller.signal });
+    for (const line of formatSummary(summary)) console.log(line);
+    return 0;
+  } catch (err) {
+    if (controller.signal.aborted) return 130;
+    throw new CliError((err as Error).message, 1);
+  } finally {
+    Deno.removeSignalListener("SIGINT", stop);
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * `loadConfig`: a `./rft run` YAML file to a {@link RunConfig}. Reads the file, replaces
+ * `${ENV}` / `${ENV:default}`, applies `--set` overrides, splits it into stages (each stage
+ * deep-merged over the top level), validates every stage against the schema, fills defaults
+ * (also those computed from other keys) and checks keys against each other. Every problem is a
+ * one-line ConfigError with `file:line` and key path. Does not open models or data.
+ *
+ * Paths: relative paths written in the file resolve against the file's directory; the default
+ * `checkpoint_root_dir` is `./runs` in the current working directory (Trinity's convention).
+ * A stage sets a key to null to drop what the top level gives it (e.g. `taskset: null`).
+ */
+
+import { basename, dirname, extname, resolve } from "node:path";
+import { ALGORITHM_TYPE } from "../algorithm/algorithm_type.ts";
+import { knownNames } from "../algorithm/registry.ts";
+import { ConfigError } from "./config_error.ts";
+import {
+  childPath,
+  type ConfigNode,
+  describeNode,
+  mergeTrees,
+  type Origin,
+  parseConfigTree,
+} from "./config_tree.ts";
+import { interpolateEnv } from "./interpolate_env.ts";
+import { applyOverrides } from "./overrides.ts";
+import type { RunConfig, StageConfig, TasksetSection } from "./run_config.ts";
+import { CONFIG_SCHEMA, STAGE_SCHEMA } from "./schema.ts";
+import { resolveSection } from "./validate.ts";
+
+/** Options of {@link loadConfig}. */
+export interface LoadConfigOptions {
+  /** `--set` overrides as `key.path=value`, applied in order after interpolation. */
+  overrides?: readonly string[];
+  /** Environment for `${NAME}`; default: the process environment. */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** A stage's name and its tree (the top level merged with the stage's keys). */
+interface StageTree {
+  name: string;
+  tree: ConfigNode;
+}
+
+/**
+ * Loads, validates and resolves the config `file`. Throws a ConfigError (one line) on any
+ * problem: a missing file, invalid YAML, an unset variable, a bad override, an unknown key, a
+ * wrong type or range, a missing model or data path, duplicate stage names.
+ *
+ * @example
+ * ```ts
+ * const config = await loadConfig("examples/countdown/config.yaml", {
+ *   overrides: ["algorithm.optimizer.lr=2e-5"],
+ * });
+ * console.log(config.stages.map((s) => s.stageName));
+ * ```
+ */
+export async function loadConfig(
+  file: string,
+  options: LoadConfigOptions = {},
+): Promise<RunConfig> {
+  const absolute = resolve(file);
+  let text: string;
+  try {
+    text = await Deno.readTextFile(absolute);
+  } catch (err) {
+    const found = err instanceof Deno.errors.NotFound ? "no such file" : (err as Error).message;
+    throw new ConfigError(file, undefined, `expected a readable YAML config file, found ${found}`);
+  }
+  const env = options.env;
+  const lookup = env ? (name: string) => env[name] : (name: string) => Deno.env.get(name);
+  const parsed = interpolateEnv(parseConfigTree(text, (line) => `${file}:${line}`), lookup);
+  const tree = applyOverrides(parsed, options.overrides ?? [], CONFIG_SCHEMA);
+  const root: ConfigNode = tree.kind === "scalar" && tree.value === null
+    ? { kind: "map", entries: new Map(), origin: tree.origin }
+    : tree;
+  if (root.kind !== "map") {
+    throw new ConfigError(
+      root.origin.where,
+      "config",
+      `expected a mapping, found ${describeNode(root)}`,
+    );
+  }
+  const configDir = dirname(absolute);
+  return { file: absolute, stages: stageTrees(root).map((s) => resolveStage(s, configDir)) };
+}
+
+/** The stages of `root`: its `stages` merged over the rest, or the rest alone as "main". */
+function stageTrees(root: ConfigNode & { kind: "map" }): StageTree[] {
+  const known = Object.keys(CONFIG_SCHEMA.fields);
+  for (const [key, node] of root.entries) {
+    if (!known.includes(key)) {
+      throw new ConfigError(
+        node.origin.where,
+        key,
+        `unknown key ${JSON.stringify(key)}; ${knownNames(key, known)}`,
+      );
+    }
+  }
+  const top = new Map(root.entries);
+  const stages = top.get("stages");
+  top.delete("stages");
+  const base: ConfigNode = { ...root, entries: top };
+  if (stages === undefined || (stages.kind === "scalar" && stages.value === null)) {
+    return [{ name: "main", tree: base }];
+  }
+  const fail = (at: Origin, detail: string): never => {
+    throw new ConfigError(at.where, at.path, detail);
+  };
+  if (stages.kind !== "list") {
+    fail(stages.origin, `expected a list of stages, found ${describeNode(stages)}`);
+  }
+  const items = (stages as ConfigNode & { kind: "list" }).items;
+  if (items.length === 0) fail(stages.origin, "expected at least one stage, found an empty list");
+  const firstAt = new Map<string, string>();
+  return items.map((item) => {
+    if (item.kind !== "map") {
+      return fail(item.origin, `expected a mapping, found ${describeNode(item)}`);
+    }
+    const nameNode = item.entries.get("stage_name");
+    const nameAt = nameNode?.origin ??
+      { where: item.origin.where, path: childPath(item.origin.path, "stage_name") };
+    const name = nameNode?.kind === "scalar" ? nameNode.value : undefined;
+    if (typeof name !== "string" || name === "") {
+      fail(
+        nameAt,
+        `expected a non-empty string, found ${nameNode ? describeNode(nameNode) : "nothing"}`,
+      );
+    }
+    const first = firstAt.get(name as string);
+    if (first !== undefined) {
+      fail(
+        nameAt,
+        `expected a unique stage name, found ${JSON.stringify(name)} again (first at ${first})`,
+      );
+    }
+    firstAt.set(name as string, nameAt.path);
+    const entries = new Map(item.entries);
+    entries.delete("stage_name");
+    return { name: name as string, tree: mergeTrees(base, { ...item, entries }) };
+  });
+}
+
+/** One stage validated, with every default filled and its keys checked against each other. */
+function resolveStage({ name, tree }: StageTree, configDir: string): StageConfig {
+  const stage = {
+    stageName: name,
+    ...resolveSection(STAGE_SCHEMA.fields, tree, tree.origin, configDir),
+  } as StageConfig;
+  stage.checkpointRootDir ??= resolve(Deno.cwd(), "runs");
+  const input = stage.buffer.explorerInput;
+  for (const taskset of [input.taskset, ...input.evalTasksets]) {
+    if (taskset === undefined) continue;
+    const t = taskset as Partial<TasksetSection> & { path: string };
+    t.name ??= basename(t.path, extname(t.path));
+    t.seed ??= stage.seed;
+    t.defaultWorkflowType ??= input.defaultWorkflowType;
+    if (input.defaultRewardFnType !== undefined) {
+      t.defaultRewardFnType ??= input.defaultRewardFnType;
+    }
+  }
+  stage.explorer.evalOnStartup ??= input.evalTasksets.length > 0;
+  checkStage(stage, tree);
+  return stage;
+}
+
+/** Checks across keys: the data each mode and algorithm needs, unique eval taskset names. */
+function checkStage(stage: StageConfig, tree: ConfigNode): void {
+  const { algorithmType } = stage.algorithm;
+  const type = ALGORITHM_TYPE.get(algorithmType);
+  const missing = (keys: string[], what: string, why: string): never => {
+    const at = nearest(tree, keys);
+    throw new ConfigError(at.where, at.path, `expected ${what} (${why}), found nothing`);
+  };
+  const trains = stage.mode === "both" || stage.mode === "train";
+  const explores = stage.mode === "both" || stage.mode === "explore";
+  const { explorerInput, trainerInput } = stage.buffer;
+  if (
+    trains && (type.schema !== "experience" || algorithmType === "mix") &&
+    !trainerInput.sftWarmupDataset
+  ) {
+    missing(
+      ["buffer", "trainer_input", "sft_warmup_dataset"],
+      "a dataset section",
+      `algorithm_type "${algorithmType}" trains on it`,
+    );
+  }
+  if (explores && type.schema === "experience" && !explorerInput.taskset) {
+    missing(
+      ["buffer", "explorer_input", "taskset"],
+      "a taskset section",
+      `mode "${stage.mode}" explores it`,
+    );
+  }
+  const seen = new Set<string>();
+  explorerInput.evalTasksets.forEach((taskset, i) => {
+    if (seen.has(taskset.name)) {
+      const at = nearest(tree, ["buffer", "explorer_input", "eval_tasksets", i]);
+      throw new ConfigError(
+        at.where,
+        at.path,
+        `expected eval tasksets with unique names, found ${
+          JSON.stringify(taskset.name)
+        } twice (set name)`,
+      );
+    }
+    seen.add(taskset.name);
+  });
+}
+
+/** Where the node at `keys` is, or its nearest written ancestor with the full key path. */
+function nearest(tree: ConfigNode, keys: readonly (string | number)[]): Origin {
+  let node = tree;
+  let rest = [...keys];
+  while (rest.length > 0) {
+    const [key] = rest;
+    const next = node.kind === "map" && typeof key === "string"
+      ? node.entries.get(key)
+      : node.kind === "list" && typeof key === "number"
+      ? node.items[key]
+      : undefined;
+    if (next === undefined) break;
+    node = next;
+    rest = rest.slice(1);
+  }
+  const path = rest.reduce<string>(
+    (p, k) => typeof k === "number" ? `${p}[${k}]` : childPath(p, k),
+    node.origin.path,
+  );
+  return { where: node.origin.where, path };
+}

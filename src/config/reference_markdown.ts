@@ -1,0 +1,64 @@
+/**
+ * The config reference as a Markdown table, generated from the schema: one row per key with
+ * its type, default and description. A part of the schema used in several places (the taskset
+ * keys of `eval_tasksets`, the top-level keys of a stage) is listed once, where it first appears.
+ */
+
+import { CONFIG_SCHEMA, type FieldSchema } from "./schema.ts";
+import { expectedText } from "./validate.ts";
+
+/**
+ * The reference table of every config key.
+ *
+ * @example
+ * ```ts
+ * console.log(configReferenceMarkdown());
+ * ```
+ */
+export function configReferenceMarkdown(): string {
+  const rows = ["| Key | Type | Default | Description |", "| --- | --- | --- | --- |"];
+  const listedAt = new Map<FieldSchema, string>();
+  const visit = (field: FieldSchema, path: string) => {
+    listedAt.set(field, path);
+    if (path) rows.push(row(path, typeText(field, listedAt), defaultText(field), field.doc));
+    if (field.type === "section") {
+      for (const [key, child] of Object.entries(field.fields)) {
+        if (!listedAt.has(child)) visit(child, path ? `${path}.${key}` : key);
+      }
+    } else if (field.type === "list" && field.of.type === "section" && !listedAt.has(field.of)) {
+      visit(field.of, `${path}[]`);
+    }
+  };
+  visit(CONFIG_SCHEMA, "");
+  return rows.join("\n") + "\n";
+}
+
+/** A table row with `|` escaped in its cells. */
+function row(...cells: string[]): string {
+  return `| ${cells.map((c) => c.replaceAll("|", "\\|")).join(" | ")} |`;
+}
+
+/** The type column: what the key takes; a list of an already listed section points there. */
+function typeText(field: FieldSchema, listedAt: ReadonlyMap<FieldSchema, string>): string {
+  if (field.type === "section") return field.optional ? "section (optional)" : "section";
+  if (field.type === "list") {
+    const at = listedAt.get(field.of);
+    if (at !== undefined) return `list of sections like \`${at}\``;
+    const size = field.length === undefined ? "" : ` (${field.length})`;
+    return `list${size} of ${
+      field.of.type === "section" ? "sections" : typeText(field.of, listedAt)
+    }`;
+  }
+  if (field.type === "string" && field.path !== undefined) return "path";
+  return expectedText(field).replace(/^an? /, "");
+}
+
+/** The default column: the value, the computed default in words, "required" or "-". */
+function defaultText(field: FieldSchema): string {
+  if (field.defaultDoc !== undefined) return field.defaultDoc;
+  if ("required" in field && field.required) return "required";
+  if (field.type === "args" || field.type === "map") return "`{}`";
+  if (field.type === "list") return `\`${JSON.stringify(field.default ?? [])}\``;
+  if (field.type === "section") return "-";
+  return field.default === undefined ? "-" : `\`${JSON.stringify(field.default)}\``;
+}

@@ -1,0 +1,384 @@
+/**
+ * The schema of `./rft run` configs, as one declarative table: for every YAML key its type,
+ * default, range and a one-line description. The loader validates against it, the reference
+ * table and the resolved YAML are generated from it. Defaults computed from other keys are
+ * applied by `load_config.ts` and only described here (`defaultDoc`). No parsing here.
+ */
+
+import { ALGORITHM_TYPE } from "../algorithm/algorithm_type.ts";
+import { SELECTORS } from "../buffer/taskset.ts";
+
+/** Fields every schema entry has. */
+interface FieldBase {
+  /** One line for the reference table. */
+  readonly doc: string;
+  /** The default in words, when it is computed from other keys. */
+  readonly defaultDoc?: string;
+}
+
+/** Bounds of a number: `min`/`max` inclusive, `above` exclusive. */
+export interface Range {
+  readonly min?: number;
+  readonly max?: number;
+  readonly above?: number;
+}
+
+/**
+ * A scalar. `path` marks a file system path, resolved against the config file's directory:
+ * `exists` must exist (file or directory), `model` must be a directory with a config.json,
+ * `resolve` is only resolved.
+ */
+export interface ScalarField extends FieldBase, Range {
+  readonly type: "string" | "int" | "number" | "bool";
+  readonly default?: string | number | boolean;
+  readonly required?: boolean;
+  readonly path?: "exists" | "model" | "resolve";
+}
+
+/** One of a list of names; `aliases` maps other accepted spellings onto them. */
+export interface EnumField extends FieldBase {
+  readonly type: "enum";
+  readonly values: () => readonly string[];
+  readonly aliases?: Readonly<Record<string, string>>;
+  readonly default?: string;
+}
+
+/** A component's `*_args`: any keys, scalar values, kept as written. Default `{}`. */
+export interface ArgsField extends FieldBase {
+  readonly type: "args";
+}
+
+/** A free mapping (`workflow_args`): any keys and values, kept as written. Default `{}`. */
+export interface MapField extends FieldBase {
+  readonly type: "map";
+}
+
+/** A list of `of`; `length` fixes its size. Default `default`, else `[]`. */
+export interface ListField extends FieldBase {
+  readonly type: "list";
+  readonly of: FieldSchema;
+  readonly length?: number;
+  readonly default?: readonly unknown[];
+}
+
+/** A mapping with known keys; an `optional` section is absent unless written. */
+export interface SectionField extends FieldBase {
+  readonly type: "section";
+  readonly fields: Fields;
+  readonly optional?: boolean;
+}
+
+/** One schema entry. */
+export type FieldSchema = ScalarField | EnumField | ArgsField | MapField | ListField | SectionField;
+
+/** The keys of a section, in YAML snake_case, in the order they are documented and written. */
+export type Fields = Readonly<Record<string, FieldSchema>>;
+
+type Options<F> = Omit<F, "type" | "doc">;
+const str = (doc: string, o: Options<ScalarField> = {}): ScalarField => ({
+  type: "string",
+  doc,
+  ...o,
+});
+const int = (doc: string, o: Options<ScalarField> = {}): ScalarField => ({
+  type: "int",
+  doc,
+  ...o,
+});
+const num = (doc: string, o: Options<ScalarField> = {}): ScalarField => ({
+  type: "number",
+  doc,
+  ...o,
+});
+const bool = (doc: string, o: Options<ScalarField> = {}): ScalarField => ({
+  type: "bool",
+  doc,
+  ...o,
+});
+const oneOf = (
+  values: readonly string[] | (() => readonly string[]),
+  doc: string,
+  o: Omit<Options<EnumField>, "values"> = {},
+): EnumField => ({
+  type: "enum",
+  values: typeof values === "function" ? values : () => values,
+  doc,
+  ...o,
+});
+const args = (doc: string): ArgsField => ({ type: "args", doc });
+const list = (of: FieldSchema, doc: string, o: Omit<Options<ListField>, "of"> = {}): ListField => ({
+  type: "list",
+  of,
+  doc,
+  ...o,
+});
+const section = (
+  fields: Fields,
+  doc: string,
+  o: Omit<Options<SectionField>, "fields"> = {},
+): SectionField => ({ type: "section", fields, doc, ...o });
+
+/** A component name and its `*_args`, for each algorithm component. */
+function component(key: string, what: string): Fields {
+  return {
+    [key]: str(`Name of the ${what}`, { defaultDoc: "the algorithm type's" }),
+    [`${key}_args`]: args(`Arguments of the ${what} over its defaults (scalars)`),
+  };
+}
+
+/** `buffer.explorer_input.taskset` and each entry of `eval_tasksets`. */
+const TASKSET = section(
+  {
+    name: str("Name in logs and metric keys", { defaultDoc: "the file name without extension" }),
+    path: str("A .jsonl / .parquet file or a dataset directory", {
+      required: true,
+      path: "exists",
+    }),
+    split: str("Split read from a dataset directory", { default: "train" }),
+    selector: oneOf(SELECTORS, "Order of tasks within an epoch", { default: "sequential" }),
+    seed: int("Seed of shuffle / random", { defaultDoc: "the run's seed" }),
+    format: section({
+      prompt_key: str("Row key of the prompt", { default: "prompt" }),
+      response_key: str("Row key of the reference answer"),
+      system_prompt: str("System message put before the prompt"),
+      messages_key: str("Row key of a ready chat (wins over the prompt)"),
+    }, "Where rows keep their parts"),
+    rollout_args: section({
+      n: int("Rollouts per task", { min: 1, defaultDoc: "algorithm.repeat_times" }),
+      temperature: num("Sampling temperature (0 = greedy)", {
+        min: 0,
+        defaultDoc: "model.temperature",
+      }),
+      top_p: num("Nucleus sampling mass (1 = off)", {
+        above: 0,
+        max: 1,
+        defaultDoc: "model.top_p",
+      }),
+      top_k: int("Keep the k most likely tokens (0 = off)", { min: 0, defaultDoc: "model.top_k" }),
+      max_tokens: int("Most tokens per response", {
+        min: 1,
+        defaultDoc: "model.max_response_tokens",
+      }),
+    }, "Sampling of this taskset's rollouts"),
+    workflow_args: { type: "map", doc: "Free arguments handed to the workflow" },
+    default_workflow_type: str("Workflow of the tasks (wins over explorer_input's)", {
+      defaultDoc: "buffer.explorer_input.default_workflow_type",
+    }),
+    default_reward_fn_type: str("Reward fn of the tasks (wins over explorer_input's)", {
+      defaultDoc: "buffer.explorer_input.default_reward_fn_type",
+    }),
+  },
+  "A taskset",
+  { optional: true },
+);
+
+/** The keys of a stage, which are the top-level keys of a config. */
+const TOP_FIELDS: Fields = {
+  mode: oneOf(["both", "explore", "train", "bench"], "What the run does", { default: "both" }),
+  project: str("Project name: the run lives in <checkpoint_root_dir>/<project>/<name>/", {
+    default: "rft",
+  }),
+  name: str("Run name", { default: "run" }),
+  checkpoint_root_dir: str("Root of run directories (relative: to the config file's directory)", {
+    path: "resolve",
+    defaultDoc: "./runs, relative to the current directory",
+  }),
+  continue_from_checkpoint: bool("Resume from the run directory when it holds state", {
+    default: true,
+  }),
+  seed: int("Seed of data order, initialisation and sampling", { default: 42 }),
+  model: section({
+    model_path: str("HF model directory (config.json, tokenizer, weights)", {
+      required: true,
+      path: "model",
+    }),
+    from_scratch: bool("Initialise weights randomly (seeded) instead of loading safetensors", {
+      default: false,
+    }),
+    max_prompt_tokens: int("Prompts longer than this are cut from the left", {
+      default: 512,
+      min: 1,
+    }),
+    max_response_tokens: int("Most tokens generated per response", { default: 128, min: 1 }),
+    temperature: num("Sampling temperature of rollouts (0 = greedy)", { default: 1, min: 0 }),
+    top_p: num("Nucleus sampling mass of rollouts (1 = off)", { default: 1, above: 0, max: 1 }),
+    top_k: int("Top-k of rollouts (0 = off)", { default: 0, min: 0 }),
+  }, "The policy model and its sampling defaults"),
+  algorithm: section({
+    algorithm_type: oneOf(() => ALGORITHM_TYPE.names(), "Algorithm (ALGORITHM_TYPE)", {
+      default: "grpo",
+    }),
+    repeat_times: int("Rollouts per task", { min: 1, defaultDoc: "the algorithm type's" }),
+    ...component("sample_strategy", "sample strategy"),
+    ...component("advantage_fn", "advantage fn"),
+    ...component("policy_loss_fn", "policy loss fn"),
+    ...component("kl_penalty_fn", "KL fn of the reward penalty"),
+    ...component("kl_loss_fn", "KL fn of the loss term"),
+    ...component("entropy_loss_fn", "entropy loss fn"),
+    optimizer: section({
+      lr: num("Learning rate", { default: 1e-6, above: 0 }),
+      betas: list(num("AdamW beta", { min: 0, max: 1 }), "AdamW betas", {
+        length: 2,
+        default: [0.9, 0.999],
+      }),
+      eps: num("AdamW epsilon", { default: 1e-8, above: 0 }),
+      weight_decay: num("AdamW weight decay", { default: 0.01, min: 0 }),
+      lr_warmup_steps: int("Linear warmup steps from 0 to lr", { default: 0, min: 0 }),
+      warmup_style: oneOf(["constant", "cosine", "linear"], "Decay after warmup", {
+        default: "constant",
+      }),
+      min_lr_ratio: num("Final lr of the decays as a fraction of lr", {
+        default: 0,
+        min: 0,
+        max: 1,
+      }),
+      grad_clip: num("Global gradient-norm clip (0 = none)", { default: 1, min: 0 }),
+    }, "AdamW and its learning-rate schedule"),
+  }, "The algorithm type and the components it overrides"),
+  buffer: section({
+    batch_size: int("Tasks per explore step", { default: 8, min: 1 }),
+    train_batch_size: int("Experiences per train step", {
+      min: 1,
+      defaultDoc: "batch_size * repeat_times",
+    }),
+    total_epochs: int("Passes over the taskset", { default: 1, min: 1 }),
+    total_steps: int("Stop after this many steps", {
+      min: 1,
+      defaultDoc: "when the taskset's epochs are used up",
+    }),
+    explorer_input: section({
+      taskset: TASKSET,
+      eval_tasksets: list(TASKSET, "Tasksets evaluated every explorer.eval_interval steps"),
+      default_workflow_type: str("Workflow of the tasks of every taskset", {
+        default: "math_workflow",
+      }),
+      default_reward_fn_type: str("Reward fn of the tasks of every taskset"),
+    }, "What the explorer reads"),
+    trainer_input: section({
+      experience_buffer: section({
+        capacity: int("Most experiences held", {
+          min: 1,
+          defaultDoc: "4 * batch_size * repeat_times",
+        }),
+        max_staleness: int("Drop experiences older than this many policy versions", {
+          min: 0,
+          defaultDoc: "unlimited",
+        }),
+        replay: section(
+          {
+            decay: num("linear_decay priority: version - decay * use count", {
+              default: 0.1,
+              min: 0,
+            }),
+            reuse_cooldown_ms: int("Milliseconds before a taken experience can be taken again", {
+              default: 0,
+              min: 0,
+            }),
+            max_use_count: int("Uses after which an experience is retired", {
+              min: 1,
+              defaultDoc: "unlimited",
+            }),
+          },
+          "Reuse experiences by priority (absent: each used once)",
+          { optional: true },
+        ),
+        path: str("Existing experience directory or JSONL file to train from", {
+          path: "exists",
+          defaultDoc: "the run directory's experiences/",
+        }),
+      }, "Where experiences wait for the trainer"),
+      sft_warmup_dataset: section(
+        {
+          path: str("A .jsonl / .parquet file or a dataset directory", {
+            required: true,
+            path: "exists",
+          }),
+          split: str("Split read from a dataset directory", { default: "train" }),
+          format: section({
+            prompt_key: str("Row key of the prompt", { default: "prompt" }),
+            response_key: str("Row key of the response", { default: "response" }),
+            system_prompt: str("System message put before the prompt"),
+            messages_key: str("Row key of a ready chat (wins over the prompt)"),
+            chosen_key: str("DPO: row key of the chosen response"),
+            rejected_key: str("DPO: row key of the rejected response"),
+          }, "Where rows keep their parts"),
+        },
+        "SFT / DPO data (algorithms sft, dpo, mix)",
+        { optional: true },
+      ),
+    }, "What the trainer reads"),
+  }, "Batches, epochs and data"),
+  explorer: section({
+    runner_num: int("Workflow runners running concurrently", { default: 4, min: 1 }),
+    max_timeout: num("Seconds a workflow may run before it is abandoned", {
+      default: 900,
+      above: 0,
+    }),
+    max_retry_times: int("Retries of a failed or timed-out workflow", { default: 2, min: 0 }),
+    eval_interval: int("Evaluate every this many explore steps (0 = never)", {
+      default: 0,
+      min: 0,
+    }),
+    eval_on_startup: bool("Evaluate before the first step", {
+      defaultDoc: "true when there are eval tasksets",
+    }),
+    rollout_model: section({
+      enable_openai_api: bool("Serve the policy over an OpenAI-compatible API", { default: false }),
+    }, "The rollout model"),
+  }, "The explorer"),
+  synchronizer: section({
+    sync_interval: int("Train steps between weight syncs", { default: 1, min: 1 }),
+    sync_offset: int("Explore steps the explorer may run ahead of the trainer", {
+      default: 0,
+      min: 0,
+    }),
+    sync_style: oneOf(["fixed", "explorer_driven", "trainer_driven"], "Who drives weight syncs", {
+      default: "fixed",
+      aliases: { dynamic_by_explorer: "explorer_driven", dynamic_by_trainer: "trainer_driven" },
+    }),
+  }, "Weight hand-over from trainer to explorer"),
+  trainer: section({
+    save_interval: int("Checkpoint every this many train steps (0 = only at the end)", {
+      default: 0,
+      min: 0,
+    }),
+    max_checkpoints_to_keep: int("Complete checkpoints kept", { min: 1, defaultDoc: "all" }),
+    max_tokens_per_micro_batch: int("Max tokens per micro-batch", {
+      min: 1,
+      defaultDoc: "the whole batch",
+    }),
+    ppo_epochs: int("PPO epochs over each batch", { default: 1, min: 1 }),
+  }, "The trainer"),
+  monitor: section({
+    tensorboard: bool("Write TensorBoard event files under <run>/tensorboard/", { default: true }),
+    console: bool("Print a progress line", { default: true }),
+  }, "Logging"),
+  data_processor: section({
+    experience_pipeline: section({
+      operators: list(
+        section({
+          name: str("Registered operator name", { required: true }),
+          args: args("Arguments of the operator (scalars)"),
+        }, "An operator"),
+        "Operators applied to each batch of experiences, in order",
+      ),
+    }, "The experience pipeline"),
+  }, "Data processing"),
+};
+
+/** A stage: its name and any top-level key, deep-merged over the top level. */
+const STAGE = section({
+  stage_name: str("Unique name of the stage", { required: true }),
+  ...TOP_FIELDS,
+}, "A stage");
+
+/** Everything a config file may hold. */
+export const CONFIG_SCHEMA: SectionField = section({
+  ...TOP_FIELDS,
+  stages: list(STAGE, "Stages run in order; each takes stage_name and any top-level key", {
+    defaultDoc: 'one stage "main" with the top-level keys',
+  }),
+}, "A run config");
+
+/** The top-level keys of one stage (the schema without `stages`). */
+export const STAGE_SCHEMA: SectionField = section(TOP_FIELDS, "One stage");

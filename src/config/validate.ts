@@ -1,0 +1,254 @@
+/**
+ * Checks a config tree against the schema and turns it into plain camelCase values: types,
+ * ranges, enum names, unknown keys (with a did-you-mean), required keys, schema defaults, and
+ * paths (resolved against the config's directory, checked to exist). Defaults computed from
+ * other keys and checks across keys are `load_config.ts`'s.
+ */
+
+import { isAbsolute, resolve } from "node:path";
+import { knownNames } from "../algorithm/registry.ts";
+import { ConfigError } from "./config_error.ts";
+import {
+  childPath,
+  type ConfigNode,
+  describeNode,
+  itemPath,
+  type Origin,
+  toPlain,
+} from "./config_tree.ts";
+import type { Fields, FieldSchema, ListField, Range, ScalarField } from "./schema.ts";
+
+/** `snake_case` as `camelCase`. */
+export function camelCase(key: string): string {
+  return key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** What a field expects, in words (`an integer >= 1`, `one of a, b`, `a mapping`). */
+export function expectedText(field: FieldSchema): string {
+  switch (field.type) {
+    case "string":
+      return field.path === "model"
+        ? "a model directory with a config.json"
+        : field.path === "exists"
+        ? "an existing file or directory"
+        : "a string";
+    case "int":
+      return `an integer${rangeText(field)}`;
+    case "number":
+      return `a number${rangeText(field)}`;
+    case "bool":
+      return "true or false";
+    case "enum":
+      return `one of ${field.values().join(", ")}`;
+    case "args":
+      return "a mapping of scalars";
+    case "map":
+      return "a mapping";
+    case "list":
+      return field.length === undefined ? "a list" : `a list of ${field.length}`;
+    case "section":
+      return "a mapping";
+  }
+}
+
+/** ` >= 1`, ` > 0`, ` in [0, 1]`, ` in (0, 1]`, or nothing. */
+function rangeText({ min, max, above }: Range): string {
+  const low = above !== undefined ? `(${above}` : min !== undefined ? `[${min}` : undefined;
+  if (low !== undefined && max !== undefined) return ` in ${low}, ${max}]`;
+  if (above !== undefined) return ` > ${above}`;
+  if (min !== undefined) return ` >= ${min}`;
+  if (max !== undefined) return ` <= ${max}`;
+  return "";
+}
+
+/**
+ * The section `fields` read from `node` (undefined or null: not written) as a camelCase
+ * object. `at` is where the section is (for keys that are missing); relative paths resolve
+ * against `configDir`. Throws a ConfigError at the first problem.
+ */
+export function resolveSection(
+  fields: Fields,
+  node: ConfigNode | undefined,
+  at: Origin,
+  configDir: string,
+): Record<string, unknown> {
+  const entries = node?.kind === "map" ? node.entries : new Map<string, ConfigNode>();
+  if (node && node.kind !== "map" && !isNull(node)) {
+    throw new ConfigError(
+      node.origin.where,
+      at.path,
+      `expected a mapping, found ${describeNode(node)}`,
+    );
+  }
+  const names = Object.keys(fields);
+  for (const [key, child] of entries) {
+    if (!Object.hasOwn(fields, key)) {
+      throw new ConfigError(
+        child.origin.where,
+        child.origin.path,
+        `unknown key ${JSON.stringify(key)}; ${knownNames(key, names)}`,
+      );
+    }
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(fields)) {
+    const child = entries.get(key);
+    const value = resolveField(
+      field,
+      child,
+      child?.origin ?? { where: at.where, path: childPath(at.path, key) },
+      configDir,
+    );
+    if (value !== undefined) out[camelCase(key)] = value;
+  }
+  return out;
+}
+
+/** Whether `node` is a YAML null (`key:` or `key: null`), which counts as not written. */
+function isNull(node: ConfigNode): boolean {
+  return node.kind === "scalar" && node.value === null;
+}
+
+/** The value of `field` from `node` (undefined: not written); `at` names it in messages. */
+function resolveField(
+  field: FieldSchema,
+  node: ConfigNode | undefined,
+  at: Origin,
+  configDir: string,
+): unknown {
+  const fail = (found: string): never => {
+    throw new ConfigError(at.where, at.path, `expected ${expectedText(field)}, found ${found}`);
+  };
+  const given = node !== undefined && !isNull(node) ? node : undefined;
+  switch (field.type) {
+    case "section":
+      return given === undefined && field.optional
+        ? undefined
+        : resolveSection(field.fields, given, at, configDir);
+    case "list":
+      return resolveList(field, given, at, configDir, fail);
+    case "args":
+    case "map": {
+      if (given === undefined) return {};
+      if (given.kind !== "map") return fail(describeNode(given));
+      if (field.type === "args") {
+        for (const value of given.entries.values()) {
+          if (value.kind !== "scalar") {
+            throw new ConfigError(
+              value.origin.where,
+              value.origin.path,
+              `expected a scalar (number, string, boolean or null), found ${describeNode(value)}`,
+            );
+          }
+        }
+      }
+      return toPlain(given);
+    }
+    case "enum": {
+      if (given === undefined) return field.default;
+      const value = given.kind === "scalar" ? given.value : undefined;
+      const values = field.values();
+      if (typeof value === "string" && values.includes(value)) return value;
+      if (typeof value === "string" && field.aliases?.[value] !== undefined) {
+        return field.aliases[value];
+      }
+      const found = describeNode(given);
+      throw new ConfigError(
+        at.where,
+        at.path,
+        `expected a known value, found ${found}; ${knownNames(String(value ?? found), values)}`,
+      );
+    }
+    default: {
+      if (given === undefined) {
+        if (field.required) return fail(node === undefined ? "nothing" : "null");
+        return field.default;
+      }
+      const value = given.kind === "scalar" ? given.value : undefined;
+      if (!hasType(field, value)) return fail(describeNode(given));
+      if (!inRange(field, value as number | string | boolean)) return fail(describeNode(given));
+      return field.path === undefined ? value : checkedPath(field, value as string, at, configDir);
+    }
+  }
+}
+
+/** The items of a list field, each resolved as `field.of`. */
+function resolveList(
+  field: ListField,
+  given: ConfigNode | undefined,
+  at: Origin,
+  configDir: string,
+  fail: (found: string) => never,
+): unknown[] {
+  if (given === undefined) return structuredClone([...(field.default ?? [])]);
+  if (given.kind !== "list") return fail(describeNode(given));
+  if (field.length !== undefined && given.items.length !== field.length) {
+    fail(`a list of ${given.items.length}`);
+  }
+  return given.items.map((item, i) => {
+    const value = resolveField(field.of, item, {
+      where: item.origin.where,
+      path: itemPath(at.path, i),
+    }, configDir);
+    if (value === undefined) {
+      throw new ConfigError(
+        item.origin.where,
+        itemPath(at.path, i),
+        `expected ${expectedText(field.of)}, found null`,
+      );
+    }
+    return value;
+  });
+}
+
+/** Whether a scalar field can take `value`. */
+function hasType(field: ScalarField, value: unknown): boolean {
+  switch (field.type) {
+    case "string":
+      return typeof value === "string";
+    case "bool":
+      return typeof value === "boolean";
+    case "int":
+      return Number.isSafeInteger(value);
+    case "number":
+      return typeof value === "number" && Number.isFinite(value);
+  }
+}
+
+/** Whether a number is within the field's range (non-numbers always are). */
+function inRange({ min, max, above }: Range, value: number | string | boolean): boolean {
+  if (typeof value !== "number") return true;
+  return (min === undefined || value >= min) && (max === undefined || value <= max) &&
+    (above === undefined || value > above);
+}
+
+/** `path` resolved against `configDir` and, as the field asks, checked to exist. */
+function checkedPath(field: ScalarField, path: string, at: Origin, configDir: string): string {
+  const absolute = isAbsolute(path) ? path : resolve(configDir, path);
+  const fail = (why: string): never => {
+    throw new ConfigError(
+      at.where,
+      at.path,
+      `expected ${expectedText(field)}, found ${JSON.stringify(absolute)} (${why})`,
+    );
+  };
+  if (field.path === "resolve") return absolute;
+  const kind = statKind(absolute);
+  if (kind === undefined) fail("no such file or directory");
+  if (field.path === "model") {
+    if (kind !== "directory") fail("not a directory");
+    if (statKind(resolve(absolute, "config.json")) !== "file") fail("no config.json in it");
+  }
+  return absolute;
+}
+
+/** "file", "directory", or undefined when nothing is at `path`. */
+function statKind(path: string): "file" | "directory" | undefined {
+  try {
+    const info = Deno.statSync(path);
+    return info.isDirectory ? "directory" : "file";
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return undefined;
+    throw err;
+  }
+}

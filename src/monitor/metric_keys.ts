@@ -1,0 +1,26 @@
+/**
+ * The metric names the console line and the plot know by name. The run loop logs under these;
+ * any other key is still written to metrics.jsonl and TensorBoard, just not singled out.
+ */
+
+/** Well-known metric keys (flat, `/`-separated, as in metrics.jsonl). */
+export const METRIC = {
+  reward: "rollout/reward_mean",
+  responseLength: "rollout/response_length_mean",
+  loss: "actor/loss",
+  kl: "actor/kl",
+  entropy: "actor/entropy",
+  tokensPerSecond: "rollout/tokens_per_s",
+  stepSeconds: "time/step_s",
+  staleness: "buffer/staleness_mean",
+} as const;
+
+/** The key of a taskset's eval accuracy: `eval/<taskset>/accuracy`. */
+export function evalAccuracyKey(taskset: string): string {
+  return `eval/${taskset}/accuracy`;
+}
+
+/** The taskset of an eval accuracy key, or undefined for any other key. */
+export function evalAccuracyTaskset(key: string): string | undefined {
+  return /^eval\/(.+)\/accuracy$/.exec(key)?.[1];
+}

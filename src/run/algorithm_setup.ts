@@ -1,0 +1,57 @@
+/**
+ * Resolves a stage's `algorithm` section against its algorithm type (Trinity's
+ * `ALGORITHM_TYPE.default_config`): each component is the section's choice or the type's
+ * default, its args the type's default args overridden by the section's, each checked by its
+ * registry. No GPU work.
+ */
+
+import { ADVANTAGE_FN } from "../algorithm/advantage/mod.ts";
+import { ALGORITHM_TYPE, type AlgorithmType } from "../algorithm/algorithm_type.ts";
+import { type Args, configure } from "../algorithm/registry.ts";
+import type { AlgorithmSection } from "../config/run_config.ts";
+import type { ConfiguredAdvantageFn } from "./apply_advantages.ts";
+
+/** An algorithm ready to run. */
+export interface ResolvedAlgorithm {
+  name: string;
+  type: AlgorithmType;
+  repeatTimes: number;
+  sampleStrategy: string;
+  sampleStrategyArgs: Args;
+  /** Absent for algorithms without advantages (sft, dpo). */
+  advantageFn?: ConfiguredAdvantageFn;
+  /** Whether the trainer (not the experience pipeline) computes the advantages. */
+  advantageInTrainer: boolean;
+  policyLossFn: string;
+  policyLossFnArgs: Args;
+  klLossFn: string;
+  klLossFnArgs: Args;
+  entropyLossFn: string;
+  entropyLossFnArgs: Args;
+}
+
+/** The algorithm of `section` (see the file comment); throws naming the bad component. */
+export function resolveAlgorithm(section: AlgorithmSection): ResolvedAlgorithm {
+  const type = ALGORITHM_TYPE.get(section.algorithmType);
+  const d = type.defaultConfig;
+  const advantageName = section.advantageFn ?? d.advantageFn;
+  const advantageFn = advantageName === null
+    ? undefined
+    : configure(ADVANTAGE_FN, advantageName, { ...d.advantageFnArgs, ...section.advantageFnArgs });
+  return {
+    name: section.algorithmType,
+    type,
+    repeatTimes: section.repeatTimes ?? d.repeatTimes,
+    sampleStrategy: section.sampleStrategy ?? d.sampleStrategy,
+    sampleStrategyArgs: section.sampleStrategyArgs,
+    advantageFn,
+    advantageInTrainer: type.computeAdvantageInTrainer ||
+      (advantageFn?.entry.computeInTrainer ?? false),
+    policyLossFn: section.policyLossFn ?? d.policyLossFn,
+    policyLossFnArgs: { ...d.policyLossFnArgs, ...section.policyLossFnArgs },
+    klLossFn: section.klLossFn ?? d.klLossFn,
+    klLossFnArgs: section.klLossFnArgs,
+    entropyLossFn: section.entropyLossFn ?? d.entropyLossFn,
+    entropyLossFnArgs: section.entropyLossFnArgs,
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * Mode `bench` of a stage: evaluates the stage's initial model and every checkpoint saved in
+ * its directory on the eval tasksets, logging `eval/<taskset>/mean@k` (the mean accuracy over
+ * the k samples of each task, k = the taskset's `rollout_args.n`), `best@k` (the share of
+ * tasks with an accurate sample, when k > 1) and the reward, each at the checkpoint's step.
+ */
+
+import type { StageConfig } from "../config/run_config.ts";
+import type { PolicyModel } from "../model/policy.ts";
+import { loadModel } from "../model/policy.ts";
+import { listCheckpoints } from "../trainer/checkpoint.ts";
+import { Explorer } from "./explorer.ts";
+import { loadStagePolicy } from "./policy_setup.ts";
+import {
+  openEvalTasksets,
+  rolloutModel,
+  type StageContext,
+  type StageOutcome,
+} from "./stage_parts.ts";
+
+/** Runs `stage` in mode `bench`. */
+export async function runBench(stage: StageConfig, ctx: StageContext): Promise<StageOutcome> {
+  const evalTasksets = await openEvalTasksets(stage, ctx.log);
+  if (evalTasksets.length === 0) {
+    throw new Error(
+      `Stage "${stage.stageName}" is in mode bench but has no buffer.explorer_input.eval_tasksets`,
+    );
+  }
+  const checkpoints = await listCheckpoints(ctx.stageDir);
+  const models: { step: number; load: () => Promise<PolicyModel>; label: string }[] = [
+    {
+      step: 0,
+      label: "the initial model",
+      load: async () =>
+        (await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, {
+          previousCheckpoint: ctx.previousCheckpoint,
+          resume: false,
+        })).model,
+    },
+    ...checkpoints.map((c) => ({
+      step: c.step,
+      label: c.dir,
+      load: () => loadModel(c.dir, { gpu: ctx.gpu }),
+    })),
+  ];
+  let lastEval: Record<string, number> = {};
+  for (const { step, load, label } of models) {
+    ctx.log(`bench: evaluating ${label} (step ${step})`);
+    const model = await load();
+    const rollout = rolloutModel(stage, model, stage.seed);
+    rollout.setPolicyVersion(step);
+    const explorer = new Explorer({
+      model: rollout,
+      runnerNum: stage.explorer.runnerNum,
+      maxTimeout: stage.explorer.maxTimeout,
+      maxRetryTimes: stage.explorer.maxRetryTimes,
+      evalTasksets,
+      batchSize: stage.buffer.batchSize,
+      operators: [],
+      stateDir: ctx.stageDir,
+      log: ctx.log,
+      signal: ctx.signal,
+    });
+    const metrics = await explorer.evaluate();
+    for (const section of stage.buffer.explorerInput.evalTasksets) {
+      const k = section.rolloutArgs.n ?? 1;
+      metrics[`eval/${section.name}/mean@${k}`] = metrics[`eval/${section.name}/accuracy`];
+    }
+    lastEval = metrics;
+    await ctx.monitor.log(step, metrics);
+    rollout.destroy();
+    model.destroy();
+  }
+  return { steps: checkpoints.at(-1)?.step ?? 0, lastEval };
+}

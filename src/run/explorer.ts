@@ -1,0 +1,165 @@
+/**
+ * The Explorer: each explore step draws `batch_size` tasks from the taskset, runs their
+ * workflows on the rollout model, computes advantages when the experience pipeline owns them,
+ * runs the experience operators and puts what is kept into the experience buffer (which
+ * persists it before acknowledging), then saves its cursor. It also evaluates the rollout model
+ * on the eval tasksets. Knows nothing of the trainer: the synchronizer moves weights in.
+ */
+
+import type { Experience } from "../buffer/experience.ts";
+import type { ExperienceBuffer } from "../buffer/experience_buffer.ts";
+import { type ExperienceOperator, runOperators } from "../buffer/operators/mod.ts";
+import type { Taskset, TasksetState } from "../buffer/taskset.ts";
+import { writeAtomic } from "../util/write_atomic.ts";
+import { applyAdvantages, type ConfiguredAdvantageFn } from "./apply_advantages.ts";
+import { summarizeExperiences } from "./summarize.ts";
+import { runTasks, type RunTasksOptions, type TaskFailure } from "./workflow_runner.ts";
+
+/** Name of the explorer's cursor file in the stage directory. */
+export const EXPLORER_STATE_FILE = "explorer_state.json";
+
+/** The explorer's cursor, saved after each explore step. */
+export interface ExplorerState {
+  /** Explore steps done. */
+  step: number;
+  taskset: TasksetState;
+}
+
+/** An eval taskset with its name (metric keys `eval/<name>/...`). */
+export interface EvalTaskset {
+  name: string;
+  taskset: Taskset;
+}
+
+/** Options of an {@link Explorer}. */
+export interface ExplorerOptions extends Omit<RunTasksOptions, "signal"> {
+  /** Training tasks; absent for an explorer that only evaluates. */
+  taskset?: Taskset;
+  evalTasksets: readonly EvalTaskset[];
+  /** Tasks per explore step. */
+  batchSize: number;
+  /** Where kept experiences go; absent: they are returned only. */
+  buffer?: ExperienceBuffer;
+  operators: readonly ExperienceOperator[];
+  /** The advantage fn when the pipeline computes advantages. */
+  advantageFn?: ConfiguredAdvantageFn;
+  /** Directory of the cursor file. */
+  stateDir: string;
+  /** Receives one line per failed task. */
+  log: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/** What one explore step did. */
+export interface ExploreStepResult {
+  /** False once the taskset is exhausted (nothing was drawn). */
+  drew: boolean;
+  /** Experiences put into the buffer. */
+  kept: Experience[];
+  metrics: Record<string, number>;
+}
+
+/** Runs workflows on the rollout model and feeds the buffer. */
+export class Explorer {
+  #step = 0;
+  #failures = 0;
+
+  constructor(readonly options: ExplorerOptions) {}
+
+  /** Explore steps done. */
+  get step(): number {
+    return this.#step;
+  }
+
+  /** Moves to a saved cursor (resume). */
+  restore(state: ExplorerState): void {
+    this.#step = state.step;
+    this.options.taskset?.restore(state.taskset);
+  }
+
+  /** One explore step (see the file comment). */
+  async exploreStep(): Promise<ExploreStepResult> {
+    const { taskset, batchSize, buffer, operators, advantageFn } = this.options;
+    if (!taskset) throw new Error("Cannot explore: the explorer has no taskset");
+    const tasks = taskset.nextBatch(batchSize);
+    if (!tasks) return { drew: false, kept: [], metrics: {} };
+    const started = performance.now();
+    const { experiences, failures, retries } = await runTasks(tasks, this.#runOptions());
+    const generateSeconds = (performance.now() - started) / 1000;
+    this.#report(failures);
+    const metrics: Record<string, number> = {
+      ...summarizeExperiences("rollout", experiences),
+      "explorer/tasks": tasks.length,
+      "explorer/failed_tasks": failures.length,
+      "explorer/failed_tasks_total": this.#failures,
+      "explorer/retries": retries,
+      "explorer/policy_version": this.options.model.policyVersion,
+      "time/explore_s": generateSeconds,
+      "rollout/tokens_per_s": responseTokens(experiences) / generateSeconds,
+    };
+    let kept = experiences;
+    if (advantageFn) {
+      const advantaged = applyAdvantages(advantageFn, kept);
+      kept = advantaged.experiences;
+      Object.assign(metrics, advantaged.metrics);
+    }
+    const processed = runOperators(operators, kept);
+    kept = processed.experiences;
+    for (const [key, value] of Object.entries(processed.metrics)) {
+      metrics[`pipeline/${key}`] = value;
+    }
+    if (buffer && kept.length) {
+      const put = await buffer.put(kept);
+      metrics["buffer/accepted"] = put.accepted;
+      metrics["buffer/rejected"] = put.rejected;
+    }
+    metrics["pipeline/kept"] = kept.length;
+    this.#step++;
+    const state: ExplorerState = { step: this.#step, taskset: taskset.state() };
+    await writeAtomic(
+      `${this.options.stateDir}/${EXPLORER_STATE_FILE}`,
+      JSON.stringify(state) + "\n",
+    );
+    return { drew: true, kept, metrics };
+  }
+
+  /**
+   * Runs every task of each eval taskset once (its `rollout_args`, e.g. greedy with n = 1);
+   * returns `eval/<name>/...` metrics (accuracy = mean of the workflows' `accuracy`).
+   */
+  async evaluate(): Promise<Record<string, number>> {
+    const metrics: Record<string, number> = {};
+    for (const { name, taskset } of this.options.evalTasksets) {
+      const start = taskset.state();
+      const tasks = taskset.nextBatch(taskset.size) ?? [];
+      taskset.restore({ ...start, epoch: 0, index: 0 });
+      const started = performance.now();
+      const { experiences, failures } = await runTasks(tasks, this.#runOptions());
+      this.#report(failures);
+      Object.assign(metrics, summarizeExperiences(`eval/${name}`, experiences), {
+        [`eval/${name}/failed_tasks`]: failures.length,
+        [`time/eval_${name}_s`]: (performance.now() - started) / 1000,
+      });
+    }
+    return metrics;
+  }
+
+  #runOptions(): RunTasksOptions {
+    const { model, runnerNum, maxTimeout, maxRetryTimes, signal } = this.options;
+    return { model, runnerNum, maxTimeout, maxRetryTimes, signal };
+  }
+
+  #report(failures: readonly TaskFailure[]): void {
+    this.#failures += failures.length;
+    for (const f of failures) {
+      this.options.log(
+        `task ${f.taskId} (workflow ${f.workflow}) failed after ${f.attempts} attempt(s): ${f.error}`,
+      );
+    }
+  }
+}
+
+/** Generated tokens in `experiences`. */
+function responseTokens(experiences: readonly Experience[]): number {
+  return experiences.reduce((sum, e) => sum + e.actionMask.reduce((a, b) => a + b, 0), 0);
+}

@@ -1,0 +1,92 @@
+/**
+ * Plugin loading: every `*.ts` file of each plugin directory is imported (in name order) before
+ * the config is validated, so the workflows, reward fns, algorithms and operators it registers
+ * through the public API (`mod.ts`, importable as "rft") are known to the config. Reports what
+ * each file registered by comparing the registries before and after its import.
+ */
+
+import { ADVANTAGE_FN } from "../algorithm/advantage/mod.ts";
+import { ALGORITHM_TYPE } from "../algorithm/algorithm_type.ts";
+import { ENTROPY_LOSS_FN } from "../algorithm/entropy.ts";
+import { KL_FN } from "../algorithm/kl.ts";
+import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
+import type { Registry } from "../algorithm/registry.ts";
+import { SAMPLE_STRATEGY } from "../algorithm/sample_strategy.ts";
+import { EXPERIENCE_OPERATORS } from "../buffer/operators/mod.ts";
+import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+/** The registries a plugin may add to, by what the log calls their entries. */
+const REGISTRIES: [string, Registry<unknown>][] = [
+  ["workflow", WORKFLOWS],
+  ["reward fn", REWARD_FUNCTIONS],
+  ["algorithm", ALGORITHM_TYPE],
+  ["advantage fn", ADVANTAGE_FN],
+  ["policy loss fn", POLICY_LOSS_FN],
+  ["KL fn", KL_FN],
+  ["entropy loss fn", ENTROPY_LOSS_FN],
+  ["sample strategy", SAMPLE_STRATEGY],
+  ["operator", EXPERIENCE_OPERATORS],
+] as [string, Registry<unknown>][];
+
+/** What one plugin file registered. */
+export interface LoadedPlugin {
+  file: string;
+  /** E.g. `workflow "my_workflow"`. */
+  registered: string[];
+}
+
+/** A plugin that failed to load: the message names the file and the cause. */
+export class PluginError extends Error {
+  constructor(readonly file: string, cause: unknown) {
+    super(`Cannot load plugin ${file}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = "PluginError";
+  }
+}
+
+/**
+ * Imports every `*.ts` file of `dirs` (a missing directory is skipped when `optional`, else an
+ * error) and returns what each registered.
+ */
+export async function loadPlugins(
+  dirs: readonly { path: string; optional: boolean }[],
+): Promise<LoadedPlugin[]> {
+  const loaded: LoadedPlugin[] = [];
+  for (const { path, optional } of dirs) {
+    let names: string[];
+    try {
+      names = (await Array.fromAsync(Deno.readDir(path)))
+        .filter((e) => e.isFile && e.name.endsWith(".ts") && !e.name.endsWith(".d.ts"))
+        .map((e) => e.name)
+        .sort();
+    } catch (err) {
+      if (optional && err instanceof Deno.errors.NotFound) continue;
+      throw new PluginError(
+        path,
+        new Error(`cannot read the plugin directory: ${(err as Error).message}`),
+      );
+    }
+    for (const name of names) {
+      const file = resolve(path, name);
+      const before = snapshot();
+      try {
+        await import(pathToFileURL(file).href);
+      } catch (err) {
+        throw new PluginError(file, err);
+      }
+      const after = snapshot();
+      const registered: string[] = [];
+      for (const [kind, names] of after) {
+        const old = before.get(kind)!;
+        for (const n of names) if (!old.has(n)) registered.push(`${kind} "${n}"`);
+      }
+      loaded.push({ file, registered });
+    }
+  }
+  return loaded;
+}
+
+function snapshot(): Map<string, Set<string>> {
+  return new Map(REGISTRIES.map(([kind, registry]) => [kind, new Set(registry.names())]));
+}

@@ -1,0 +1,197 @@
+/**
+ * A whole run: the run directory (`<checkpoint_root_dir>/<project>/<name>/`), the resolved
+ * config written into it, the monitor, and the stages in order, each starting from the previous
+ * stage's final checkpoint. A stage that finished is recorded in `<stage dir>/stage_done.json`
+ * and skipped when the run is started again; an unfinished one resumes from its own state.
+ * Ends with the plot and a summary.
+ */
+
+import { resolvedConfigYaml } from "../config/resolved_yaml.ts";
+import type { RunConfig, StageConfig } from "../config/run_config.ts";
+import { getGpu } from "../gpu/device.ts";
+import { Monitor } from "../monitor/monitor.ts";
+import { writePlot } from "../monitor/plot.ts";
+import { findLatestCheckpoint } from "../trainer/checkpoint.ts";
+import { writeAtomic } from "../util/write_atomic.ts";
+import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
+import { runStage } from "./run_stage.ts";
+import type { StageOutcome } from "./stage_parts.ts";
+
+/** Name of the file marking a finished stage. */
+export const STAGE_DONE_FILE = "stage_done.json";
+
+/** Options of {@link runConfig}. */
+export interface RunOptions {
+  /** Prints progress lines (default: stderr). */
+  log?: (line: string) => void;
+  /** Stops the run; what was written stays. */
+  signal?: AbortSignal;
+}
+
+/** What a run did. */
+export interface RunSummary {
+  runDir: string;
+  stages: { name: string; outcome: StageOutcome }[];
+  seconds: number;
+  plot: string;
+}
+
+/** The `stage_done.json` contents. */
+interface StageDone {
+  steps: number;
+  final_checkpoint?: string;
+  last_eval: Record<string, number>;
+}
+
+/** Runs every stage of `config` (see the file comment). */
+export async function runConfig(config: RunConfig, options: RunOptions = {}): Promise<RunSummary> {
+  const started = performance.now();
+  const log = options.log ?? ((line: string) => console.error(line));
+  const signal = options.signal ?? new AbortController().signal;
+  const first = config.stages[0];
+  for (const stage of config.stages) checkComponents(stage);
+  const runDir = await chooseRunDir(first);
+  await Deno.mkdir(runDir, { recursive: true });
+  await writeAtomic(`${runDir}/config.yaml`, resolvedConfigYaml(config));
+  const multi = config.stages.length > 1;
+  const stageDir = (s: StageConfig) => (multi ? `${runDir}/${s.stageName}` : runDir);
+
+  let offset = 0;
+  let resumeAfter = 0;
+  const done: (StageDone | undefined)[] = [];
+  for (const stage of config.stages) {
+    const record = await readStageDone(stageDir(stage));
+    done.push(record);
+    if (record) {
+      offset += record.steps;
+      resumeAfter = offset;
+      continue;
+    }
+    const latest = await findLatestCheckpoint(stageDir(stage));
+    const step = latest ? Number(/step_(\d+)$/.exec(latest)?.[1] ?? 0) : 0;
+    resumeAfter = offset + step;
+    break;
+  }
+  const monitor = await Monitor.open(runDir, {
+    tensorboard: first.monitor.tensorboard,
+    console: first.monitor.console,
+    resumeAfterStep: resumeAfter > 0 ? resumeAfter : undefined,
+  });
+  log(`run directory ${runDir}`);
+  const gpu = await getGpu();
+  const summary: RunSummary["stages"] = [];
+  let previousCheckpoint: string | undefined;
+  let stepOffset = 0;
+  try {
+    for (const [i, stage] of config.stages.entries()) {
+      const dir = stageDir(stage);
+      const record = done[i];
+      if (record) {
+        log(`stage ${stage.stageName}: already finished (${record.steps} steps), skipped`);
+        summary.push({
+          name: stage.stageName,
+          outcome: {
+            steps: record.steps,
+            finalCheckpoint: record.final_checkpoint,
+            lastEval: record.last_eval,
+          },
+        });
+      } else {
+        log(
+          `stage ${stage.stageName}: mode ${stage.mode}, algorithm ${stage.algorithm.algorithmType}`,
+        );
+        await Deno.mkdir(dir, { recursive: true });
+        const outcome = await runStage(stage, {
+          gpu,
+          stageDir: dir,
+          stepOffset,
+          monitor,
+          log: (line) => log(`[${stage.stageName}] ${line}`),
+          signal,
+          previousCheckpoint,
+        });
+        const doneRecord: StageDone = {
+          steps: outcome.steps,
+          final_checkpoint: outcome.finalCheckpoint,
+          last_eval: outcome.lastEval,
+        };
+        await writeAtomic(`${dir}/${STAGE_DONE_FILE}`, JSON.stringify(doneRecord, null, 2) + "\n");
+        summary.push({ name: stage.stageName, outcome });
+      }
+      const last = summary.at(-1)!.outcome;
+      previousCheckpoint = last.finalCheckpoint ?? previousCheckpoint;
+      stepOffset += last.steps;
+    }
+  } finally {
+    monitor.close();
+  }
+  const plot = await writePlot(runDir);
+  return { runDir, stages: summary, seconds: (performance.now() - started) / 1000, plot };
+}
+
+/** The summary lines printed at the end of a run. */
+export function formatSummary(summary: RunSummary): string[] {
+  const lines = [`run finished in ${formatSeconds(summary.seconds)}: ${summary.runDir}`];
+  for (const { name, outcome } of summary.stages) {
+    const evals = Object.entries(outcome.lastEval)
+      .filter(([key]) => /^eval\/[^/]+\/(accuracy|reward_mean)$/.test(key))
+      .map(([key, value]) => `${key} ${value.toFixed(3)}`);
+    lines.push(
+      `  stage ${name}: ${outcome.steps} steps${evals.length ? `; ${evals.join(", ")}` : ""}`,
+    );
+  }
+  lines.push(`  plot: ${summary.plot}`);
+  return lines;
+}
+
+function formatSeconds(s: number): string {
+  return s < 60 ? `${s.toFixed(1)} s` : `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
+}
+
+/**
+ * The run directory of `stage`: `<root>/<project>/<name>`; when it already holds a run and
+ * `continue_from_checkpoint` is false, a fresh sibling with a time suffix (nothing is deleted).
+ */
+async function chooseRunDir(stage: StageConfig): Promise<string> {
+  const dir = `${stage.checkpointRootDir}/${stage.project}/${stage.name}`;
+  if (stage.continueFromCheckpoint) return dir;
+  try {
+    const entries = await Array.fromAsync(Deno.readDir(dir));
+    if (entries.length === 0) return dir;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return dir;
+    throw err;
+  }
+  const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*/, "").replace("T", "-");
+  return `${dir}_${stamp}`;
+}
+
+async function readStageDone(dir: string): Promise<StageDone | undefined> {
+  try {
+    return JSON.parse(await Deno.readTextFile(`${dir}/${STAGE_DONE_FILE}`));
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return undefined;
+    throw new Error(`Cannot read ${dir}/${STAGE_DONE_FILE}: ${(err as Error).message}`);
+  }
+}
+
+/** Throws before any GPU work when a taskset names an unknown workflow or reward fn. */
+function checkComponents(stage: StageConfig): void {
+  const input = stage.buffer.explorerInput;
+  const sections = [...(input.taskset ? [input.taskset] : []), ...input.evalTasksets];
+  for (const s of sections) {
+    const workflow = s.defaultWorkflowType ?? input.defaultWorkflowType;
+    const reward = s.defaultRewardFnType ?? input.defaultRewardFnType;
+    const where = `stage "${stage.stageName}", taskset "${s.name}"`;
+    if (!WORKFLOWS.has(workflow)) {
+      throw new Error(
+        `${where}: unknown workflow "${workflow}"; known: ${WORKFLOWS.names().join(", ")}`,
+      );
+    }
+    if (reward !== undefined && !REWARD_FUNCTIONS.has(reward)) {
+      throw new Error(
+        `${where}: unknown reward fn "${reward}"; known: ${REWARD_FUNCTIONS.names().join(", ")}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * Mode `train` of a stage: the trainer alone. Its batches come from demonstrations
+ * (`buffer.trainer_input.sft_warmup_dataset`) when the algorithm trains on SFT data, else from
+ * a persistent experience buffer written by an `explore` run (`trainer_input.experience_buffer.
+ * path`, default the stage's own `experiences/`). Evaluates the model being trained on the eval
+ * tasksets at the start, every `eval_interval` steps and at the end.
+ */
+
+import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
+import type { Experience } from "../buffer/experience.ts";
+import { Taskset } from "../buffer/taskset.ts";
+import type { StageConfig } from "../config/run_config.ts";
+import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
+import { Explorer } from "./explorer.ts";
+import { loadStagePolicy } from "./policy_setup.ts";
+import { sftExperience } from "./sft_data.ts";
+import {
+  evalDue,
+  logSkipped,
+  openEvalTasksets,
+  rolloutModel,
+  saveStageCheckpoint,
+  type StageContext,
+  type StageOutcome,
+  trainStepFor,
+} from "./stage_parts.ts";
+import { Trainer } from "./trainer.ts";
+import type { TasksetState } from "../buffer/taskset.ts";
+
+/** A source of training batches with a resumable cursor. */
+interface BatchSource {
+  next(size: number): Promise<{ batch: Experience[]; skipped: number } | null>;
+  cursor(): unknown;
+  close(): Promise<void>;
+}
+
+/** Runs `stage` in mode `train`. */
+export async function runTrainOnly(
+  stage: StageConfig,
+  algorithm: ResolvedAlgorithm,
+  ctx: StageContext,
+): Promise<StageOutcome> {
+  const { stageDir, monitor, log, stepOffset } = ctx;
+  if (algorithm.type.schema === "dpo") {
+    throw new Error(
+      `Stage "${stage.stageName}": training DPO from a preference dataset is not supported by rft run yet`,
+    );
+  }
+  const policy = await loadStagePolicy(stage, stageDir, ctx.gpu, {
+    previousCheckpoint: ctx.previousCheckpoint,
+    resume: true,
+  });
+  log(`policy from ${policy.source}`);
+  const model = policy.model;
+  const startStep = policy.resumed?.trainerState.step ?? 0;
+  const source = algorithm.type.schema === "sft"
+    ? await sftSource(stage, model.tokenizer!, model.config.maxPositions, log)
+    : await bufferSource(stage, stageDir);
+  const savedCursor = policy.resumed?.trainerState.data_cursor;
+  if (savedCursor !== undefined) (source as { restore?(c: unknown): void }).restore?.(savedCursor);
+  const batchSize = stage.buffer.trainBatchSize ?? stage.buffer.batchSize;
+  const trainStep = trainStepFor(stage, algorithm, model, stage.buffer.totalSteps);
+  if (policy.resumed) trainStep.optimizer.loadState(policy.resumed.optimizerState);
+  const reference = trainStep.needsReference
+    ? (await loadStagePolicy(stage, stageDir, ctx.gpu, {
+      previousCheckpoint: ctx.previousCheckpoint,
+      resume: false,
+    })).model
+    : undefined;
+  const trainer = new Trainer({
+    trainStep,
+    referenceModel: reference,
+    advantageFn: algorithm.advantageFn,
+    ppoEpochs: stage.trainer.ppoEpochs,
+    temperature: stage.model.temperature > 0 ? stage.model.temperature : 1,
+  });
+  const evalTasksets = await openEvalTasksets(stage, log);
+  const rollout = evalTasksets.length ? rolloutModel(stage, model, stage.seed) : undefined;
+  const evaluator = rollout &&
+    new Explorer({
+      model: rollout,
+      runnerNum: stage.explorer.runnerNum,
+      maxTimeout: stage.explorer.maxTimeout,
+      maxRetryTimes: stage.explorer.maxRetryTimes,
+      evalTasksets,
+      batchSize: stage.buffer.batchSize,
+      operators: [],
+      stateDir: stageDir,
+      log,
+      signal: ctx.signal,
+    });
+  let lastEval: Record<string, number> = {};
+  let evaluated = -1;
+  const evaluate = async (step: number) => {
+    if (!evaluator || !rollout) return;
+    rollout.setPolicyVersion(step);
+    evaluated = step;
+    lastEval = await evaluator.evaluate();
+    await monitor.log(stepOffset + step, lastEval);
+  };
+
+  const totalSteps = stage.buffer.totalSteps ?? Infinity;
+  let step = startStep;
+  let finalCheckpoint = policy.resumed?.dir;
+  let skippedTotal = 0;
+  while (step < totalSteps) {
+    ctx.signal.throwIfAborted();
+    if (evalDue(stage, step, startStep)) await evaluate(step);
+    const next = await source.next(batchSize);
+    if (!next) break;
+    skippedTotal += next.skipped;
+    step++;
+    const metrics = next.batch.length ? await trainer.train(next.batch) : {};
+    metrics["data/skipped_rows_total"] = skippedTotal;
+    const every = stage.trainer.saveInterval;
+    if (every > 0 && step % every === 0) {
+      finalCheckpoint = await saveStageCheckpoint(stage, stageDir, step, trainStep, {
+        data_cursor: source.cursor(),
+      });
+    }
+    await monitor.log(stepOffset + step, metrics);
+  }
+  if (finalCheckpoint === undefined || !finalCheckpoint.endsWith(`step_${step}`)) {
+    finalCheckpoint = await saveStageCheckpoint(stage, stageDir, step, trainStep, {
+      data_cursor: source.cursor(),
+    });
+  }
+  if (evalTasksets.length && evaluated !== step) await evaluate(step);
+  await source.close();
+  rollout?.destroy();
+  trainStep.destroy();
+  reference?.destroy();
+  model.destroy();
+  return { steps: step, finalCheckpoint, lastEval };
+}
+
+/** Batches of demonstrations, drawn as a shuffled taskset over `total_epochs`. */
+async function sftSource(
+  stage: StageConfig,
+  tokenizer: NonNullable<import("../model/policy.ts").PolicyModel["tokenizer"]>,
+  maxTokens: number,
+  log: (line: string) => void,
+): Promise<BatchSource & { restore(c: unknown): void }> {
+  const section = stage.buffer.trainerInput.sftWarmupDataset;
+  if (!section) {
+    throw new Error(
+      `Stage "${stage.stageName}" trains ${stage.algorithm.algorithmType} but has no buffer.trainer_input.sft_warmup_dataset`,
+    );
+  }
+  const taskset = await Taskset.open({
+    path: section.path,
+    split: section.split,
+    format: section.format,
+    selector: "shuffle",
+    totalEpochs: stage.buffer.totalEpochs,
+    seed: stage.seed,
+    defaultWorkflowType: "sft",
+  });
+  logSkipped(taskset, log);
+  return {
+    next(size) {
+      const tasks = taskset.nextBatch(size);
+      if (!tasks) return Promise.resolve(null);
+      const batch: Experience[] = [];
+      let skipped = 0;
+      for (const task of tasks) {
+        const exp = sftExperience(task, tokenizer, maxTokens);
+        if ("skipped" in exp) {
+          skipped++;
+          log(`skipped demonstration ${task.index} of ${section.path}: ${exp.skipped}`);
+        } else batch.push(exp);
+      }
+      return Promise.resolve({ batch, skipped });
+    },
+    cursor: () => taskset.state(),
+    restore: (c) => taskset.restore(c as TasksetState),
+    close: () => Promise.resolve(),
+  };
+}
+
+/** Batches from a persistent experience buffer (what an `explore` run wrote), each used once. */
+async function bufferSource(stage: StageConfig, stageDir: string): Promise<BatchSource> {
+  const dir = stage.buffer.trainerInput.experienceBuffer.path ?? `${stageDir}/experiences`;
+  const buffer = await ExperienceBuffer.open(dir, { capacity: Number.MAX_SAFE_INTEGER });
+  await buffer.close();
+  return {
+    async next(size) {
+      const available = buffer.metrics().available;
+      if (available === 0) return null;
+      return { batch: await buffer.take(Math.min(size, available)), skipped: 0 };
+    },
+    cursor: () => null,
+    close: () => Promise.resolve(),
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * The workflow registry (Trinity's `WORKFLOWS`) with the built-in workflows registered
+ * explicitly here, and `createWorkflow`, which looks up a task's workflow and creates it;
+ * plugins add theirs with `WORKFLOWS.register(name, factory)`. Reward fns are in `rewards/`.
+ */
+
+import { Registry } from "../algorithm/registry.ts";
+import type { Task } from "../buffer/task.ts";
+import type { Workflow, WorkflowContext, WorkflowFactory } from "./workflow.ts";
+import { countdownWorkflow } from "./workflows/countdown.ts";
+import { guessNumberWorkflow } from "./workflows/guess_number.ts";
+import { mathWorkflow } from "./workflows/math_workflow.ts";
+import { simpleWorkflow } from "./workflows/simple_workflow.ts";
+
+export {
+  resolveRewardFn,
+  type Workflow,
+  workflowArgs,
+  type WorkflowContext,
+  type WorkflowFactory,
+} from "./workflow.ts";
+export { Episode, userTurnText } from "./episode.ts";
+export {
+  experienceFromRollout,
+  experienceFromSequence,
+  type RolloutExtras,
+  type SampledSequence,
+} from "./experience_from_rollout.ts";
+export { type SingleTurnSpec, singleTurnWorkflow } from "./workflows/single_turn.ts";
+export type { Rollout, RolloutModel, RolloutOptions } from "./rollout_model.ts";
+export * from "./rewards/mod.ts";
+
+/** Workflows by name: `countdown`, `guess_number`, `math_workflow`, `simple_workflow`. */
+export const WORKFLOWS: Registry<WorkflowFactory> = new Registry<WorkflowFactory>("workflow", [
+  ["simple_workflow", simpleWorkflow],
+  ["math_workflow", mathWorkflow],
+  ["countdown", countdownWorkflow],
+  ["guess_number", guessNumberWorkflow],
+]);
+
+/**
+ * The workflow of `task` (`task.workflow` looked up in {@link WORKFLOWS}); throws listing the
+ * known names on an unknown one, and naming the task on bad `workflow_args` or a bad row.
+ *
+ * @example
+ * ```ts
+ * const exps = await createWorkflow(task, { model }).run();
+ * ```
+ */
+export function createWorkflow(task: Task, context: WorkflowContext): Workflow {
+  return WORKFLOWS.get(task.workflow).create(task, context);
+}

@@ -1,0 +1,30 @@
+/**
+ * The reward fn registry (Trinity's `REWARD_FUNCTIONS`) with the built-in fns registered
+ * explicitly here; plugins add theirs with `REWARD_FUNCTIONS.register(name, factory)`.
+ */
+
+import { Registry } from "../../algorithm/registry.ts";
+import { countdownReward } from "./countdown.ts";
+import { exactMatchReward } from "./exact_match.ts";
+import { formatReward } from "./format.ts";
+import { mathReward } from "./math.ts";
+import type { RewardFnFactory } from "./reward_fn.ts";
+
+export {
+  computeReward,
+  type ConfiguredRewardFn,
+  type RewardFnFactory,
+  type RewardInput,
+  type RewardResult,
+} from "./reward_fn.ts";
+
+/** Reward fns by name: `countdown`, `exact_match`, `format`, `math`. */
+export const REWARD_FUNCTIONS: Registry<RewardFnFactory> = new Registry<RewardFnFactory>(
+  "reward fn",
+  [
+    ["exact_match", exactMatchReward],
+    ["math", mathReward],
+    ["format", formatReward],
+    ["countdown", countdownReward],
+  ],
+);

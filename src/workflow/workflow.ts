@@ -1,0 +1,74 @@
+/**
+ * The Workflow contract (Trinity's `Workflow`): run one task against the rollout model and
+ * return its experiences. Also how a workflow resolves its `workflow_args` and its reward fn.
+ * Holds no workflow (see `workflows/`) and no registry (`mod.ts`).
+ */
+
+import { type Args, type Configurable, configure, Registry } from "../algorithm/registry.ts";
+import type { Experience } from "../buffer/experience.ts";
+import type { Task } from "../buffer/task.ts";
+import { type ConfiguredRewardFn, REWARD_FUNCTIONS } from "./rewards/mod.ts";
+import type { RolloutModel } from "./rollout_model.ts";
+
+/** One task being run: `run` samples, scores and returns experiences of `info.taskId`. */
+export interface Workflow {
+  /**
+   * Runs the task. Throws (naming the task) on a malformed row or a failing reward fn; model
+   * errors (e.g. an abort) pass through.
+   */
+  run(): Promise<Experience[]>;
+  /** Re-targets a heavy workflow at `task` (same workflow name) instead of creating a new one. */
+  reset?(task: Task): void;
+}
+
+/** What a workflow gets besides its task. */
+export interface WorkflowContext {
+  /** The policy being trained. */
+  model: RolloutModel;
+  /** The task's reward fn with its `reward_fn_args`; absent: see {@link resolveRewardFn}. */
+  rewardFn?: ConfiguredRewardFn;
+}
+
+/** A registry entry: the `workflow_args` it reads, with defaults, and a constructor. */
+export interface WorkflowFactory extends Configurable {
+  /** One line for listings. */
+  readonly description: string;
+  /** A workflow running `task`; throws naming the task on bad `workflow_args` or a bad row. */
+  create(task: Task, context: WorkflowContext): Workflow;
+}
+
+/**
+ * `task.workflowArgs` resolved over `factory.defaultArgs`; throws on an unknown key or a value
+ * of the wrong type, naming the workflow (`task.workflow`) and the known keys.
+ *
+ * @example
+ * ```ts
+ * const args = workflowArgs(myFactory, task); // { use_chat_template: true, ... }
+ * ```
+ */
+export function workflowArgs(factory: WorkflowFactory, task: Task): Args {
+  const registry = new Registry<WorkflowFactory>("workflow", [[task.workflow, factory]]);
+  return configure(registry, task.workflow, task.workflowArgs).args;
+}
+
+/**
+ * The reward fn a workflow uses: the context's when given (the explorer configures it from the
+ * task's `reward_fn` and `reward_fn_args`), else `task.rewardFn`, else `fallback` (a workflow's
+ * default), both with default args. Throws naming the task when there is none.
+ */
+export function resolveRewardFn(
+  task: Task,
+  context: WorkflowContext,
+  fallback?: string,
+): ConfiguredRewardFn {
+  if (context.rewardFn) return context.rewardFn;
+  const name = task.rewardFn ?? fallback;
+  if (name === undefined) {
+    throw new Error(
+      `Cannot run task "${task.taskId}" with workflow "${task.workflow}": it needs a reward fn; set the taskset's "default_reward_fn_type" (known: ${
+        REWARD_FUNCTIONS.names().join(", ")
+      })`,
+    );
+  }
+  return configure(REWARD_FUNCTIONS, name);
+}

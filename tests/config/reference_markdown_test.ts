@@ -1,0 +1,30 @@
+import { configReferenceMarkdown } from "../../src/config/reference_markdown.ts";
+import { assertEquals } from "../_asserts.ts";
+
+Deno.test("configReferenceMarkdown: one row per key with type, default and description", () => {
+  const lines = configReferenceMarkdown().trimEnd().split("\n");
+  assertEquals(lines[0], "| Key | Type | Default | Description |");
+  const row = (key: string) => lines.find((l) => l.startsWith(`| ${key} |`));
+  assertEquals(
+    row("buffer.explorer_input.taskset.path"),
+    "| buffer.explorer_input.taskset.path | path | required | A .jsonl / .parquet file or a dataset directory |",
+  );
+  assertEquals(
+    row("algorithm.optimizer.lr"),
+    "| algorithm.optimizer.lr | number > 0 | `0.000001` | Learning rate |",
+  );
+  assertEquals(
+    row("buffer.explorer_input.eval_tasksets"),
+    "| buffer.explorer_input.eval_tasksets | list of sections like `buffer.explorer_input.taskset` " +
+      "| `[]` | Tasksets evaluated every explorer.eval_interval steps |",
+  );
+  assertEquals(
+    row("stages[].stage_name"),
+    "| stages[].stage_name | string | required | Unique name of the stage |",
+  );
+  // Shared parts are listed once: no eval taskset or stage copies of their keys.
+  assertEquals(lines.some((l) => l.startsWith("| buffer.explorer_input.eval_tasksets[]")), false);
+  assertEquals(lines.some((l) => l.startsWith("| stages[].model")), false);
+  // Every row has four cells.
+  assertEquals(lines.every((l) => l.split(" | ").length === 4), true);
+});

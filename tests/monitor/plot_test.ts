@@ -1,0 +1,112 @@
+import { assertEquals, assertRejects } from "../_asserts.ts";
+import { writePlot } from "../../src/monitor/plot.ts";
+import { niceScale } from "../../src/monitor/svg_chart.ts";
+
+const LAUNCHER = new URL("../../rft", import.meta.url).pathname;
+
+const ROWS = [
+  { step: 1, time: 1700000000, "rollout/reward_mean": 0.1, "actor/loss": 0.9 },
+  {
+    step: 2,
+    time: 1700000010,
+    "rollout/reward_mean": 0.3,
+    "actor/loss": null,
+    "eval/gsm8k/accuracy": 0.2,
+    "eval/math<500>/accuracy": 0.1,
+  },
+  { step: 3, time: 1700000020, "rollout/reward_mean": 0.5, "actor/loss": 0.4 },
+  {
+    step: 4,
+    time: 1700000030,
+    "rollout/reward_mean": 0.45,
+    "actor/loss": 0.3,
+    "eval/gsm8k/accuracy": 0.35,
+    "eval/math<500>/accuracy": 0.15,
+  },
+];
+
+async function withRun(fn: (dir: string) => Promise<void>) {
+  const dir = await Deno.makeTempDir({ prefix: "rft_plot_" });
+  try {
+    const lines = ROWS.map((row) => JSON.stringify(row) + "\n").join("");
+    await Deno.writeTextFile(`${dir}/metrics.jsonl`, lines + '{"step":5,"ti');
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** The `<figure>` whose caption is `title`. */
+function chart(html: string, title: string): string {
+  const start = html.indexOf(`<figure class="chart"><figcaption>${title}</figcaption>`);
+  assertEquals(start >= 0, true, `no chart "${title}"`);
+  return html.slice(start, html.indexOf("</figure>", start));
+}
+
+Deno.test("plot draws one chart per metric present, one line per eval taskset", async () => {
+  await withRun(async (dir) => {
+    const path = await writePlot(dir);
+    assertEquals(path, `${dir}/plot.html`);
+    const html = await Deno.readTextFile(path);
+    assertEquals(html.match(/<figure/g)?.length, 3, "reward, eval accuracy, actor loss");
+    const evalChart = chart(html, "Eval accuracy");
+    assertEquals(evalChart.match(/<path class="series"/g)?.length, 2);
+    assertEquals(evalChart.includes('<div class="legend">'), true);
+    assertEquals(evalChart.includes("gsm8k</span>"), true);
+    assertEquals(evalChart.includes("math&lt;500&gt;</span>"), true);
+    // A null value breaks the loss line: a lone dot for step 1, then a segment from step 3.
+    const lossChart = chart(html, "Actor loss");
+    assertEquals(lossChart.match(/<circle/g)?.length, 1);
+    assertEquals(/d="M[\d.,]+M[\d.,]+L[\d.,]+"/.test(lossChart), true, lossChart);
+    assertEquals(lossChart.includes('<div class="legend">'), false);
+    assertEquals(html.includes("4 rows, steps 1 to 4, 1 unreadable lines skipped"), true);
+    assertEquals(
+      html.includes("<tr><td>eval/math&lt;500&gt;/accuracy</td><td>0.15</td></tr>"),
+      true,
+    );
+    assertEquals(/<script|https?:/.test(html), false, "no scripts, no network");
+  });
+});
+
+Deno.test("plot --out writes elsewhere; a missing or empty run is a clear error", async () => {
+  await withRun(async (dir) => {
+    assertEquals(await writePlot(dir, `${dir}/other.html`), `${dir}/other.html`);
+    await assertRejects(() => writePlot(`${dir}/nope`), Error, "the directory does not exist");
+    await Deno.mkdir(`${dir}/empty`);
+    await assertRejects(() => writePlot(`${dir}/empty`), Error, "it has no metrics.jsonl");
+    await Deno.writeTextFile(`${dir}/empty/metrics.jsonl`, "garbage\n");
+    await assertRejects(() => writePlot(`${dir}/empty`), Error, "has no readable rows");
+  });
+});
+
+Deno.test("niceScale rounds the range out to about five round ticks", () => {
+  assertEquals(niceScale(0.12, 0.87), {
+    lo: 0,
+    hi: 1,
+    ticks: [0, 0.2, 0.4, 0.6, 0.8, 1],
+  });
+  assertEquals(niceScale(1, 37, true), { lo: 0, hi: 40, ticks: [0, 10, 20, 30, 40] });
+  assertEquals(niceScale(5, 5, true), { lo: 4, hi: 6, ticks: [4, 5, 6] });
+});
+
+Deno.test("rft plot prints the page's path; a missing run dir exits 2 with the reason", async () => {
+  await withRun(async (dir) => {
+    const run = (args: string[]) =>
+      new Deno.Command(LAUNCHER, { args, stdout: "piped", stderr: "piped" }).output();
+    const ok = await run(["plot", dir, "--out", `${dir}/p.html`]);
+    assertEquals(ok.code, 0, new TextDecoder().decode(ok.stderr));
+    assertEquals(new TextDecoder().decode(ok.stdout), `${dir}/p.html\n`);
+    const missing = await run(["plot", `${dir}/nope`]);
+    assertEquals(missing.code, 2);
+    assertEquals(
+      new TextDecoder().decode(missing.stderr),
+      `rft plot: Cannot plot run "${dir}/nope": the directory does not exist\n`,
+    );
+    const noArgs = await run(["plot"]);
+    assertEquals(noArgs.code, 2);
+    assertEquals(
+      new TextDecoder().decode(noArgs.stderr).startsWith("rft plot: expected one RUN_DIR"),
+      true,
+    );
+  });
+});

@@ -1,0 +1,179 @@
+import { configure } from "../../src/algorithm/registry.ts";
+import { evaluateArithmetic } from "../../src/workflow/rewards/arithmetic.ts";
+import { answersEqual, extractAnswer } from "../../src/workflow/rewards/math.ts";
+import {
+  computeReward,
+  REWARD_FUNCTIONS,
+  type RewardFnFactory,
+  type RewardResult,
+} from "../../src/workflow/rewards/mod.ts";
+import { assertEquals, assertThrows } from "../_asserts.ts";
+import { makeTask } from "./_scripted_model.ts";
+
+/** Scores `response` with reward fn `name` and `args` against a row. */
+function score(
+  name: string,
+  response: string,
+  rawTask: Record<string, unknown>,
+  args: Record<string, unknown> = {},
+): RewardResult {
+  return computeReward(configure(REWARD_FUNCTIONS, name, args), makeTask(rawTask), response);
+}
+
+const reward = (name: string, response: string, row: Record<string, unknown>, args = {}) =>
+  score(name, response, row, args).reward;
+
+Deno.test("rewards: the registry lists the built-ins; a typo lists them with a suggestion", () => {
+  assertEquals(REWARD_FUNCTIONS.names(), ["countdown", "exact_match", "format", "math"]);
+  assertThrows(
+    () => REWARD_FUNCTIONS.get("mathh"),
+    Error,
+    'Unknown reward fn "mathh"; known: countdown, exact_match, format, math. Did you mean "math"?',
+  );
+  assertThrows(
+    () => configure(REWARD_FUNCTIONS, "math", { correct: 2 }),
+    Error,
+    'Cannot configure reward fn "math": unknown key "correct"',
+  );
+});
+
+Deno.test("rewards: exact_match trims, and folds case only when told", () => {
+  const row = { answer: "Paris" };
+  assertEquals(score("exact_match", "  Paris\n", row), { reward: 1, metrics: { accuracy: 1 } });
+  assertEquals(score("exact_match", "paris", row), { reward: 0, metrics: { accuracy: 0 } });
+  assertEquals(reward("exact_match", "paris", row, { case_sensitive: false }), 1);
+  assertEquals(reward("exact_match", "Paris.", row, { case_sensitive: false }), 0);
+  assertEquals(reward("exact_match", "7", { answer: 7 }, { correct_reward: 2 }), 2);
+});
+
+Deno.test("rewards: math extracts <answer>, then the last \\boxed{} (nested), then the last number", () => {
+  assertEquals(extractAnswer("x <answer> 12 </answer> y <answer>13</answer> 99"), "13");
+  assertEquals(extractAnswer("<answer>so \\boxed{7}</answer>"), "7");
+  assertEquals(extractAnswer("\\boxed{1} then \\boxed{\\frac{1}{2}} and 5"), "\\frac{1}{2}");
+  assertEquals(extractAnswer("\\boxed{{a}+{b}}"), "{a}+{b}");
+  assertEquals(extractAnswer("\\boxed{3} and a broken \\boxed{4"), "3");
+  assertEquals(extractAnswer("first 3, then 1,234.5 is it."), "1,234.5");
+  assertEquals(extractAnswer("half is 1/2"), "1/2");
+  assertEquals(extractAnswer("no digits here"), undefined);
+});
+
+Deno.test("rewards: math compares integers, decimals and fractions as numbers", () => {
+  for (
+    const [given, reference] of [
+      ["1/2", "0.5"],
+      [".50", "1/2"],
+      ["\\frac{1}{2}", "0.5"],
+      ["$42$", "42"],
+      ["1,234", "1234"],
+      ["42.", "42"],
+      ["-3", "-3.0"],
+    ]
+  ) {
+    assertEquals(answersEqual(given, reference), true, `${given} == ${reference}`);
+  }
+  for (const [given, reference] of [["0.51", "1/2"], ["x+1", "1+x"], ["1/0", "1/0 "]]) {
+    assertEquals(answersEqual(given, reference), given === "1/0", `${given} vs ${reference}`);
+  }
+  assertEquals(answersEqual("\\pi", "\\pi"), true);
+});
+
+Deno.test("rewards: math rewards the right final answer and counts accuracy", () => {
+  const row = { answer: "0.5" };
+  assertEquals(score("math", "Half: \\boxed{1/2}", row), { reward: 1, metrics: { accuracy: 1 } });
+  assertEquals(score("math", "I get 0.5 then 3", row), { reward: 0, metrics: { accuracy: 0 } });
+  assertEquals(reward("math", "<answer>1/2</answer> not 3", row), 1);
+  assertEquals(reward("math", "no idea", row, { wrong_reward: -1 }), -1);
+  assertEquals(reward("math", "\\boxed{1,000,000}", { answer: 1000000 }), 1);
+});
+
+Deno.test("rewards: math without a reference answer names the task", () => {
+  assertThrows(
+    () => score("math", "\\boxed{1}", { question: "1+0?" }),
+    Error,
+    'Cannot score task "0.3" with reward fn "math": Task "0.3" has no "answer" (response_key)',
+  );
+});
+
+Deno.test("rewards: format matches <think>...</think><answer>...</answer> or a given pattern", () => {
+  const ok = "<think>a\nb</think>\n<answer>4</answer>";
+  assertEquals(score("format", ok, {}), { reward: 1, metrics: { format_score: 1 } });
+  assertEquals(reward("format", `${ok} trailing`, {}), 0);
+  assertEquals(reward("format", "<answer>4</answer>", {}), 0);
+  assertEquals(reward("format", "ANSWER: 4", {}, { pattern: "^ANSWER: \\d+$" }), 1);
+});
+
+Deno.test("rewards: the arithmetic parser evaluates + - * / and parentheses, without eval", () => {
+  assertEquals(evaluateArithmetic("(1 + 2) / 3"), { value: 1, numbers: [1, 2, 3] });
+  assertEquals(evaluateArithmetic("2 + 3 * 4 - 6 / 2"), { value: 11, numbers: [2, 3, 4, 6, 2] });
+  assertEquals(evaluateArithmetic("-(2 - 5) * 2"), { value: 6, numbers: [2, 5, 2] });
+  assertEquals(evaluateArithmetic("7 / 2"), { value: 3.5, numbers: [7, 2] });
+  for (const bad of ["", "1 +", "(1 + 2", "1 + 2)", "2 ** 3", "1.5 + 2", "x + 1", "alert(1)"]) {
+    assertEquals(evaluateArithmetic(bad), undefined, JSON.stringify(bad));
+  }
+});
+
+Deno.test("rewards: countdown scores TinyZero's way", () => {
+  const row = { target: 24, nums: [3, 4, 8, 1] };
+  const [right, wellFormed, malformed] = [
+    { accuracy: 1, format_score: 1 },
+    { accuracy: 0, format_score: 1 },
+    { accuracy: 0, format_score: 0 },
+  ];
+  const cases: [string, number, Record<string, number>][] = [
+    ["<think>4 is 1 + 3</think><answer>(1 + 3) * 4 + 8</answer>", 1, right],
+    ["<answer>3 * 8</answer> no: <answer>8 + 4 * (3 + 1)</answer>", 1, right],
+    ["<answer>4 * 4 + 8</answer>", 0.1, wellFormed], // 4 twice, 1 and 3 unused
+    ["<answer>(1 + 3) * 4 - 8</answer>", 0.1, wellFormed], // wrong value
+    ["<answer>3 * 8</answer>", 0.1, wellFormed], // 4 and 1 unused
+    ["<answer>8 / (4 - 3 - 1)</answer>", 0.1, wellFormed], // division by zero
+    ["<answer>3 * 8 = 24</answer>", 0, malformed],
+    ["(1 + 3) * 4 + 8", 0, malformed], // no <answer>
+  ];
+  for (const [response, expected, metrics] of cases) {
+    assertEquals(score("countdown", response, row), { reward: expected, metrics }, response);
+  }
+});
+
+Deno.test("rewards: countdown accepts division, rejects reuse, and reports malformed rows", () => {
+  const row = { target: 4, nums: [6, 3, 2] };
+  assertEquals(reward("countdown", "<answer>6 / 3 * 2</answer>", row), 1);
+  assertEquals(reward("countdown", "<answer>6 / (3 / 2)</answer>", row), 1);
+  assertEquals(reward("countdown", "<answer>2 + 2</answer>", row), 0.1);
+  assertEquals(reward("countdown", "<answer>6 - 2</answer>", row, { format_score: 0 }), 0);
+  assertThrows(
+    () => score("countdown", "<answer>1</answer>", { target: 4, nums: [1.5] }),
+    Error,
+    'Cannot score task "0.3" with reward fn "countdown": Task "0.3" has "nums" = [1.5]',
+  );
+  assertThrows(
+    () => score("countdown", "<answer>1</answer>", { nums: [1] }),
+    Error,
+    'has "target" = undefined; expected a number',
+  );
+});
+
+Deno.test("rewards: computeReward names the task when a fn throws or returns a non-number", () => {
+  const fn = (compute: RewardFnFactory["compute"]) => ({
+    name: "mine",
+    entry: { description: "test", defaultArgs: {}, compute },
+    args: {},
+  });
+  const task = makeTask({});
+  assertThrows(
+    () =>
+      computeReward(
+        fn(() => {
+          throw new Error("boom");
+        }),
+        task,
+        "x",
+      ),
+    Error,
+    'Cannot score task "0.3" with reward fn "mine": boom',
+  );
+  assertThrows(
+    () => computeReward(fn(() => ({ reward: NaN, metrics: {} })), task, "x"),
+    Error,
+    'Cannot score task "0.3" with reward fn "mine": it returned reward NaN',
+  );
+});
