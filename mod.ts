@@ -46,7 +46,7 @@ export { loadTokenizer, type Tokenizer } from "./src/model/tokenizer.ts";
 export { CharTokenizer } from "./src/model/char_tokenizer.ts";
 export { type ChatMessage } from "./src/model/chat_template.ts";
 export { type Experience, type ExperienceInfo, newEid } from "./src/buffer/experience.ts";
-export { type Task } from "./src/buffer/task.ts";
+export { type Task, taskAnswer, taskMessages, taskPrompt } from "./src/buffer/task.ts";
 export { Taskset, type TasksetConfig } from "./src/buffer/taskset.ts";
 export { ExperienceBuffer, type ExperienceBufferOptions } from "./src/buffer/experience_buffer.ts";
 export { EXPERIENCE_OPERATORS, runOperators } from "./src/buffer/operators/mod.ts";
@@ -58,3 +58,32 @@ export { ENTROPY_LOSS_FN } from "./src/algorithm/entropy.ts";
 export { ALGORITHM_TYPE } from "./src/algorithm/algorithm_type.ts";
 export { TrainStep, type TrainStepConfig } from "./src/trainer/train_step.ts";
 export { SAMPLE_STRATEGY } from "./src/algorithm/sample_strategy.ts";
+export {
+  computeReward,
+  createWorkflow,
+  Episode,
+  experienceFromRollout,
+  experienceFromSequence,
+  resolveRewardFn,
+  REWARD_FUNCTIONS,
+  type RewardFnFactory,
+  type RewardInput,
+  type RewardResult,
+  type Rollout,
+  type RolloutModel,
+  type RolloutOptions,
+  type Workflow,
+  workflowArgs,
+  type WorkflowContext,
+  type WorkflowFactory,
+  WORKFLOWS,
+} from "./src/workflow/mod.ts";
+export { PolicyRolloutModel } from "./src/workflow/policy_rollout_model.ts";
+export { ConfigError } from "./src/config/config_error.ts";
+export { loadConfig } from "./src/config/load_config.ts";
+export type { RunConfig, StageConfig } from "./src/config/run_config.ts";
+export { formatSummary, runConfig, type RunSummary } from "./src/run/run.ts";
+export { loadPlugins, PluginError } from "./src/run/plugins.ts";
+export { Monitor } from "./src/monitor/monitor.ts";
+export { readMetrics } from "./src/monitor/metrics_log.ts";
+export { writePlot } from "./src/monitor/plot.ts";

@@ -5,14 +5,16 @@
  * (also those computed from other keys) and checks keys against each other. Every problem is a
  * one-line ConfigError with `file:line` and key path. Does not open models or data.
  *
- * Paths: relative paths written in the file resolve against the file's directory; the default
- * `checkpoint_root_dir` is `./runs` in the current working directory (Trinity's convention).
+ * Paths: relative paths (in the file or given with `--set`) resolve against the file's
+ * directory; the default `checkpoint_root_dir` is `./runs` in the current working directory
+ * (Trinity's convention).
  * A stage sets a key to null to drop what the top level gives it (e.g. `taskset: null`).
+ * A taskset's own `default_workflow_type` / `default_reward_fn_type` win over
+ * `explorer_input`'s, which fill them in when absent.
  */
 
 import { basename, dirname, extname, resolve } from "node:path";
 import { ALGORITHM_TYPE } from "../algorithm/algorithm_type.ts";
-import { knownNames } from "../algorithm/registry.ts";
 import { ConfigError } from "./config_error.ts";
 import {
   childPath,
@@ -26,7 +28,7 @@ import { interpolateEnv } from "./interpolate_env.ts";
 import { applyOverrides } from "./overrides.ts";
 import type { RunConfig, StageConfig, TasksetSection } from "./run_config.ts";
 import { CONFIG_SCHEMA, STAGE_SCHEMA } from "./schema.ts";
-import { resolveSection } from "./validate.ts";
+import { checkKnownKeys, resolveSection } from "./validate.ts";
 
 /** Options of {@link loadConfig}. */
 export interface LoadConfigOptions {
@@ -87,16 +89,7 @@ export async function loadConfig(
 
 /** The stages of `root`: its `stages` merged over the rest, or the rest alone as "main". */
 function stageTrees(root: ConfigNode & { kind: "map" }): StageTree[] {
-  const known = Object.keys(CONFIG_SCHEMA.fields);
-  for (const [key, node] of root.entries) {
-    if (!known.includes(key)) {
-      throw new ConfigError(
-        node.origin.where,
-        key,
-        `unknown key ${JSON.stringify(key)}; ${knownNames(key, known)}`,
-      );
-    }
-  }
+  checkKnownKeys(root.entries, Object.keys(CONFIG_SCHEMA.fields));
   const top = new Map(root.entries);
   const stages = top.get("stages");
   top.delete("stages");

@@ -106,6 +106,13 @@ function setAt(
 ): ConfigNode {
   if (steps.length === 0) return value;
   const [step, ...rest] = steps;
+  const fail = (found: ConfigNode): never => {
+    throw new ConfigError(
+      where,
+      found.origin.path,
+      `expected a mapping to set a key in, found ${describeNode(found)}`,
+    );
+  };
   if ("key" in step) {
     const map = node.kind === "map"
       ? node
@@ -128,12 +135,4 @@ function setAt(
   }
   node.items[step.index] = setAt(node.items[step.index], rest, value, where);
   return node;
-
-  function fail(found: ConfigNode): never {
-    throw new ConfigError(
-      where,
-      found.origin.path,
-      `expected a mapping to set a key in, found ${describeNode(found)}`,
-    );
-  }
 }

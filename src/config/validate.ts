@@ -80,16 +80,7 @@ export function resolveSection(
       `expected a mapping, found ${describeNode(node)}`,
     );
   }
-  const names = Object.keys(fields);
-  for (const [key, child] of entries) {
-    if (!Object.hasOwn(fields, key)) {
-      throw new ConfigError(
-        child.origin.where,
-        child.origin.path,
-        `unknown key ${JSON.stringify(key)}; ${knownNames(key, names)}`,
-      );
-    }
-  }
+  checkKnownKeys(entries, Object.keys(fields));
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(fields)) {
     const child = entries.get(key);
@@ -102,6 +93,22 @@ export function resolveSection(
     if (value !== undefined) out[camelCase(key)] = value;
   }
   return out;
+}
+
+/** Throws at the first key of `entries` not in `names`, with a did-you-mean. */
+export function checkKnownKeys(
+  entries: ReadonlyMap<string, ConfigNode>,
+  names: readonly string[],
+): void {
+  for (const [key, child] of entries) {
+    if (!names.includes(key)) {
+      throw new ConfigError(
+        child.origin.where,
+        child.origin.path,
+        `unknown key ${JSON.stringify(key)}; ${knownNames(key, names)}`,
+      );
+    }
+  }
 }
 
 /** Whether `node` is a YAML null (`key:` or `key: null`), which counts as not written. */

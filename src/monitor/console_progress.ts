@@ -4,7 +4,7 @@
  * carriage-return redraws (the line must read well in a log file) and no colours.
  */
 
-import { METRIC } from "./metric_keys.ts";
+import { evalAccuracyTaskset, METRIC } from "./metric_keys.ts";
 
 /** The metrics shown, in order, as [label, key]; a metric missing from the step is left out. */
 const SHOWN: readonly (readonly [string, string])[] = [
@@ -35,7 +35,8 @@ export function formatDuration(seconds: number): string {
 }
 
 /**
- * The progress line after `step` steps of `total` (undefined: no bar, percent or ETA).
+ * The progress line after `step` steps of `total` (undefined: no bar, percent or ETA), with
+ * the well-known metrics present and every eval accuracy (`eval <taskset> acc 0.42`).
  * `elapsedSeconds` covers the steps after `startStep` (the step a resumed run started from);
  * the ETA assumes the remaining steps take as long as those.
  *
@@ -65,7 +66,11 @@ export function formatProgressLine(
   }
   const parts = SHOWN.filter(([, key]) => key in metrics)
     .map(([label, key]) => `${label} ${formatMetric(metrics[key])}`);
-  return [head, ...parts].join(" | ");
+  const evals = Object.keys(metrics).flatMap((key) => {
+    const taskset = evalAccuracyTaskset(key);
+    return taskset === undefined ? [] : [`eval ${taskset} acc ${formatMetric(metrics[key])}`];
+  });
+  return [head, ...parts, ...evals].join(" | ");
 }
 
 /** Prints one progress line per step to stderr, timing from its construction. */

@@ -28,3 +28,8 @@ Deno.test("configReferenceMarkdown: one row per key with type, default and descr
   // Every row has four cells.
   assertEquals(lines.every((l) => l.split(" | ").length === 4), true);
 });
+
+Deno.test("docs/config.md is the current reference table (regenerate: ./rft deno task config-docs)", async () => {
+  const doc = await Deno.readTextFile(new URL("../../docs/config.md", import.meta.url));
+  assertEquals(doc.endsWith(configReferenceMarkdown()), true);
+});

@@ -45,3 +45,14 @@ Deno.test("metric values and durations are short", () => {
     ["0s", "42s", "3m20s", "1h00m", "2h05m"],
   );
 });
+
+Deno.test("the progress line shows every eval accuracy of the step", () => {
+  assertEquals(
+    formatProgressLine(5, undefined, 10, {
+      "eval/held_out/accuracy": 0.4567,
+      "eval/held_out/reward_mean": 0.5,
+      "eval/other/accuracy": 1,
+    }),
+    "step 5 | eval held_out acc 0.457 | eval other acc 1",
+  );
+});

@@ -1,0 +1,96 @@
+/** `rft run` in modes both and explore, in process: versions, sync, checkpoints, experiences. */
+
+import { assertEquals } from "../_asserts.ts";
+import { readExperienceDir } from "../../src/buffer/experience_io.ts";
+import { loadConfig } from "../../src/config/load_config.ts";
+import { runConfig } from "../../src/run/run.ts";
+import {
+  checkpointSteps,
+  type Fixture,
+  makeFixture,
+  metricsRows,
+  readJson,
+  trainRows,
+} from "./_fixture.ts";
+
+const quiet = { log: () => {} };
+
+async function withFixture(fn: (f: Fixture) => Promise<void>): Promise<void> {
+  const f = await makeFixture();
+  try {
+    await fn(f);
+  } finally {
+    await f.remove();
+  }
+}
+
+Deno.test("mode both: on-policy versions, trainer versions, checkpoints and persisted experiences", async () => {
+  await withFixture(async (f) => {
+    const file = await f.writeConfig({ trainer: { save_interval: 2 } }, "both.yaml");
+    const summary = await runConfig(await loadConfig(file), quiet);
+    const runDir = f.runDir("both");
+    assertEquals(summary.runDir, runDir);
+    assertEquals(summary.stages.map((s) => s.outcome.steps), [3]);
+
+    const rows = await metricsRows(runDir);
+    const train = trainRows(rows);
+    assertEquals(train.map((r) => r.step), [1, 2, 3]);
+    assertEquals(train.map((r) => r["explorer/policy_version"]), [0, 1, 2]);
+    assertEquals(train.map((r) => r["sync/trainer_version"]), [1, 2, 3]);
+    for (const r of train) {
+      assertEquals(Number.isFinite(r["actor/loss"]), true, `actor/loss of step ${r.step}`);
+      assertEquals(r["actor/batch_size"], 4, `batch of step ${r.step}`);
+    }
+    // save_interval 2 of 3 steps: step 2, and the final step 3.
+    assertEquals(await checkpointSteps(runDir), [2, 3]);
+    const state = await readJson(`${runDir}/checkpoints/step_3/trainer_state.json`);
+    assertEquals(state.step, 3);
+
+    const accepted = train.reduce((s, r) => s + (r["buffer/accepted"] ?? 0), 0);
+    assertEquals(accepted, 12);
+    const read = await readExperienceDir(`${runDir}/experiences`);
+    assertEquals(read.warnings, []);
+    assertEquals(read.experiences.length, accepted);
+    assertEquals(new Set(read.experiences.map((e) => e.info.eid)).size, accepted);
+    // Every persisted experience was trained on once.
+    const retired = (state.buffer_retired as string[]).slice().sort();
+    assertEquals(retired, read.experiences.map((e) => e.info.eid).sort());
+
+    // Eval on startup (step 0) and at the end (version 3).
+    const evalSteps = rows.filter((r) => "eval/held_out/accuracy" in r).map((r) => r.step);
+    assertEquals(evalSteps, [0, 3]);
+    const done = await readJson(`${runDir}/stage_done.json`);
+    assertEquals(done.steps, 3);
+    assertEquals(done.final_checkpoint, `${runDir}/checkpoints/step_3`);
+  });
+});
+
+Deno.test("mode both, sync_offset 1: explore step s samples version max(0, s - 2)", async () => {
+  await withFixture(async (f) => {
+    const file = await f.writeConfig({
+      buffer: { total_steps: 4 },
+      synchronizer: { sync_offset: 1 },
+      explorer: { eval_on_startup: false },
+    }, "offset1.yaml");
+    await runConfig(await loadConfig(file), quiet);
+    const train = trainRows(await metricsRows(f.runDir("offset1")));
+    assertEquals(train.map((r) => r.step), [1, 2, 3, 4]);
+    assertEquals(train.map((r) => r["explorer/policy_version"]), [0, 0, 1, 2]);
+    assertEquals(train.map((r) => r["sync/trainer_version"]), [1, 2, 3, 4]);
+  });
+});
+
+Deno.test("mode both, sync_interval 2: versions advance two train steps at a time", async () => {
+  await withFixture(async (f) => {
+    const file = await f.writeConfig({
+      buffer: { total_steps: 4 },
+      synchronizer: { sync_interval: 2 },
+      explorer: { eval_on_startup: false },
+    }, "interval2.yaml");
+    await runConfig(await loadConfig(file), quiet);
+    const train = trainRows(await metricsRows(f.runDir("interval2")));
+    // interval * floor((s - 1) / interval) for s = 1..4.
+    assertEquals(train.map((r) => r["explorer/policy_version"]), [0, 0, 2, 2]);
+    assertEquals(train.map((r) => r["sync/trainer_version"]), [1, 2, 3, 4]);
+  });
+});
