@@ -191,6 +191,12 @@ export async function runExploreTrain(
         }
         trainedSteps = step;
         await sync.afterTrainStep(step);
+        // The row goes first: a resume from this step's checkpoint must find it.
+        await monitor.log(stepOffset + step, {
+          ...row,
+          ...sync.metrics(),
+          ...bufferMetrics(buffer),
+        });
         const every = stage.trainer.saveInterval;
         if (every > 0 && step % every === 0) {
           finalCheckpoint = await saveStageCheckpoint(
@@ -202,11 +208,6 @@ export async function runExploreTrain(
             bufferDir,
           );
         }
-        await monitor.log(stepOffset + step, {
-          ...row,
-          ...sync.metrics(),
-          ...bufferMetrics(buffer),
-        });
       }
     } finally {
       sync.trainerFinished();

@@ -2,7 +2,8 @@
  * A whole run: the run directory (`<checkpoint_root_dir>/<project>/<name>/`), the resolved
  * config written into it, the monitor, and the stages in order, each starting from the previous
  * stage's final checkpoint. A stage that finished is recorded in `<stage dir>/stage_done.json`
- * and skipped when the run is started again; an unfinished one resumes from its own state.
+ * and skipped when the run is started again; an unfinished one resumes from its own state. A
+ * bench stage is never recorded: it evaluates the checkpoints there each time it runs.
  * Ends with the plot and a summary.
  */
 
@@ -60,7 +61,8 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
   let resumeAfter = 0;
   const done: (StageDone | undefined)[] = [];
   for (const stage of config.stages) {
-    const record = await readStageDone(stageDir(stage));
+    // A bench stage evaluates what is there each time it runs; it never counts as finished.
+    const record = stage.mode === "bench" ? undefined : await readStageDone(stageDir(stage));
     done.push(record);
     if (record) {
       offset += record.steps;
@@ -115,7 +117,12 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
           final_checkpoint: outcome.finalCheckpoint,
           last_eval: outcome.lastEval,
         };
-        await writeAtomic(`${dir}/${STAGE_DONE_FILE}`, JSON.stringify(doneRecord, null, 2) + "\n");
+        if (stage.mode !== "bench") {
+          await writeAtomic(
+            `${dir}/${STAGE_DONE_FILE}`,
+            JSON.stringify(doneRecord, null, 2) + "\n",
+          );
+        }
         summary.push({ name: stage.stageName, outcome });
       }
       const last = summary.at(-1)!.outcome;

@@ -112,13 +112,14 @@ export async function runTrainOnly(
     step++;
     const metrics = next.batch.length ? await trainer.train(next.batch) : {};
     metrics["data/skipped_rows_total"] = skippedTotal;
+    // The row goes first: a resume from this step's checkpoint must find it.
+    await monitor.log(stepOffset + step, metrics);
     const every = stage.trainer.saveInterval;
     if (every > 0 && step % every === 0) {
       finalCheckpoint = await saveStageCheckpoint(stage, stageDir, step, trainStep, {
         data_cursor: source.cursor(),
       });
     }
-    await monitor.log(stepOffset + step, metrics);
   }
   if (finalCheckpoint === undefined || !finalCheckpoint.endsWith(`step_${step}`)) {
     finalCheckpoint = await saveStageCheckpoint(stage, stageDir, step, trainStep, {

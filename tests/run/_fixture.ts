@@ -71,7 +71,12 @@ export function baseConfig(name: string): Record<string, unknown> {
         default_reward_fn_type: "exact_match",
         taskset: { path: "./data/train.jsonl", ...section },
         eval_tasksets: [
-          { name: "held_out", path: "./data/eval.jsonl", rollout_args: { temperature: 0 }, ...section },
+          {
+            name: "held_out",
+            path: "./data/eval.jsonl",
+            rollout_args: { temperature: 0 },
+            ...section,
+          },
         ],
       },
       trainer_input: {
@@ -115,11 +120,13 @@ export async function makeFixture(): Promise<Fixture> {
   await Deno.writeTextFile(`${dir}/model/char_tokenizer.json`, JSON.stringify(TOKENIZER));
   await Deno.writeTextFile(`${dir}/data/train.jsonl`, sums(24, 0));
   await Deno.writeTextFile(`${dir}/data/eval.jsonl`, sums(3, 5));
-  await Deno.writeTextFile(`${dir}/data/sft.jsonl`, sums(16, 2));
+  await Deno.writeTextFile(`${dir}/data/sft.jsonl`, sums(48, 2));
   return {
     dir,
     async writeConfig(overrides = {}, name = "config.yaml") {
-      const runName = typeof overrides.name === "string" ? overrides.name : name.replace(/\..*/, "");
+      const runName = typeof overrides.name === "string"
+        ? overrides.name
+        : name.replace(/\..*/, "");
       const path = `${dir}/${name}`;
       await Deno.writeTextFile(path, stringify(merge(baseConfig(runName), overrides)));
       return path;

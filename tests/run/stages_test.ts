@@ -1,0 +1,152 @@
+/** `rft run` in process: mode explore then train, SFT, two stages, and bench. */
+
+import { assertEquals } from "../_asserts.ts";
+import { readExperienceDir } from "../../src/buffer/experience_io.ts";
+import { loadConfig } from "../../src/config/load_config.ts";
+import { runConfig } from "../../src/run/run.ts";
+import {
+  checkpointSteps,
+  type Fixture,
+  makeFixture,
+  metricsRows,
+  readJson,
+  trainRows,
+} from "./_fixture.ts";
+
+const quiet = { log: () => {} };
+
+async function withFixture(fn: (f: Fixture) => Promise<void>): Promise<void> {
+  const f = await makeFixture();
+  try {
+    await fn(f);
+  } finally {
+    await f.remove();
+  }
+}
+
+Deno.test("mode explore writes a buffer that a mode train run consumes whole", async () => {
+  await withFixture(async (f) => {
+    const explore = await f.writeConfig({ mode: "explore", buffer: { total_steps: 2 } }, "ex.yaml");
+    const explored = await runConfig(await loadConfig(explore), quiet);
+    assertEquals(explored.stages[0].outcome.steps, 2);
+    const exDir = f.runDir("ex");
+    const exRows = await metricsRows(exDir);
+    const exploreRows = exRows.filter((r) => "rollout/reward_mean" in r);
+    assertEquals(exploreRows.map((r) => r.step), [1, 2]);
+    assertEquals(exploreRows.map((r) => r["explorer/policy_version"]), [0, 0]);
+    assertEquals(trainRows(exRows), []);
+    const { experiences } = await readExperienceDir(`${exDir}/experiences`);
+    assertEquals(experiences.length, 8);
+    assertEquals(exploreRows.reduce((s, r) => s + (r["buffer/accepted"] ?? 0), 0), 8);
+
+    const train = await f.writeConfig({
+      mode: "train",
+      buffer: {
+        total_steps: null,
+        train_batch_size: 3,
+        trainer_input: { experience_buffer: { path: `${exDir}/experiences` } },
+      },
+    }, "tr.yaml");
+    const trained = await runConfig(await loadConfig(train), quiet);
+    // 8 experiences in batches of 3: 3 + 3 + 2, then the buffer is empty.
+    assertEquals(trained.stages[0].outcome.steps, 3);
+    const rows = trainRows(await metricsRows(f.runDir("tr")));
+    assertEquals(rows.map((r) => r.step), [1, 2, 3]);
+    assertEquals(rows.map((r) => r["actor/batch_size"]), [3, 3, 2]);
+    for (const r of rows) assertEquals(Number.isFinite(r["actor/loss"]), true);
+    assertEquals(await checkpointSteps(f.runDir("tr")), [1, 2, 3]);
+  });
+});
+
+Deno.test("mode train with algorithm sft: the loss falls over 6 steps", async () => {
+  await withFixture(async (f) => {
+    const file = await f.writeConfig({
+      mode: "train",
+      algorithm: { algorithm_type: "sft" },
+      buffer: { total_steps: 6, train_batch_size: 8 },
+      trainer: { save_interval: 0 },
+    }, "sft.yaml");
+    const summary = await runConfig(await loadConfig(file), quiet);
+    assertEquals(summary.stages[0].outcome.steps, 6);
+    const rows = trainRows(await metricsRows(f.runDir("sft")));
+    assertEquals(rows.map((r) => r.step), [1, 2, 3, 4, 5, 6]);
+    const losses = rows.map((r) => r["actor/loss"] as number);
+    for (const l of losses) assertEquals(Number.isFinite(l) && l > 0, true, String(losses));
+    assertEquals(losses[0] > losses[5], true, `losses ${losses}`);
+    // save_interval 0: only the final checkpoint.
+    assertEquals(await checkpointSteps(f.runDir("sft")), [6]);
+  });
+});
+
+Deno.test("two stages: the second starts from the first's final checkpoint, steps continue", async () => {
+  await withFixture(async (f) => {
+    const file = await f.writeConfig({
+      buffer: { total_steps: 2 },
+      stages: [
+        {
+          stage_name: "warm",
+          mode: "train",
+          algorithm: { algorithm_type: "sft" },
+          buffer: { total_steps: 3, train_batch_size: 8 },
+        },
+        { stage_name: "rl" },
+      ],
+    }, "two.yaml");
+    const lines: string[] = [];
+    const summary = await runConfig(await loadConfig(file), { log: (l) => lines.push(l) });
+    const runDir = f.runDir("two");
+    assertEquals(summary.stages.map((s) => [s.name, s.outcome.steps]), [["warm", 3], ["rl", 2]]);
+    assertEquals(summary.stages[0].outcome.finalCheckpoint, `${runDir}/warm/checkpoints/step_3`);
+    const policyLines = lines.filter((l) => l.includes("policy from"));
+    assertEquals(policyLines.length, 2, lines.join("\n"));
+    assertEquals(policyLines[1], `[rl] policy from ${runDir}/warm/checkpoints/step_3`);
+
+    const rows = await metricsRows(runDir);
+    const train = trainRows(rows);
+    assertEquals(train.map((r) => r.step), [1, 2, 3, 4, 5]);
+    // Stage 2's rows are rl rows (explore metrics merged), stage 1's are not.
+    assertEquals(train.map((r) => "explorer/policy_version" in r), [
+      false,
+      false,
+      false,
+      true,
+      true,
+    ]);
+    assertEquals(train.slice(3).map((r) => r["sync/trainer_version"]), [1, 2]);
+    const evals = rows.filter((r) => "eval/held_out/accuracy" in r);
+    // Startup and end of each stage; the second stage's startup eval is at global step 3.
+    assertEquals(evals.map((r) => r.step), [0, 3, 3, 5]);
+    // Greedy evals of the same weights (warm's final = rl's initial) agree.
+    const same = (r: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(r).filter(([k]) => k.startsWith("eval/")));
+    assertEquals(same(evals[2]), same(evals[1]));
+
+    assertEquals((await readJson(`${runDir}/warm/stage_done.json`)).steps, 3);
+    assertEquals((await readJson(`${runDir}/rl/stage_done.json`)).steps, 2);
+    assertEquals(await checkpointSteps(`${runDir}/warm`), [1, 2, 3]);
+    assertEquals(await checkpointSteps(`${runDir}/rl`), [1, 2]);
+  });
+});
+
+Deno.test("mode bench after a run evaluates the base model and every checkpoint", async () => {
+  await withFixture(async (f) => {
+    const file = await f.writeConfig({ buffer: { total_steps: 2 } }, "b.yaml");
+    await runConfig(await loadConfig(file), quiet);
+    const runDir = f.runDir("b");
+    assertEquals(await checkpointSteps(runDir), [1, 2]);
+    const bench = await loadConfig(file, { overrides: ["mode=bench"] });
+    const summary = await runConfig(bench, quiet);
+    assertEquals(summary.runDir, runDir);
+    const all = await metricsRows(runDir);
+    const rows = all.filter((r) => "eval/held_out/mean@1" in r);
+    assertEquals(rows.map((r) => r.step), [0, 1, 2]);
+    // The training rows stay, once each, and so does the training stage's record.
+    assertEquals(trainRows(all).map((r) => r.step), [1, 2]);
+    const done = await readJson(`${runDir}/stage_done.json`);
+    assertEquals([done.steps, done.final_checkpoint], [2, `${runDir}/checkpoints/step_2`]);
+    for (const r of rows) {
+      assertEquals(r["eval/held_out/mean@1"], r["eval/held_out/accuracy"]);
+      assertEquals(r["eval/held_out/count"], 3);
+    }
+  });
+});
