@@ -1,15 +1,16 @@
 /**
- * Data of the addition example: two-digit additions "57+68=" whose answer is the sum ("125"),
- * scored by exact match. The SFT demonstrations are deliberately imperfect in a systematic way:
+ * Data of the addition example: two-digit additions "57+68=" whose answer is the sum written
+ * least significant digit first ("521" for 125; reversed digits let a tiny transformer compute
+ * each carry before it is needed), scored by exact match. The SFT demonstrations are deliberately imperfect in a systematic way:
  * most demonstrations of problems that need a carry drop every carry (each digit is the digit
- * sum mod 10 and there is no overflow digit: "57+68=15"), so greedy decoding after SFT follows
+ * sum mod 10 and there is no overflow digit: "57+68=51", i.e. 15 reversed), so greedy decoding after SFT follows
  * the wrong rule while sampling still finds the right answer now and then, which RL reinforces.
  *
  * Deterministic (seeded). Run from the repository root:
  *   ./rft deno run -A examples/addition/make_data.ts
  * It writes examples/addition/data/{train,eval,sft}.jsonl:
- *   train.jsonl / eval.jsonl: {"prompt": "57+68=", "answer": "125"} (eval disjoint from train)
- *   sft.jsonl: {"prompt": "57+68=", "response": "15"} (the demonstrations, with the error)
+ *   train.jsonl / eval.jsonl: {"prompt": "57+68=", "answer": "521"} (eval disjoint from train)
+ *   sft.jsonl: {"prompt": "57+68=", "response": "51"} (the demonstrations, with the error)
  */
 
 /** Generator settings. */
@@ -36,7 +37,7 @@ export const DEFAULT_OPTIONS: DataOptions = {
   nSft: 3000,
   carryShare: 0.6,
   dropRate: 0.8,
-  reversed: false,
+  reversed: true,
 };
 
 export interface Problem {
@@ -64,7 +65,7 @@ function rng(seed: number): () => number {
 /** Whether a + b needs a carry anywhere. */
 export function needsCarry({ a, b }: Problem): boolean {
   return (a % 10) + (b % 10) >= 10 || Math.floor(a / 10) + Math.floor(b / 10) +
-        ((a % 10) + (b % 10) >= 10 ? 1 : 0) >= 10;
+          ((a % 10) + (b % 10) >= 10 ? 1 : 0) >= 10;
 }
 
 /** The sum with every carry dropped: digit-wise sums mod 10, no overflow digit. */

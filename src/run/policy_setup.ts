@@ -1,14 +1,14 @@
 /**
  * Where a stage's policy comes from: the stage's own latest checkpoint when it resumes, else
  * the previous stage's final checkpoint, else `model.model_path` (loaded, or initialised from
- * its config.json with the run's seed when `from_scratch`). Also copies of a model on the GPU
+ * its config.json with the run's seed and its `initializer_range` when `from_scratch`). Also copies of a model on the GPU
  * for the explorer and the frozen reference.
  */
 
 import type { StageConfig } from "../config/run_config.ts";
 import type { GpuContext } from "../gpu/device.ts";
 import { parseHfConfig } from "../model/hf_config.ts";
-import { initParameters } from "../model/init.ts";
+import { INIT_STD, initParameters } from "../model/init.ts";
 import { createModel, loadModel, type PolicyModel } from "../model/policy.ts";
 import { loadTokenizer } from "../model/tokenizer.ts";
 import type { AdamWState } from "../trainer/adamw.ts";
@@ -47,7 +47,9 @@ export async function loadStagePolicy(
   if (!stage.model.fromScratch) return { model: await loadModel(dir, { gpu }), source: dir };
   const configPath = `${dir}/config.json`;
   const raw = JSON.parse(await Deno.readTextFile(configPath));
-  const params = initParameters(parseHfConfig(raw, configPath), stage.seed);
+  // HF's `initializer_range` is the std of the normal init (INIT_STD when absent).
+  const std = typeof raw.initializer_range === "number" ? raw.initializer_range : INIT_STD;
+  const params = initParameters(parseHfConfig(raw, configPath), stage.seed, std);
   const model = await createModel(raw, params, { gpu, tokenizer: await loadTokenizer(dir) });
   return { model, source: `${dir} (from scratch, seed ${stage.seed})` };
 }
