@@ -162,3 +162,16 @@ export async function checkpointSteps(dir: string): Promise<number[]> {
 export async function readJson<T = Record<string, unknown>>(path: string): Promise<T> {
   return JSON.parse(await Deno.readTextFile(path)) as T;
 }
+
+/** Run options that keep the run's log out of the test output. */
+export const quiet = { log: () => {} };
+
+/** Runs `fn` on a fresh fixture and removes it afterwards. */
+export async function withFixture(fn: (f: Fixture) => Promise<void>): Promise<void> {
+  const f = await makeFixture();
+  try {
+    await fn(f);
+  } finally {
+    await f.remove();
+  }
+}

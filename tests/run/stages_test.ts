@@ -6,23 +6,12 @@ import { loadConfig } from "../../src/config/load_config.ts";
 import { runConfig } from "../../src/run/run.ts";
 import {
   checkpointSteps,
-  type Fixture,
-  makeFixture,
   metricsRows,
+  quiet,
   readJson,
   trainRows,
+  withFixture,
 } from "./_fixture.ts";
-
-const quiet = { log: () => {} };
-
-async function withFixture(fn: (f: Fixture) => Promise<void>): Promise<void> {
-  const f = await makeFixture();
-  try {
-    await fn(f);
-  } finally {
-    await f.remove();
-  }
-}
 
 Deno.test("mode explore writes a buffer that a mode train run consumes whole", async () => {
   await withFixture(async (f) => {
