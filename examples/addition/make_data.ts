@@ -36,7 +36,7 @@ export const DEFAULT_OPTIONS: DataOptions = {
   nEval: 200,
   nSft: 3000,
   carryShare: 0.6,
-  dropRate: 0.8,
+  dropRate: 0.65,
   reversed: true,
 };
 
