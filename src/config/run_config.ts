@@ -189,10 +189,14 @@ export interface TrainerSection {
   saveInterval: number;
   /** Complete checkpoints kept (oldest deleted). Default: all. */
   maxCheckpointsToKeep?: number;
-  /** Max tokens per micro-batch; default: the whole batch at once. */
+  /** Token budget of a micro-batch (gradients accumulate over them); default: the whole batch. */
   maxTokensPerMicroBatch?: number;
+  /** Pack several sequences per row when every loss term is token-mean. Default false. */
+  packSequences: boolean;
   /** PPO epochs over each batch. Default 1. */
   ppoEpochs: number;
+  /** Experiences per optimizer step within a batch; default: the whole batch. */
+  ppoMiniBatchSize?: number;
 }
 
 /** `monitor`. */

@@ -343,11 +343,18 @@ const TOP_FIELDS: Fields = {
       min: 0,
     }),
     max_checkpoints_to_keep: int("Complete checkpoints kept", { min: 1, defaultDoc: "all" }),
-    max_tokens_per_micro_batch: int("Max tokens per micro-batch", {
+    max_tokens_per_micro_batch: int(
+      "Token budget (rows x row length) of a micro-batch; gradients are accumulated over them",
+      { min: 1, defaultDoc: "the whole batch" },
+    ),
+    pack_sequences: bool("Pack several sequences per row when every loss term is token-mean", {
+      default: false,
+    }),
+    ppo_epochs: int("PPO epochs over each batch", { default: 1, min: 1 }),
+    ppo_mini_batch_size: int("Experiences per optimizer step within a batch", {
       min: 1,
       defaultDoc: "the whole batch",
     }),
-    ppo_epochs: int("PPO epochs over each batch", { default: 1, min: 1 }),
   }, "The trainer"),
   monitor: section({
     tensorboard: bool("Write TensorBoard event files under <run>/tensorboard/", { default: true }),

@@ -1,8 +1,10 @@
 /**
- * Lays token sequences out as a padded [batch, seq] batch: ids, positions (0.. per sequence),
- * segment ids (0 for tokens, -1 for padding) and next-token targets (`vocab`, out of range, where
- * there is no next token, so its log-prob is 0 and it gets no gradient); the bucketed batch length
- * (so compiled graphs get reused); and per-token values moved to next-token positions.
+ * Lays token sequences out as a [rows, seq] batch, one sequence per row (padded) or several
+ * (packed, as the Marin `RlExample`): ids, positions (0.. per sequence), segment ids (0, 1, ..
+ * per sequence of a row, -1 for padding; attention stays inside a segment) and next-token
+ * targets (`vocab`, out of range, where there is no next token, so its log-prob is 0 and it gets
+ * no gradient); the bucketed row length (so compiled graphs get reused); and per-token values
+ * moved to next-token positions.
  */
 
 /** Batch lengths are padded up to a multiple of this. */
@@ -13,20 +15,38 @@ export function paddedLength(length: number): number {
   return Math.ceil(length / SEQ_BUCKET) * SEQ_BUCKET;
 }
 
+/** Rows of a batch: each row lists the sequences laid end to end in it. */
+export type RowLayout<T> = readonly (readonly T[])[];
+
 /**
- * Token-aligned rows (one value per token) laid out [rows * seq] at the positions that predict
- * each token: entry t of a row is row[t + 1] (position t computes token t + 1); 0 past the row.
+ * Token-aligned values (one per token of each sequence) laid out [rows * seq] at the positions
+ * that predict each token: the entry at a sequence's token t is its value at t + 1 (position t
+ * computes token t + 1); 0 at a sequence's last token and past the sequences of a row.
  */
+export function packAtNextTokenPositions(
+  rows: RowLayout<ArrayLike<number>>,
+  seq: number,
+): Float32Array<ArrayBuffer> {
+  const out = new Float32Array(rows.length * seq);
+  rows.forEach((row, r) => {
+    let offset = r * seq;
+    for (const values of row) {
+      out.set(Array.prototype.slice.call(values, 1), offset);
+      offset += values.length;
+    }
+  });
+  return out;
+}
+
+/** {@link packAtNextTokenPositions} with one sequence per row. */
 export function atNextTokenPositions(
   rows: readonly (ArrayLike<number>)[],
   seq: number,
 ): Float32Array<ArrayBuffer> {
-  const out = new Float32Array(rows.length * seq);
-  rows.forEach((row, b) => out.set(Array.prototype.slice.call(row, 1), b * seq));
-  return out;
+  return packAtNextTokenPositions(rows.map((r) => [r]), seq);
 }
 
-/** The per-token input arrays of a padded batch, each [batch * seq] i32. */
+/** The per-token input arrays of a batch, each [rows * seq] i32. */
 export interface PaddedBatch {
   ids: Int32Array<ArrayBuffer>;
   positions: Int32Array<ArrayBuffer>;
@@ -34,32 +54,47 @@ export interface PaddedBatch {
   targets: Int32Array<ArrayBuffer>;
 }
 
-/** Pads `sequences` to `seq` tokens each (`seq` >= the longest); `vocab` marks "no target". */
-export function padBatch(
-  sequences: readonly (readonly number[])[],
+/**
+ * Lays each row's sequences end to end in `seq` tokens (`seq` >= each row's total), segment i
+ * for the i-th sequence of a row; `vocab` marks "no target".
+ */
+export function packBatch(
+  rows: RowLayout<readonly number[]>,
   seq: number,
   vocab: number,
 ): PaddedBatch {
-  const n = sequences.length * seq;
+  const n = rows.length * seq;
   const batch: PaddedBatch = {
     ids: new Int32Array(n),
     positions: new Int32Array(n),
     segments: new Int32Array(n).fill(-1),
     targets: new Int32Array(n).fill(vocab),
   };
-  sequences.forEach((s, b) => {
-    if (s.length > seq) {
-      throw new Error(
-        `Cannot pad sequence ${b}: ${s.length} tokens exceed the batch length ${seq}`,
-      );
+  rows.forEach((row, r) => {
+    const total = row.reduce((sum, s) => sum + s.length, 0);
+    if (total > seq) {
+      throw new Error(`Cannot lay out row ${r}: ${total} tokens exceed the batch length ${seq}`);
     }
-    s.forEach((id, t) => {
-      const i = b * seq + t;
-      batch.ids[i] = id;
-      batch.positions[i] = t;
-      batch.segments[i] = 0;
-      if (t + 1 < s.length) batch.targets[i] = s[t + 1];
+    let offset = r * seq;
+    row.forEach((s, segment) => {
+      s.forEach((id, t) => {
+        const i = offset + t;
+        batch.ids[i] = id;
+        batch.positions[i] = t;
+        batch.segments[i] = segment;
+        if (t + 1 < s.length) batch.targets[i] = s[t + 1];
+      });
+      offset += s.length;
     });
   });
   return batch;
+}
+
+/** Pads `sequences` to `seq` tokens each (`seq` >= the longest), one per row. */
+export function padBatch(
+  sequences: readonly (readonly number[])[],
+  seq: number,
+  vocab: number,
+): PaddedBatch {
+  return packBatch(sequences.map((s) => [s]), seq, vocab);
 }

@@ -162,6 +162,7 @@ export async function runExploreTrain(
         referenceModel: reference,
         advantageFn: algorithm.advantageInTrainer ? algorithm.advantageFn : undefined,
         ppoEpochs: stage.trainer.ppoEpochs,
+        miniBatchSize: stage.trainer.ppoMiniBatchSize,
         temperature: stage.model.temperature > 0 ? stage.model.temperature : 1,
       });
       const strategy = configureSampleStrategy(
@@ -185,7 +186,14 @@ export async function runExploreTrain(
             strategy.args,
             { policyVersion: trainedSteps, signal },
           );
-          Object.assign(row, sample.metrics, await trainer.train(sample.experiences));
+          Object.assign(
+            row,
+            sample.metrics,
+            await trainer.train(sample.experiences, {
+              lrStep: step - 1,
+              isExpert: sample.isExpert,
+            }),
+          );
         } else {
           log(`train step ${step}: no experience survived the pipeline; weights unchanged`);
         }

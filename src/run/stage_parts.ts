@@ -136,6 +136,8 @@ export function trainStepFor(
     klLossArgs: algorithm.klLossFnArgs,
     entropyLossFn: algorithm.entropyLossFn,
     entropyLossArgs: algorithm.entropyLossFnArgs,
+    maxTokensPerMicroBatch: stage.trainer.maxTokensPerMicroBatch,
+    packSequences: stage.trainer.packSequences,
   });
 }
 

@@ -72,6 +72,7 @@ export async function runTrainOnly(
     referenceModel: reference,
     advantageFn: algorithm.advantageFn,
     ppoEpochs: stage.trainer.ppoEpochs,
+    miniBatchSize: stage.trainer.ppoMiniBatchSize,
     temperature: stage.model.temperature > 0 ? stage.model.temperature : 1,
   });
   const evalTasksets = await openEvalTasksets(stage, log);
@@ -110,7 +111,7 @@ export async function runTrainOnly(
     if (!next) break;
     skippedTotal += next.skipped;
     step++;
-    const metrics = next.batch.length ? await trainer.train(next.batch) : {};
+    const metrics = next.batch.length ? await trainer.train(next.batch, { lrStep: step - 1 }) : {};
     metrics["data/skipped_rows_total"] = skippedTotal;
     // The row goes first: a resume from this step's checkpoint must find it.
     await monitor.log(stepOffset + step, metrics);

@@ -1,14 +1,17 @@
 /**
  * The Trainer: turns one batch of experiences into weight updates. It computes advantages when
  * the algorithm computes them in the trainer, reference log-probs from the frozen reference
- * model when the loss needs them (a KL loss, DPO), then runs `ppo_epochs` optimizer steps of
- * the TrainStep graph on the batch. Where batches come from (the buffer's sample strategy or
- * an SFT dataset) and when to checkpoint is the stage runner's business.
+ * model when the loss needs them (a KL loss, DPO), then runs `ppo_epochs` passes over the batch,
+ * each pass one optimizer step per mini-batch of `ppo_mini_batch_size` experiences (in batch
+ * order; the TrainStep cuts each into micro-batches under the token budget). The learning rate
+ * follows the train step, not the optimizer step (verl steps its scheduler once per train step).
+ * Where batches come from (the buffer's sample strategy or an SFT dataset) and when to
+ * checkpoint is the stage runner's business.
  */
 
 import type { Experience } from "../buffer/experience.ts";
 import type { PolicyModel } from "../model/policy.ts";
-import type { TrainStep } from "../trainer/train_step.ts";
+import type { StepOptions, TrainStep } from "../trainer/train_step.ts";
 import { applyAdvantages, type ConfiguredAdvantageFn } from "./apply_advantages.ts";
 
 /** Options of a {@link Trainer}. */
@@ -18,8 +21,10 @@ export interface TrainerOptions {
   referenceModel?: PolicyModel;
   /** The advantage fn when the trainer computes advantages. */
   advantageFn?: ConfiguredAdvantageFn;
-  /** Optimizer steps per batch (`trainer.ppo_epochs`). */
+  /** Passes over each batch (`trainer.ppo_epochs`). */
   ppoEpochs: number;
+  /** Experiences per optimizer step (`trainer.ppo_mini_batch_size`); default the batch. */
+  miniBatchSize?: number;
   /** The rollout temperature, at which reference log-probs are taken. */
   temperature: number;
 }
@@ -34,14 +39,17 @@ export class Trainer {
     }
   }
 
-  /** Trains on `batch`; returns `actor/...`, `advantage/...` and `time/...` metrics. */
-  async train(batch: Experience[]): Promise<Record<string, number>> {
+  /**
+   * Trains on `batch` (train step `options.lrStep` of the schedule, 0-based); returns
+   * `actor/...` (means over the optimizer steps), `advantage/...` and `time/...` metrics.
+   */
+  async train(batch: Experience[], options: StepOptions = {}): Promise<Record<string, number>> {
     const started = performance.now();
     const metrics: Record<string, number> = {};
     if (this.options.advantageFn) {
       Object.assign(metrics, applyAdvantages(this.options.advantageFn, batch).metrics);
     }
-    const { trainStep, referenceModel, temperature, ppoEpochs } = this.options;
+    const { trainStep, referenceModel, temperature, ppoEpochs, miniBatchSize } = this.options;
     if (trainStep.needsReference && referenceModel) {
       const ref = await referenceModel.logprobs(batch.map((e) => e.tokens), { temperature });
       batch.forEach((e, i) => {
@@ -51,11 +59,23 @@ export class Trainer {
         ) => (t > 0 && e.actionMask[t] ? ref[i][t - 1] : 0));
       });
     }
-    let step: Record<string, number> = {};
-    for (let epoch = 0; epoch < ppoEpochs; epoch++) step = await trainStep.step(batch);
-    for (const [key, value] of Object.entries(step)) {
-      metrics[`actor/${key === "kl_loss" ? "kl" : key}`] = value;
+    const size = miniBatchSize ?? batch.length;
+    const sums: Record<string, number> = {};
+    let steps = 0;
+    for (let epoch = 0; epoch < ppoEpochs; epoch++) {
+      for (let first = 0; first < batch.length; first += size) {
+        const step = await trainStep.step(batch.slice(first, first + size), {
+          lrStep: options.lrStep,
+          isExpert: options.isExpert?.slice(first, first + size),
+        });
+        for (const [key, value] of Object.entries(step)) sums[key] = (sums[key] ?? 0) + value;
+        steps++;
+      }
     }
+    for (const [key, value] of Object.entries(sums)) {
+      metrics[`actor/${key === "kl_loss" ? "kl" : key}`] = value / steps;
+    }
+    metrics["actor/optimizer_steps"] = steps;
     const seconds = (performance.now() - started) / 1000;
     const tokens = batch.reduce((sum, e) => sum + e.tokens.length, 0);
     metrics["time/train_s"] = seconds;

@@ -108,8 +108,8 @@ const ADAMW: OpDef<AdamWAttrs> = {
   },
 };
 
-/** An f32 variable of `shape` on a new zero-filled buffer. */
-function zeroVariable(gpu: GpuContext, name: string, shape: readonly number[]): Variable {
+/** An f32 variable of `shape` on a new zero-filled buffer, labelled `name`. */
+export function zeroVariable(gpu: GpuContext, name: string, shape: readonly number[]): Variable {
   const buffer = gpu.device.createBuffer({
     label: name,
     size: shapeSize(shape) * 4,

@@ -3,28 +3,49 @@
  * shape: teacher-forced log-probs of every sequence, the configured policy loss (and KL loss),
  * autodiff gradients, global-norm clipping and the AdamW update, all in one submit with one
  * readback of the metrics. The loss is the policy loss plus, when configured, a KL loss against
- * the experiences' reference log-probs and the entropy term. Experiences are laid out as a padded
- * [B, T] batch (T bucketed). Not here yet: micro-batching under a token budget with gradient
- * accumulation, and PPO mini-batches (the run loop repeats `step` for PPO epochs).
+ * the experiences' reference log-probs and the entropy term. Experiences are laid out as a
+ * [rows, T] batch (T bucketed), one sequence per row or packed (`packSequences`).
+ *
+ * Under a token budget (`maxTokensPerMicroBatch`) the batch is cut into micro-batches (see
+ * `micro_batch_plan.ts`): each runs forward and backward with its loss terms weighted so the
+ * weighted sum equals the whole batch's loss (token-mean: the micro-batch's share of the
+ * batch's action tokens; seq-mean modes and DPO pairs: its share of the sequences; the Dr. GRPO
+ * sum-norm: its row length over the batch's), adds its gradients into GPU accumulators, and one
+ * update graph then clips and applies them: the same step as the uncut batch, up to rounding.
+ * The loss terms and the gradient norm are exact; a loss fn's other metrics are combined with
+ * their term's weight, which is approximate for a metric aggregated otherwise than its loss.
+ * PPO epochs and mini-batches are the Trainer's (`src/run/trainer.ts`).
  */
 
+import { readBuffers } from "../gpu/readback.ts";
+import { grad } from "../graph/autodiff.ts";
+import { compileGraph, type Executable, type Feed } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
 import type { Tensor } from "../graph/tensor.ts";
 import { tokenLogprobs } from "../ops/token_logprobs.ts";
 import { scale } from "../ops/unary.ts";
-import { add } from "../ops/binary.ts";
+import { add, mul } from "../ops/binary.ts";
 import { type Args, configure } from "../algorithm/registry.ts";
 import { ENTROPY_LOSS_FN } from "../algorithm/entropy.ts";
 import { KL_FN, type KlArgs, klLoss } from "../algorithm/kl.ts";
-import type { LossAggMode, LossTerm } from "../algorithm/loss_agg.ts";
-import { POLICY_LOSS_FN, type PolicyLossInputName } from "../algorithm/policy_loss/mod.ts";
+import { LOSS_AGG_MODES, type LossAggMode, type LossTerm } from "../algorithm/loss_agg.ts";
+import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
 import type { Experience } from "../buffer/experience.ts";
-import { atNextTokenPositions, padBatch, paddedLength } from "../model/padded_batch.ts";
+import { packAtNextTokenPositions, packBatch, paddedLength } from "../model/padded_batch.ts";
 import { parameterSpecs } from "../model/parameters.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import { buildLogits } from "../model/transformer.ts";
 import { AdamW, type AdamWOptions, defaultNoDecay } from "./adamw.ts";
-import { compileOptimizerGraph, type OptimizerGraph, runOptimizerStep } from "./optimizer_graph.ts";
+import { GradAccumulator } from "./grad_accumulator.ts";
+import { type MicroBatch, planMicroBatches } from "./micro_batch_plan.ts";
+import {
+  compileOptimizerGraph,
+  compileUpdateGraph,
+  type OptimizerGraph,
+  readOptimizerMetrics,
+  runOptimizerStep,
+  type UpdateGraph,
+} from "./optimizer_graph.ts";
 import type { LrScheduleConfig } from "./lr_schedule.ts";
 
 /** What a training step optimizes and how. */
@@ -50,25 +71,61 @@ export interface TrainStepConfig {
   entropyLossFn?: string;
   /** Its `entropy_loss_fn_args`. */
   entropyLossArgs?: Args;
+  /** Most tokens (rows x row length) per micro-batch; absent: the whole batch at once. */
+  maxTokensPerMicroBatch?: number;
+  /** Pack several sequences per row when every loss term is a token-mean over tokens. */
+  packSequences?: boolean;
+}
+
+/** Options of one {@link TrainStep.step}. */
+export interface StepOptions {
+  /** Step of the learning-rate schedule; default the optimizer's step count. */
+  lrStep?: number;
+  /** Per experience, whether it is expert data (the `mix` losses' `isExpert` input). */
+  isExpert?: readonly boolean[];
 }
 
 /** Per-token f32 inputs the losses may read, aligned to next-token positions. */
 const TOKEN_INPUTS = ["mask", "oldLogp", "advantages", "refLogp"] as const;
 type TokenInput = typeof TOKEN_INPUTS[number];
+/** Every input a loss may read: the per-token ones and the per-row `isExpert`. */
+type LossInput = TokenInput | "isExpert";
 
-interface StepGraph extends OptimizerGraph {
+/** The graph inputs of a [rows, seq] batch. */
+interface BatchInputs {
   ints: { ids: Tensor; positions: Tensor; segments: Tensor; targets: Tensor };
-  floats: Partial<Record<TokenInput, Tensor>>;
+  floats: Partial<Record<LossInput, Tensor>>;
+}
+
+/** A loss term and how its weight in a micro-batch is reckoned. */
+interface WeightedTerm extends LossTerm {
+  weighting: TermWeighting;
+}
+
+/** How a term's micro-batch weight is reckoned: by its aggregation mode, or by rows (DPO). */
+type TermWeighting = { mode: LossAggMode; scaleFactor: number | null } | "rows";
+
+type StepGraph = OptimizerGraph & BatchInputs;
+
+/** A micro-batch's graph: forward, backward, gradients added into the accumulators. */
+interface MicroGraph extends BatchInputs {
+  exe: Executable;
+  weights: Tensor[];
+  /** Per term, its loss and metrics (unweighted), in output order. */
+  terms: { loss: Tensor; metrics: [string, Tensor][] }[];
 }
 
 /** Trains a policy model in place, one batch of experiences per `step`. */
 export class TrainStep {
   readonly optimizer: AdamW;
   readonly #graphs = new Map<string, StepGraph>();
+  readonly #microGraphs = new Map<string, MicroGraph>();
+  #update?: UpdateGraph;
+  #accumulator?: GradAccumulator;
   readonly #loss;
   readonly #kl;
   readonly #entropy;
-  readonly #needs: readonly PolicyLossInputName[];
+  readonly #needs: readonly LossInput[];
 
   constructor(readonly model: PolicyModel, readonly config: TrainStepConfig) {
     this.#loss = configure(POLICY_LOSS_FN, config.policyLossFn, config.policyLossArgs);
@@ -80,14 +137,6 @@ export class TrainStep {
       : undefined;
     const needs = this.#loss.entry.needs;
     this.#needs = this.#kl && !needs.includes("refLogp") ? [...needs, "refLogp"] : needs;
-    const unsupported = this.#needs.filter((n) => !(TOKEN_INPUTS as readonly string[]).includes(n));
-    if (unsupported.length) {
-      throw new Error(
-        `Cannot train with policy loss fn "${config.policyLossFn}": input ${
-          unsupported.join(", ")
-        } is not supported by the trainer yet`,
-      );
-    }
     const params = parameterSpecs(model.config).map((s) => model.params.get(s.name)!);
     this.optimizer = new AdamW(model.gpu, params, {
       ...config.optimizer,
@@ -100,21 +149,170 @@ export class TrainStep {
     return this.#needs.includes("refLogp");
   }
 
-  /**
-   * One optimizer step on `experiences`; returns the metrics (loss, pg_loss, the loss fns'
-   * metrics such as kl_loss and entropy, grad_norm, lr), read back once.
-   */
-  step(experiences: readonly Experience[]): Promise<Record<string, number>> {
-    return this.model.gpuLock.run(() => this.#step(experiences));
+  /** Whether a step reads which experiences are expert data (`mix`). */
+  get needsExpertFlags(): boolean {
+    return this.#needs.includes("isExpert");
   }
 
-  async #step(experiences: readonly Experience[]): Promise<Record<string, number>> {
+  /**
+   * One optimizer step on `experiences` (cut into micro-batches under the token budget);
+   * returns the metrics (loss, pg_loss, the loss fns' metrics such as kl_loss and entropy,
+   * grad_norm, lr, micro_batches), read back once.
+   */
+  step(
+    experiences: readonly Experience[],
+    options: StepOptions = {},
+  ): Promise<Record<string, number>> {
+    return this.model.gpuLock.run(() => this.#step(experiences, options));
+  }
+
+  async #step(
+    experiences: readonly Experience[],
+    options: StepOptions,
+  ): Promise<Record<string, number>> {
     if (experiences.length === 0) throw new Error("Cannot train on an empty batch");
+    if (this.needsExpertFlags && options.isExpert?.length !== experiences.length) {
+      throw new Error(
+        `Cannot train with policy loss fn "${this.config.policyLossFn}": expected an expert flag per experience (${experiences.length}), received ${
+          options.isExpert?.length ?? "none"
+        }`,
+      );
+    }
+    const plan = planMicroBatches(experiences.map((e) => e.tokens.length), {
+      maxTokens: this.config.maxTokensPerMicroBatch,
+      split: this.#loss.entry.microBatching,
+      pack: this.config.packSequences && this.#everyTermTokenMean(),
+    });
+    const schedule = { ...this.config.optimizer };
+    if (plan.length === 1) {
+      const [micro] = plan;
+      const graph = await this.#graph(micro.rows.length, micro.seq);
+      const feeds = this.#feeds(graph, experiences, micro, options.isExpert);
+      const metrics = await runOptimizerStep(
+        graph,
+        this.optimizer,
+        schedule,
+        feeds,
+        options.lrStep,
+      );
+      return { ...metrics, micro_batches: 1 };
+    }
+    return await this.#accumulatedStep(experiences, plan, options);
+  }
+
+  /** The step over several micro-batches (see the file comment). */
+  async #accumulatedStep(
+    experiences: readonly Experience[],
+    plan: readonly MicroBatch[],
+    options: StepOptions,
+  ): Promise<Record<string, number>> {
+    const params = this.optimizer.params;
+    this.#accumulator ??= new GradAccumulator(this.model.gpu, params);
+    const graphs = await Promise.all(plan.map((m) => this.#microGraph(m.rows.length, m.seq)));
+    const perRun = graphs[0].terms.reduce((n, t) => n + 1 + t.metrics.length, 0);
+    const collected = this.model.gpu.device.createBuffer({
+      label: "train:micro_metrics",
+      size: plan.length * perRun * 4,
+      usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+    });
+    const weights = plan.map((micro) => this.#termWeights(experiences, micro));
+    for (let m = 0; m < plan.length; m++) {
+      const graph = graphs[m];
+      const feeds = this.#feeds(graph, experiences, plan[m], options.isExpert);
+      graph.weights.forEach((w, k) => feeds.set(w, Float32Array.of(weights[m][k])));
+      const outputs = graph.terms.flatMap((t) => [t.loss, ...t.metrics.map(([, x]) => x)]);
+      await graph.exe.run(feeds, {
+        after: (encoder) =>
+          outputs.forEach((t, j) =>
+            encoder.copyBufferToBuffer(graph.exe.buffer(t), 0, collected, (m * perRun + j) * 4, 4)
+          ),
+      });
+    }
+    this.#update ??= await compileUpdateGraph(this.model.gpu, this.optimizer, this.#accumulator, {
+      gradClip: this.config.gradClip,
+      label: "train:update",
+    });
+    const { lr, gradNorm } = await readOptimizerMetrics(
+      this.#update,
+      this.optimizer,
+      this.config.optimizer,
+      options.lrStep,
+      () => this.#accumulator!.reset(),
+    );
+    const [raw] = await readBuffers(this.model.gpu.device, [{
+      buffer: collected,
+      bytes: plan.length * perRun * 4,
+    }]);
+    collected.destroy();
+    const values = new Float32Array(raw);
+    const metrics: Record<string, number> = { lr, grad_norm: gradNorm, micro_batches: plan.length };
+    let loss = 0;
+    for (let m = 0; m < plan.length; m++) {
+      let j = m * perRun;
+      graphs[m].terms.forEach((term, k) => {
+        const w = weights[m][k];
+        loss += w * values[j++];
+        for (const [name] of term.metrics) metrics[name] = (metrics[name] ?? 0) + w * values[j++];
+      });
+    }
+    metrics.loss = loss;
+    return metrics;
+  }
+
+  /** Whether every loss term aggregates token-mean (so rows may hold several sequences). */
+  #everyTermTokenMean(): boolean {
+    const weightings = [this.#policyWeighting(), this.#entropyWeighting()];
+    return weightings.every((w) => w === undefined || (w !== "rows" && w.mode === "token-mean"));
+  }
+
+  #policyWeighting(): TermWeighting {
+    if (this.#loss.entry.microBatching === "pairs") return "rows";
+    return aggregation(this.#loss.args);
+  }
+
+  #entropyWeighting(): TermWeighting | undefined {
+    return this.#entropy ? aggregation(this.#entropy.args) : undefined;
+  }
+
+  /** Per loss term (policy, KL, entropy, in build order), its weight in `micro`. */
+  #termWeights(experiences: readonly Experience[], micro: MicroBatch): number[] {
+    const inMicro = micro.rows.flat().map((i) => experiences[i]);
     const longest = Math.max(...experiences.map((e) => e.tokens.length));
-    const seq = paddedLength(longest);
-    const graph = await this.#graph(experiences.length, seq);
-    const batch = padBatch(experiences.map((e) => e.tokens), seq, this.model.config.vocabSize);
-    const feeds = new Map<Tensor, Int32Array<ArrayBuffer> | Float32Array<ArrayBuffer>>([
+    const weight = (w: TermWeighting): number => {
+      if (w === "rows") return micro.rows.length / experiences.length;
+      switch (w.mode) {
+        case "token-mean": {
+          const total = actionTokens(experiences);
+          return total === 0
+            ? micro.rows.length / experiences.length
+            : actionTokens(inMicro) / total;
+        }
+        case "seq-mean-token-sum":
+        case "seq-mean-token-mean":
+          return micro.rows.length / experiences.length;
+        case "seq-mean-token-sum-norm":
+          return w.scaleFactor === null ? micro.seq / paddedLength(longest) : 1;
+      }
+    };
+    const policy = this.#policyWeighting();
+    const entropy = this.#entropyWeighting();
+    return [policy, ...(this.#kl ? [policy] : []), ...(entropy ? [entropy] : [])].map(weight);
+  }
+
+  /** Graph inputs of `micro` of `experiences`. */
+  #feeds(
+    graph: BatchInputs,
+    experiences: readonly Experience[],
+    micro: MicroBatch,
+    isExpert: readonly boolean[] | undefined,
+  ): Map<Tensor, Feed> {
+    const rows = micro.rows.map((row) => row.map((i) => experiences[i]));
+    const batch = packBatch(
+      rows.map((row) => row.map((e) => e.tokens)),
+      micro.seq,
+      this.model.config.vocabSize,
+    );
+    const feeds = new Map<Tensor, Feed>([
       [graph.ints.ids, batch.ids],
       [graph.ints.positions, batch.positions],
       [graph.ints.segments, batch.segments],
@@ -122,26 +320,29 @@ export class TrainStep {
     ]);
     for (const name of TOKEN_INPUTS) {
       const tensor = graph.floats[name];
-      if (tensor) feeds.set(tensor, nextTokenValues(experiences, seq, name));
+      if (tensor) feeds.set(tensor, nextTokenValues(rows, micro.seq, name));
     }
-    return await runOptimizerStep(graph, this.optimizer, this.config.optimizer, feeds);
+    if (graph.floats.isExpert) {
+      feeds.set(
+        graph.floats.isExpert,
+        Float32Array.from(micro.rows, (row) => (isExpert![row[0]] ? 1 : 0)),
+      );
+    }
+    return feeds;
   }
 
-  async #graph(batch: number, seq: number): Promise<StepGraph> {
-    const key = `${batch}x${seq}`;
-    const cached = this.#graphs.get(key);
-    if (cached) return cached;
-    const g = new Graph();
-    const int = (name: string) => g.input([batch, seq], "i32", name);
+  /** Inputs and loss terms of a [rows, seq] batch, built into `g`. */
+  #buildLoss(g: Graph, rows: number, seq: number): BatchInputs & { terms: WeightedTerm[] } {
+    const int = (name: string) => g.input([rows, seq], "i32", name);
     const ints = {
       ids: int("ids"),
       positions: int("positions"),
       segments: int("segments"),
       targets: int("targets"),
     };
-    const floats: Partial<Record<TokenInput, Tensor>> = {};
-    for (const name of ["mask", ...this.#needs] as TokenInput[]) {
-      floats[name] = g.input([batch, seq], "f32", name);
+    const floats: Partial<Record<LossInput, Tensor>> = {};
+    for (const name of ["mask", ...this.#needs] as LossInput[]) {
+      floats[name] = g.input(name === "isExpert" ? [rows] : [rows, seq], "f32", name);
     }
     let logits = buildLogits(this.model.config, this.model.weights(g), ints);
     const temperature = this.config.temperature ?? 1;
@@ -149,17 +350,31 @@ export class TrainStep {
     const logp = tokenLogprobs(logits, ints.targets);
     const mask = floats.mask!;
     const policy = this.#loss.entry.build({ logp, mask, ...floats }, this.#loss.args);
-    const terms: LossTerm[] = [{
+    const policyWeighting = this.#policyWeighting();
+    const terms: WeightedTerm[] = [{
       loss: policy.loss,
       metrics: { pg_loss: policy.loss, ...policy.metrics },
+      weighting: policyWeighting,
     }];
     if (this.#kl) {
       const mode = (this.#loss.args.loss_agg_mode ?? "token-mean") as LossAggMode;
       const kl = klLoss(this.#kl.entry, this.#kl.args as KlArgs, logp, floats.refLogp!, mask, mode);
-      if (kl) terms.push(kl);
+      if (kl) terms.push({ ...kl, weighting: policyWeighting });
     }
-    const entropy = this.#entropy?.entry.build({ logits, mask }, this.#entropy.args);
-    if (entropy) terms.push(entropy);
+    const entropy = this.#entropy?.entry.build(
+      { logits, mask, isExpert: floats.isExpert },
+      this.#entropy.args,
+    );
+    if (entropy) terms.push({ ...entropy, weighting: this.#entropyWeighting()! });
+    return { ints, floats, terms };
+  }
+
+  /** The fused graph of an uncut batch: loss, gradients, clipping and the update. */
+  async #graph(rows: number, seq: number): Promise<StepGraph> {
+    const key = `${rows}x${seq}`;
+    const cached = this.#graphs.get(key);
+    if (cached) return cached;
+    const { ints, floats, terms } = this.#buildLoss(new Graph(), rows, seq);
     const term: LossTerm = {
       loss: terms.map((t) => t.loss).reduce((a, b) => add(a, b)),
       metrics: Object.assign({}, ...terms.map((t) => t.metrics)),
@@ -174,33 +389,82 @@ export class TrainStep {
     return entry;
   }
 
-  /** Frees the compiled graphs and the optimizer state. */
+  /** A micro-batch graph: weighted loss, gradients added into the accumulators. */
+  async #microGraph(rows: number, seq: number): Promise<MicroGraph> {
+    const key = `${rows}x${seq}`;
+    const cached = this.#microGraphs.get(key);
+    if (cached) return cached;
+    const g = new Graph();
+    const { ints, floats, terms } = this.#buildLoss(g, rows, seq);
+    const weights = terms.map((_, k) => g.input([], "f32", `weight${k}`));
+    const loss = terms.map((t, k) => mul(t.loss, weights[k])).reduce((a, b) => add(a, b));
+    const params = this.optimizer.params.map((p) => g.variable(p));
+    const sums = this.#accumulator!.accumulate(grad(loss, params));
+    const outputs = terms.map((t) => ({ loss: t.loss, metrics: Object.entries(t.metrics) }));
+    // Metrics first: nothing here writes the parameters, but keep the order of the fused graph.
+    const exe = await compileGraph(this.model.gpu, [
+      ...outputs.flatMap((t) => [t.loss, ...t.metrics.map(([, x]) => x)]),
+      ...sums,
+    ], `train:micro:${key}`);
+    const entry = { exe, weights, terms: outputs, ints, floats };
+    this.#microGraphs.set(key, entry);
+    return entry;
+  }
+
+  /** Frees the compiled graphs, the accumulators and the optimizer state. */
   destroy(): void {
     for (const { exe } of this.#graphs.values()) exe.destroy();
+    for (const { exe } of this.#microGraphs.values()) exe.destroy();
+    this.#update?.exe.destroy();
+    this.#accumulator?.destroy();
     this.optimizer.destroy();
   }
 }
 
-/** A per-token field of each experience at next-token positions (see `atNextTokenPositions`). */
+/** The `loss_agg_mode` and `loss_scale_factor` of a component's args (token-mean when unset). */
+function aggregation(args: Args): TermWeighting {
+  const mode = (args.loss_agg_mode ?? "token-mean") as LossAggMode;
+  if (!LOSS_AGG_MODES.includes(mode)) {
+    throw new Error(`Cannot weigh a loss term: unknown loss_agg_mode ${JSON.stringify(mode)}`);
+  }
+  return { mode, scaleFactor: (args.loss_scale_factor ?? null) as number | null };
+}
+
+/** Action tokens at next-token positions (what token-mean losses average over). */
+function actionTokens(experiences: readonly Experience[]): number {
+  let n = 0;
+  for (const e of experiences) {
+    for (let t = 1; t < e.actionMask.length; t++) {
+      n += e.actionMask[t] ? 1 : 0;
+    }
+  }
+  return n;
+}
+
+/** A per-token field of each row's experiences at next-token positions. */
 function nextTokenValues(
-  experiences: readonly Experience[],
+  rows: readonly (readonly Experience[])[],
   seq: number,
   name: TokenInput,
 ): Float32Array<ArrayBuffer> {
-  return atNextTokenPositions(
-    experiences.map((e) => {
-      const source = name === "mask"
-        ? e.actionMask
-        : name === "oldLogp"
-        ? e.logprobs
-        : name === "advantages"
-        ? e.advantages
-        : e.referenceLogprobs;
-      if (!source) {
-        throw new Error(`Cannot train on experience "${e.info.eid}": it has no ${name} per token`);
-      }
-      return source;
-    }),
+  return packAtNextTokenPositions(
+    rows.map((row) =>
+      row.map((e) => {
+        const source = name === "mask"
+          ? e.actionMask
+          : name === "oldLogp"
+          ? e.logprobs
+          : name === "advantages"
+          ? e.advantages
+          : e.referenceLogprobs;
+        if (!source) {
+          throw new Error(
+            `Cannot train on experience "${e.info.eid}": it has no ${name} per token`,
+          );
+        }
+        return source;
+      })
+    ),
     seq,
   );
 }

@@ -57,5 +57,6 @@ export const cispoPolicyLoss: PolicyLossFn = {
     ...LOSS_AGG_DEFAULTS,
   },
   needs: ["oldLogp", "advantages"],
+  microBatching: "tokens",
   build: cispoLoss,
 };

@@ -49,5 +49,6 @@ function dpoLoss(inputs: PolicyLossInputs, args: Args) {
 export const dpoPolicyLoss: PolicyLossFn = {
   defaultArgs: { beta: 0.1, label_smoothing: 0.0 },
   needs: ["refLogp"],
+  microBatching: "pairs",
   build: dpoLoss,
 };

@@ -54,5 +54,6 @@ export const gspoPolicyLoss: PolicyLossFn = {
     loss_agg_mode: "seq-mean-token-mean",
   },
   needs: ["oldLogp", "advantages"],
+  microBatching: "rows",
   build: gspoLoss,
 };

@@ -22,5 +22,6 @@ function opmdLoss(inputs: PolicyLossInputs, args: Args) {
 export const opmdPolicyLoss: PolicyLossFn = {
   defaultArgs: { tau: 1.0, ...LOSS_AGG_DEFAULTS },
   needs: ["advantages"],
+  microBatching: "tokens",
   build: opmdLoss,
 };

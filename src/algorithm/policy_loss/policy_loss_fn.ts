@@ -29,6 +29,14 @@ export interface PolicyLossInputs {
   isExpert?: Tensor;
 }
 
+/**
+ * How a loss may be cut into micro-batches: `tokens`, a per-token loss aggregated by
+ * `loss_agg_mode` (sequences may also be packed several per row when every term is token-mean);
+ * `rows`, a loss that needs each whole sequence in one row (sequence-level ratios); `pairs`,
+ * consecutive rows that belong together (DPO's chosen and rejected).
+ */
+export type MicroBatchSplit = "tokens" | "rows" | "pairs";
+
 /** Names of the optional inputs. */
 export type PolicyLossInputName = Exclude<keyof PolicyLossInputs, "logp" | "mask">;
 
@@ -38,6 +46,11 @@ export interface PolicyLossFn {
   readonly defaultArgs: Args;
   /** The optional inputs it reads (what the trainer must feed; Trinity's `select_keys`). */
   readonly needs: readonly PolicyLossInputName[];
+  /**
+   * How the trainer may cut a batch into micro-batches whose weighted losses sum to the whole
+   * batch's (see {@link MicroBatchSplit}); absent: never cut (a plugin's safe default).
+   */
+  readonly microBatching?: MicroBatchSplit;
   /** The loss (a scalar to minimise) and its metrics, built into the inputs' graph. */
   build(inputs: PolicyLossInputs, args: Args): LossTerm;
 }

@@ -75,5 +75,6 @@ export const ppoPolicyLoss: PolicyLossFn = {
     ...LOSS_AGG_DEFAULTS,
   },
   needs: ["oldLogp", "advantages"],
+  microBatching: "tokens",
   build: ppoLoss,
 };

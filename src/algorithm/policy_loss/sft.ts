@@ -18,5 +18,6 @@ function sftLoss(inputs: PolicyLossInputs, args: Args) {
 export const sftPolicyLoss: PolicyLossFn = {
   defaultArgs: { ...LOSS_AGG_DEFAULTS },
   needs: [],
+  microBatching: "tokens",
   build: sftLoss,
 };

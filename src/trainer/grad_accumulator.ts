@@ -1,0 +1,85 @@
+/**
+ * Gradient accumulation over micro-batches: one zero-initialised f32 buffer per parameter, an
+ * in-place graph op that adds a micro-batch's gradient into it (`shaders/accumulate.wgsl`), and
+ * a GPU-side reset after the optimizer update has read the sums. Nothing is read back.
+ */
+
+import type { GpuContext } from "../gpu/device.ts";
+import { grid1d, packParams } from "../gpu/dispatch.ts";
+import type { OpDef } from "../graph/op.ts";
+import { sameShape, type Tensor, type Variable } from "../graph/tensor.ts";
+import { zeroVariable } from "./adamw.ts";
+
+const WG = 256;
+
+const ACCUMULATE: OpDef<null> = {
+  name: "accumulate",
+  inPlace: 0,
+  output([acc, grad]) {
+    if (acc.dtype !== "f32" || grad.dtype !== "f32" || !sameShape(acc.shape, grad.shape)) {
+      throw new Error(
+        `Cannot accumulate ${grad} into ${acc}: expected two f32 tensors of one shape`,
+      );
+    }
+    return { shape: acc.shape, dtype: "f32" };
+  },
+  launch(_ctx, [acc, grad], out) {
+    const n = acc.tensor.size;
+    return [{
+      spec: {
+        shader: "accumulate",
+        entryPoint: "main",
+        constants: { WG },
+        bindings: ["read", "read_write"],
+        params: true,
+      },
+      buffers: [grad.buffer, out.buffer],
+      params: packParams([n]),
+      workgroups: grid1d(Math.ceil(n / WG)),
+    }];
+  },
+};
+
+/** Sums of gradients, one per parameter of `params`, held on the GPU between runs. */
+export class GradAccumulator {
+  readonly #gpu: GpuContext;
+  /** The accumulators, in the order of the parameters. */
+  readonly sums: readonly Variable[];
+
+  constructor(gpu: GpuContext, params: readonly Variable[]) {
+    this.#gpu = gpu;
+    this.sums = params.map((p) => zeroVariable(gpu, `${p.name}.grad_sum`, p.shape));
+  }
+
+  /**
+   * Appends `sums[i] += grads[i]` to the gradients' graph; returns the in-place results, to be
+   * made outputs of the compiled graph.
+   */
+  accumulate(grads: readonly Tensor[]): Tensor[] {
+    if (grads.length !== this.sums.length) {
+      throw new Error(
+        `Cannot accumulate gradients: expected ${this.sums.length}, received ${grads.length}`,
+      );
+    }
+    return grads.map((g, i) =>
+      g.graph.apply(ACCUMULATE, [g.graph.variable(this.sums[i]), g], null)
+    );
+  }
+
+  /** The accumulated sums as tensors of `graph` (read them, e.g., for an optimizer update). */
+  read(graph: Tensor["graph"]): Tensor[] {
+    return this.sums.map((s) => graph.variable(s));
+  }
+
+  /** Sets every sum to zero, on the GPU, after the work already submitted. */
+  reset(): void {
+    const encoder = this.#gpu.device.createCommandEncoder({ label: "grad_sum:reset" });
+    for (const s of this.sums) encoder.clearBuffer(s.buffer);
+    this.#gpu.device.queue.submit([encoder.finish()]);
+  }
+
+  /** Destroys the accumulators. */
+  destroy(): void {
+    for (const s of this.sums) s.buffer.destroy();
+  }
+}
