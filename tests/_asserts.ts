@@ -4,7 +4,8 @@ import assert from "node:assert/strict";
 
 /** Deep equality; `message` is shown on failure. */
 export function assertEquals<T>(actual: T, expected: T, message?: string): void {
-  assert.deepStrictEqual(actual, expected, message);
+  if (message === undefined) assert.deepStrictEqual(actual, expected);
+  else assert.deepStrictEqual(actual, expected, message);
 }
 
 /** Asserts `fn` throws an instance of `type` whose message includes `includes`. */

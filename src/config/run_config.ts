@@ -171,7 +171,16 @@ export interface ExplorerSection {
   evalInterval: number;
   /** Evaluate before the first step. Default true when there are eval tasksets. */
   evalOnStartup: boolean;
-  rolloutModel: { enableOpenaiApi: boolean };
+  rolloutModel: {
+    /** Serve the policy over an OpenAI-compatible API. Default false. */
+    enableOpenaiApi: boolean;
+    /** Address the API listens on. Default 127.0.0.1. */
+    openaiApiHost: string;
+    /** Port of the API; 0 picks a free one. Default 0. */
+    openaiApiPort: number;
+    /** Key every API request must send as a Bearer token; default none. */
+    openaiApiKey?: string;
+  };
 }
 
 /** `synchronizer`. */
@@ -197,6 +206,10 @@ export interface TrainerSection {
   ppoEpochs: number;
   /** Experiences per optimizer step within a batch; default: the whole batch. */
   ppoMiniBatchSize?: number;
+  /** Peak learning rate of the critic (ppo); default the policy's. */
+  criticLr?: number;
+  /** Half-width of the critic's value clip around the rollout values. Default 0.5. */
+  cliprangeValue: number;
 }
 
 /** `monitor`. */

@@ -324,6 +324,11 @@ const TOP_FIELDS: Fields = {
     }),
     rollout_model: section({
       enable_openai_api: bool("Serve the policy over an OpenAI-compatible API", { default: false }),
+      openai_api_host: str("Address the API listens on", { default: "127.0.0.1" }),
+      openai_api_port: int("Port of the API (0 = a free one)", { default: 0, min: 0, max: 65535 }),
+      openai_api_key: str("Key every API request must send as a Bearer token", {
+        defaultDoc: "none",
+      }),
     }, "The rollout model"),
   }, "The explorer"),
   synchronizer: section({
@@ -354,6 +359,14 @@ const TOP_FIELDS: Fields = {
     ppo_mini_batch_size: int("Experiences per optimizer step within a batch", {
       min: 1,
       defaultDoc: "the whole batch",
+    }),
+    critic_lr: num("Peak learning rate of the critic (algorithms with one: ppo)", {
+      above: 0,
+      defaultDoc: "algorithm.optimizer.lr",
+    }),
+    cliprange_value: num("Half-width of the critic's value clip around the rollout values", {
+      default: 0.5,
+      above: 0,
     }),
   }, "The trainer"),
   monitor: section({

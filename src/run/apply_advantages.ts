@@ -18,17 +18,20 @@ export interface ConfiguredAdvantageFn {
  * Sets `advantages` and `returns` of each experience (in place) and returns the experiences
  * that carry a learning signal (not `skipped` by the fn) with the fn's metrics under
  * `advantage/`. Skipped ones keep zero advantages; `dropSkipped` leaves them out of the result.
+ * `values`: the critic's values per token of each experience (for `ppo`'s GAE).
  */
 export function applyAdvantages(
   fn: ConfiguredAdvantageFn,
   experiences: readonly Experience[],
   dropSkipped = false,
+  values?: readonly (readonly number[])[],
 ): { experiences: Experience[]; metrics: Record<string, number> } {
   const result = fn.entry.compute(
-    experiences.map((e) => ({
+    experiences.map((e, i) => ({
       groupId: e.info.taskId,
       reward: e.reward,
       actionMask: e.actionMask,
+      values: values?.[i],
     })),
     fn.args,
   );

@@ -28,7 +28,7 @@ import {
   trainStepFor,
 } from "./stage_parts.ts";
 import { Synchronizer } from "./synchronizer.ts";
-import { Trainer } from "./trainer.ts";
+import { createStageTrainer } from "./trainer_setup.ts";
 
 /** Runs `stage` in mode `both` (`train` true) or `explore`. */
 export async function runExploreTrain(
@@ -147,24 +147,20 @@ export async function runExploreTrain(
   const trainStep = train
     ? trainStepFor(stage, algorithm, trainerModel, stage.buffer.totalSteps)
     : undefined;
+  let freeTrainer = () => {};
   const trainerLoop = async () => {
     if (!trainStep) return;
     try {
       if (policy.resumed) trainStep.optimizer.loadState(policy.resumed.optimizerState);
-      const reference = trainStep.needsReference
-        ? (await loadStagePolicy(stage, stageDir, ctx.gpu, {
-          previousCheckpoint: ctx.previousCheckpoint,
-          resume: false,
-        })).model
-        : undefined;
-      const trainer = new Trainer({
+      const { trainer, destroy } = await createStageTrainer(
+        stage,
+        algorithm,
+        ctx,
+        trainerModel,
         trainStep,
-        referenceModel: reference,
-        advantageFn: algorithm.advantageInTrainer ? algorithm.advantageFn : undefined,
-        ppoEpochs: stage.trainer.ppoEpochs,
-        miniBatchSize: stage.trainer.ppoMiniBatchSize,
-        temperature: stage.model.temperature > 0 ? stage.model.temperature : 1,
-      });
+        algorithm.advantageInTrainer,
+      );
+      freeTrainer = destroy;
       const strategy = configureSampleStrategy(
         algorithm.sampleStrategy,
         algorithm.sampleStrategyArgs,
@@ -254,6 +250,7 @@ export async function runExploreTrain(
   await buffer.close();
   rollout.destroy();
   trainStep?.destroy();
+  freeTrainer();
   if (explorerModel !== trainerModel) explorerModel.destroy();
   trainerModel.destroy();
   return { steps: train ? trainedSteps : explorer.step, finalCheckpoint, lastEval };

@@ -11,7 +11,7 @@ import type { GpuContext } from "../gpu/device.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import type { Monitor } from "../monitor/monitor.ts";
 import { saveCheckpoint } from "../trainer/checkpoint.ts";
-import { TrainStep } from "../trainer/train_step.ts";
+import { TrainStep, type TrainStepConfig } from "../trainer/train_step.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import { PolicyRolloutModel } from "../workflow/policy_rollout_model.ts";
 import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
@@ -109,6 +109,31 @@ export function rolloutModel(
   });
 }
 
+/** AdamW and schedule settings of the stage's `algorithm.optimizer`, at peak rate `lr`. */
+export function optimizerFor(
+  stage: StageConfig,
+  lr: number,
+  totalSteps?: number,
+): TrainStepConfig["optimizer"] {
+  const o = stage.algorithm.optimizer;
+  return {
+    lr,
+    betas: o.betas,
+    eps: o.eps,
+    weightDecay: o.weightDecay,
+    lr_warmup_steps: o.lrWarmupSteps,
+    warmup_style: o.warmupStyle,
+    min_lr_ratio: o.minLrRatio,
+    total_training_steps: totalSteps,
+  };
+}
+
+/** The stage's gradient-norm clip (`algorithm.optimizer.grad_clip`; 0 = none). */
+export function gradClipFor(stage: StageConfig): number | undefined {
+  const clip = stage.algorithm.optimizer.gradClip;
+  return clip > 0 ? clip : undefined;
+}
+
 /** The train step of `model` for the resolved algorithm and the stage's optimizer. */
 export function trainStepFor(
   stage: StageConfig,
@@ -116,21 +141,11 @@ export function trainStepFor(
   model: PolicyModel,
   totalSteps?: number,
 ): TrainStep {
-  const o = stage.algorithm.optimizer;
   return new TrainStep(model, {
     policyLossFn: algorithm.policyLossFn,
     policyLossArgs: algorithm.policyLossFnArgs,
-    optimizer: {
-      lr: o.lr,
-      betas: o.betas,
-      eps: o.eps,
-      weightDecay: o.weightDecay,
-      lr_warmup_steps: o.lrWarmupSteps,
-      warmup_style: o.warmupStyle,
-      min_lr_ratio: o.minLrRatio,
-      total_training_steps: totalSteps,
-    },
-    gradClip: o.gradClip > 0 ? o.gradClip : undefined,
+    optimizer: optimizerFor(stage, stage.algorithm.optimizer.lr, totalSteps),
+    gradClip: gradClipFor(stage),
     temperature: stage.model.temperature > 0 ? stage.model.temperature : 1,
     klLossFn: algorithm.klLossFn,
     klLossArgs: algorithm.klLossFnArgs,

@@ -24,7 +24,7 @@ import {
   type StageOutcome,
   trainStepFor,
 } from "./stage_parts.ts";
-import { Trainer } from "./trainer.ts";
+import { createStageTrainer } from "./trainer_setup.ts";
 import type { TasksetState } from "../buffer/taskset.ts";
 
 /** A source of training batches with a resumable cursor. */
@@ -61,20 +61,14 @@ export async function runTrainOnly(
   const batchSize = stage.buffer.trainBatchSize ?? stage.buffer.batchSize;
   const trainStep = trainStepFor(stage, algorithm, model, stage.buffer.totalSteps);
   if (policy.resumed) trainStep.optimizer.loadState(policy.resumed.optimizerState);
-  const reference = trainStep.needsReference
-    ? (await loadStagePolicy(stage, stageDir, ctx.gpu, {
-      previousCheckpoint: ctx.previousCheckpoint,
-      resume: false,
-    })).model
-    : undefined;
-  const trainer = new Trainer({
+  const { trainer, destroy: freeTrainer } = await createStageTrainer(
+    stage,
+    algorithm,
+    ctx,
+    model,
     trainStep,
-    referenceModel: reference,
-    advantageFn: algorithm.advantageFn,
-    ppoEpochs: stage.trainer.ppoEpochs,
-    miniBatchSize: stage.trainer.ppoMiniBatchSize,
-    temperature: stage.model.temperature > 0 ? stage.model.temperature : 1,
-  });
+    true,
+  );
   const evalTasksets = await openEvalTasksets(stage, log);
   const rollout = evalTasksets.length ? rolloutModel(stage, model, stage.seed) : undefined;
   const evaluator = rollout &&
@@ -131,7 +125,7 @@ export async function runTrainOnly(
   await source.close();
   rollout?.destroy();
   trainStep.destroy();
-  reference?.destroy();
+  freeTrainer();
   model.destroy();
   return { steps: step, finalCheckpoint, lastEval };
 }

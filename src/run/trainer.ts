@@ -1,9 +1,11 @@
 /**
  * The Trainer: turns one batch of experiences into weight updates. It computes advantages when
  * the algorithm computes them in the trainer, reference log-probs from the frozen reference
- * model when the loss needs them (a KL loss, DPO), then runs `ppo_epochs` passes over the batch,
+ * model when the loss needs them (a KL loss, DPO), the critic's values before GAE when there is a
+ * critic (PPO), then runs `ppo_epochs` passes over the batch,
  * each pass one optimizer step per mini-batch of `ppo_mini_batch_size` experiences (in batch
- * order; the TrainStep cuts each into micro-batches under the token budget). The learning rate
+ * order; the TrainStep cuts each into micro-batches under the token budget; the critic takes a
+ * step on the same mini-batch against the rollout-time values). The learning rate
  * follows the train step, not the optimizer step (verl steps its scheduler once per train step).
  * Where batches come from (the buffer's sample strategy or an SFT dataset) and when to
  * checkpoint is the stage runner's business.
@@ -11,6 +13,7 @@
 
 import type { Experience } from "../buffer/experience.ts";
 import type { PolicyModel } from "../model/policy.ts";
+import type { CriticStep } from "../trainer/critic.ts";
 import type { StepOptions, TrainStep } from "../trainer/train_step.ts";
 import { applyAdvantages, type ConfiguredAdvantageFn } from "./apply_advantages.ts";
 
@@ -19,6 +22,8 @@ export interface TrainerOptions {
   trainStep: TrainStep;
   /** Frozen model of the reference log-probs; needed when `trainStep.needsReference`. */
   referenceModel?: PolicyModel;
+  /** The critic's train step, for algorithms with a critic (its values feed GAE). */
+  critic?: CriticStep;
   /** The advantage fn when the trainer computes advantages. */
   advantageFn?: ConfiguredAdvantageFn;
   /** Passes over each batch (`trainer.ppo_epochs`). */
@@ -41,15 +46,19 @@ export class Trainer {
 
   /**
    * Trains on `batch` (train step `options.lrStep` of the schedule, 0-based); returns
-   * `actor/...` (means over the optimizer steps), `advantage/...` and `time/...` metrics.
+   * `actor/...` and `critic/...` (means over the optimizer steps), `advantage/...` and
+   * `time/...` metrics.
    */
   async train(batch: Experience[], options: StepOptions = {}): Promise<Record<string, number>> {
     const started = performance.now();
     const metrics: Record<string, number> = {};
+    const { trainStep, referenceModel, temperature, ppoEpochs, miniBatchSize, critic } =
+      this.options;
+    const oldValues = critic ? await critic.critic.values(batch.map((e) => e.tokens)) : undefined;
     if (this.options.advantageFn) {
-      Object.assign(metrics, applyAdvantages(this.options.advantageFn, batch).metrics);
+      const advantages = applyAdvantages(this.options.advantageFn, batch, false, oldValues);
+      Object.assign(metrics, advantages.metrics);
     }
-    const { trainStep, referenceModel, temperature, ppoEpochs, miniBatchSize } = this.options;
     if (trainStep.needsReference && referenceModel) {
       const ref = await referenceModel.logprobs(batch.map((e) => e.tokens), { temperature });
       batch.forEach((e, i) => {
@@ -61,20 +70,33 @@ export class Trainer {
     }
     const size = miniBatchSize ?? batch.length;
     const sums: Record<string, number> = {};
+    const add = (prefix: string, step: Record<string, number>) => {
+      for (const [key, value] of Object.entries(step)) {
+        const name = `${prefix}/${key === "kl_loss" ? "kl" : key}`;
+        sums[name] = (sums[name] ?? 0) + value;
+      }
+    };
     let steps = 0;
     for (let epoch = 0; epoch < ppoEpochs; epoch++) {
       for (let first = 0; first < batch.length; first += size) {
-        const step = await trainStep.step(batch.slice(first, first + size), {
-          lrStep: options.lrStep,
-          isExpert: options.isExpert?.slice(first, first + size),
-        });
-        for (const [key, value] of Object.entries(step)) sums[key] = (sums[key] ?? 0) + value;
+        const mini = batch.slice(first, first + size);
+        add(
+          "actor",
+          await trainStep.step(mini, {
+            lrStep: options.lrStep,
+            isExpert: options.isExpert?.slice(first, first + size),
+          }),
+        );
+        if (critic) {
+          add(
+            "critic",
+            await critic.step(mini, oldValues!.slice(first, first + size), options.lrStep),
+          );
+        }
         steps++;
       }
     }
-    for (const [key, value] of Object.entries(sums)) {
-      metrics[`actor/${key === "kl_loss" ? "kl" : key}`] = value / steps;
-    }
+    for (const [key, value] of Object.entries(sums)) metrics[key] = value / steps;
     metrics["actor/optimizer_steps"] = steps;
     const seconds = (performance.now() - started) / 1000;
     const tokens = batch.reduce((sum, e) => sum + e.tokens.length, 0);

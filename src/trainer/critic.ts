@@ -2,7 +2,8 @@
  * The PPO critic: the policy architecture's trunk plus a scalar value head `score.weight` [1, C]
  * (TRL's value-model naming), its teacher-forced per-token values, and one optimizer step on
  * verl's clipped value loss (token-mean only) as one compiled graph per batch shape. Does not
- * load or save critic checkpoints, micro-batch, or share a trunk with the policy.
+ * load or save critic checkpoints, micro-batch, or share a trunk with the policy (the run loop
+ * builds it in `src/run/trainer_setup.ts`).
  */
 
 import { getGpu, type GpuContext } from "../gpu/device.ts";
@@ -269,18 +270,21 @@ export class CriticStep {
    * One optimizer step on `experiences` (each needs `returns`) with `oldValues[i]` the critic's
    * values of experience i at rollout time, as {@link CriticModel.values} returns them (aligned
    * to its tokens). Returns vf_loss, vf_clipfrac, vpred_mean, grad_norm and lr, read back once.
-   * Token 0 has no value position, so it is never trained on.
+   * Token 0 has no value position, so it is never trained on. `lrStep` is the step of the
+   * learning-rate schedule (default: the optimizer's step count).
    */
   step(
     experiences: readonly Experience[],
     oldValues: readonly (readonly number[])[],
+    lrStep?: number,
   ): Promise<Record<string, number>> {
-    return this.critic.gpuLock.run(() => this.#step(experiences, oldValues));
+    return this.critic.gpuLock.run(() => this.#step(experiences, oldValues, lrStep));
   }
 
   async #step(
     experiences: readonly Experience[],
     oldValues: readonly (readonly number[])[],
+    lrStep: number | undefined,
   ): Promise<Record<string, number>> {
     if (experiences.length === 0) throw new Error("Cannot train the critic on an empty batch");
     if (oldValues.length !== experiences.length) {
@@ -320,7 +324,7 @@ export class CriticStep {
     for (const name of STEP_INPUTS) {
       feeds.set(graph.floats[name], atNextTokenPositions(fields[name], seq));
     }
-    return await runOptimizerStep(graph, this.optimizer, this.config.optimizer, feeds);
+    return await runOptimizerStep(graph, this.optimizer, this.config.optimizer, feeds, lrStep);
   }
 
   async #graph(batch: number, seq: number): Promise<CriticGraph> {

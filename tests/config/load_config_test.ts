@@ -71,7 +71,7 @@ function baseStage(dir: string): StageConfig {
       rolloutModel: { enableOpenaiApi: false },
     },
     synchronizer: { syncInterval: 1, syncOffset: 0, syncStyle: "fixed" },
-    trainer: { saveInterval: 0, ppoEpochs: 1, packSequences: false },
+    trainer: { saveInterval: 0, ppoEpochs: 1, packSequences: false, cliprangeValue: 0.5 },
     monitor: { tensorboard: true, console: true },
     dataProcessor: { experiencePipeline: { operators: [] } },
   };
