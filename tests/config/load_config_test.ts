@@ -68,7 +68,7 @@ function baseStage(dir: string): StageConfig {
       maxRetryTimes: 2,
       evalInterval: 0,
       evalOnStartup: false,
-      rolloutModel: { enableOpenaiApi: false },
+      rolloutModel: { enableOpenaiApi: false, openaiApiHost: "127.0.0.1", openaiApiPort: 0 },
     },
     synchronizer: { syncInterval: 1, syncOffset: 0, syncStyle: "fixed" },
     trainer: { saveInterval: 0, ppoEpochs: 1, packSequences: false, cliprangeValue: 0.5 },
