@@ -1,6 +1,7 @@
 /**
- * Mode `train` of a stage: the trainer alone. Its batches come from demonstrations
- * (`buffer.trainer_input.sft_warmup_dataset`) when the algorithm trains on SFT data, else from
+ * Mode `train` of a stage: the trainer alone. Its batches come from demonstrations or preference
+ * pairs (`buffer.trainer_input.sft_warmup_dataset`) when the algorithm trains on such data (sft,
+ * dpo; DPO's reference model is the stage's initial policy), else from
  * a persistent experience buffer written by an `explore` run (`trainer_input.experience_buffer.
  * path`, default the stage's own `experiences/`). Evaluates the model being trained on the eval
  * tasksets at the start, every `eval_interval` steps and at the end.
@@ -8,12 +9,13 @@
 
 import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
 import type { Experience } from "../buffer/experience.ts";
+import type { Task } from "../buffer/task.ts";
 import { Taskset } from "../buffer/taskset.ts";
 import type { StageConfig } from "../config/run_config.ts";
 import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
 import { Explorer } from "./explorer.ts";
 import { loadStagePolicy } from "./policy_setup.ts";
-import { sftExperience } from "./sft_data.ts";
+import { dpoExperiences, sftExperience } from "./sft_data.ts";
 import {
   evalDue,
   logSkipped,
@@ -41,11 +43,6 @@ export async function runTrainOnly(
   ctx: StageContext,
 ): Promise<StageOutcome> {
   const { stageDir, monitor, log, stepOffset } = ctx;
-  if (algorithm.type.schema === "dpo") {
-    throw new Error(
-      `Stage "${stage.stageName}": training DPO from a preference dataset is not supported by rft run yet`,
-    );
-  }
   const policy = await loadStagePolicy(stage, stageDir, ctx.gpu, {
     previousCheckpoint: ctx.previousCheckpoint,
     resume: true,
@@ -53,9 +50,9 @@ export async function runTrainOnly(
   log(`policy from ${policy.source}`);
   const model = policy.model;
   const startStep = policy.resumed?.trainerState.step ?? 0;
-  const source = algorithm.type.schema === "sft"
-    ? await sftSource(stage, model.tokenizer!, model.config.maxPositions, log)
-    : await bufferSource(stage, stageDir);
+  const source = algorithm.type.schema === "experience"
+    ? await bufferSource(stage, stageDir)
+    : await datasetSource(stage, model.tokenizer!, model.config.maxPositions, log);
   const savedCursor = policy.resumed?.trainerState.data_cursor;
   if (savedCursor !== undefined) (source as { restore?(c: unknown): void }).restore?.(savedCursor);
   const batchSize = stage.buffer.trainBatchSize ?? stage.buffer.batchSize;
@@ -130,29 +127,48 @@ export async function runTrainOnly(
   return { steps: step, finalCheckpoint, lastEval };
 }
 
-/** Batches of demonstrations, drawn as a shuffled taskset over `total_epochs`. */
-async function sftSource(
+/**
+ * Batches of demonstrations (sft) or preference pairs (dpo: `size` rows give `2 * size`
+ * experiences, chosen then rejected), drawn as a shuffled taskset over `total_epochs`.
+ */
+async function datasetSource(
   stage: StageConfig,
   tokenizer: NonNullable<import("../model/policy.ts").PolicyModel["tokenizer"]>,
   maxTokens: number,
   log: (line: string) => void,
 ): Promise<BatchSource & { restore(c: unknown): void }> {
   const section = stage.buffer.trainerInput.sftWarmupDataset;
+  const what = stage.algorithm.algorithmType;
   if (!section) {
     throw new Error(
-      `Stage "${stage.stageName}" trains ${stage.algorithm.algorithmType} but has no buffer.trainer_input.sft_warmup_dataset`,
+      `Stage "${stage.stageName}" trains ${what} but has no buffer.trainer_input.sft_warmup_dataset`,
+    );
+  }
+  const { chosenKey, rejectedKey, ...format } = section.format;
+  const dpo = what === "dpo";
+  if (dpo && (chosenKey === undefined || rejectedKey === undefined)) {
+    throw new Error(
+      `Stage "${stage.stageName}" trains dpo: buffer.trainer_input.sft_warmup_dataset.format needs chosen_key and rejected_key`,
     );
   }
   const taskset = await Taskset.open({
     path: section.path,
     split: section.split,
-    format: section.format,
+    // Preference rows have no single response.
+    format: dpo ? { ...format, responseKey: undefined } : format,
     selector: "shuffle",
     totalEpochs: stage.buffer.totalEpochs,
     seed: stage.seed,
-    defaultWorkflowType: "sft",
+    defaultWorkflowType: what,
   });
   logSkipped(taskset, log);
+  const experiencesOf = (task: Task) =>
+    dpo
+      ? dpoExperiences(task, tokenizer, maxTokens, {
+        chosenKey: chosenKey!,
+        rejectedKey: rejectedKey!,
+      })
+      : sftExperience(task, tokenizer, maxTokens);
   return {
     next(size) {
       const tasks = taskset.nextBatch(size);
@@ -160,11 +176,11 @@ async function sftSource(
       const batch: Experience[] = [];
       let skipped = 0;
       for (const task of tasks) {
-        const exp = sftExperience(task, tokenizer, maxTokens);
-        if ("skipped" in exp) {
+        const exps = experiencesOf(task);
+        if ("skipped" in exps) {
           skipped++;
-          log(`skipped demonstration ${task.index} of ${section.path}: ${exp.skipped}`);
-        } else batch.push(exp);
+          log(`skipped row ${task.index} of ${section.path}: ${exps.skipped}`);
+        } else batch.push(...[exps].flat());
       }
       return Promise.resolve({ batch, skipped });
     },
