@@ -29,6 +29,7 @@ import {
 } from "./stage_parts.ts";
 import { Synchronizer } from "./synchronizer.ts";
 import { createStageTrainer } from "./trainer_setup.ts";
+import { openExpertBuffer } from "./expert_buffer.ts";
 
 /** Runs `stage` in mode `both` (`train` true) or `explore`. */
 export async function runExploreTrain(
@@ -161,10 +162,22 @@ export async function runExploreTrain(
         algorithm.advantageInTrainer,
       );
       freeTrainer = destroy;
+      const buffers = {
+        experience: buffer,
+        expert: algorithm.sampleStrategy === "mix"
+          ? await openExpertBuffer(
+            stage,
+            `${stageDir}/expert`,
+            trainerModel.tokenizer!,
+            trainerModel.config.maxPositions,
+            log,
+          )
+          : undefined,
+      };
       const strategy = configureSampleStrategy(
         algorithm.sampleStrategy,
         algorithm.sampleStrategyArgs,
-        { experience: buffer },
+        buffers,
       );
       const batchSize = stage.buffer.trainBatchSize ?? stepSize;
       while (trainedSteps < totalSteps) {
@@ -177,7 +190,7 @@ export async function runExploreTrain(
         exploreRows.delete(step);
         if (available > 0) {
           const sample = await strategy.entry.sample(
-            { experience: buffer },
+            buffers,
             Math.min(batchSize, available),
             strategy.args,
             { policyVersion: trainedSteps, signal },
@@ -213,6 +226,7 @@ export async function runExploreTrain(
           );
         }
       }
+      await buffers.expert?.close();
     } finally {
       sync.trainerFinished();
     }

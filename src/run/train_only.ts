@@ -8,17 +8,13 @@
  */
 
 import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
-import type { Experience } from "../buffer/experience.ts";
-import type { Task } from "../buffer/task.ts";
-import { Taskset } from "../buffer/taskset.ts";
 import type { StageConfig } from "../config/run_config.ts";
 import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
 import { Explorer } from "./explorer.ts";
 import { loadStagePolicy } from "./policy_setup.ts";
-import { dpoExperiences, sftExperience } from "./sft_data.ts";
+import { type BatchSource, datasetSource } from "./dataset_source.ts";
 import {
   evalDue,
-  logSkipped,
   openEvalTasksets,
   rolloutModel,
   saveStageCheckpoint,
@@ -27,14 +23,6 @@ import {
   trainStepFor,
 } from "./stage_parts.ts";
 import { createStageTrainer } from "./trainer_setup.ts";
-import type { TasksetState } from "../buffer/taskset.ts";
-
-/** A source of training batches with a resumable cursor. */
-interface BatchSource {
-  next(size: number): Promise<{ batch: Experience[]; skipped: number } | null>;
-  cursor(): unknown;
-  close(): Promise<void>;
-}
 
 /** Runs `stage` in mode `train`. */
 export async function runTrainOnly(
@@ -52,7 +40,9 @@ export async function runTrainOnly(
   const startStep = policy.resumed?.trainerState.step ?? 0;
   const source = algorithm.type.schema === "experience"
     ? await bufferSource(stage, stageDir)
-    : await datasetSource(stage, model.tokenizer!, model.config.maxPositions, log);
+    : await datasetSource(stage, model.tokenizer!, model.config.maxPositions, log, {
+      totalEpochs: stage.buffer.totalEpochs,
+    });
   const savedCursor = policy.resumed?.trainerState.data_cursor;
   if (savedCursor !== undefined) (source as { restore?(c: unknown): void }).restore?.(savedCursor);
   const batchSize = stage.buffer.trainBatchSize ?? stage.buffer.batchSize;
@@ -125,69 +115,6 @@ export async function runTrainOnly(
   freeTrainer();
   model.destroy();
   return { steps: step, finalCheckpoint, lastEval };
-}
-
-/**
- * Batches of demonstrations (sft) or preference pairs (dpo: `size` rows give `2 * size`
- * experiences, chosen then rejected), drawn as a shuffled taskset over `total_epochs`.
- */
-async function datasetSource(
-  stage: StageConfig,
-  tokenizer: NonNullable<import("../model/policy.ts").PolicyModel["tokenizer"]>,
-  maxTokens: number,
-  log: (line: string) => void,
-): Promise<BatchSource & { restore(c: unknown): void }> {
-  const section = stage.buffer.trainerInput.sftWarmupDataset;
-  const what = stage.algorithm.algorithmType;
-  if (!section) {
-    throw new Error(
-      `Stage "${stage.stageName}" trains ${what} but has no buffer.trainer_input.sft_warmup_dataset`,
-    );
-  }
-  const { chosenKey, rejectedKey, ...format } = section.format;
-  const dpo = what === "dpo";
-  if (dpo && (chosenKey === undefined || rejectedKey === undefined)) {
-    throw new Error(
-      `Stage "${stage.stageName}" trains dpo: buffer.trainer_input.sft_warmup_dataset.format needs chosen_key and rejected_key`,
-    );
-  }
-  const taskset = await Taskset.open({
-    path: section.path,
-    split: section.split,
-    // Preference rows have no single response.
-    format: dpo ? { ...format, responseKey: undefined } : format,
-    selector: "shuffle",
-    totalEpochs: stage.buffer.totalEpochs,
-    seed: stage.seed,
-    defaultWorkflowType: what,
-  });
-  logSkipped(taskset, log);
-  const experiencesOf = (task: Task) =>
-    dpo
-      ? dpoExperiences(task, tokenizer, maxTokens, {
-        chosenKey: chosenKey!,
-        rejectedKey: rejectedKey!,
-      })
-      : sftExperience(task, tokenizer, maxTokens);
-  return {
-    next(size) {
-      const tasks = taskset.nextBatch(size);
-      if (!tasks) return Promise.resolve(null);
-      const batch: Experience[] = [];
-      let skipped = 0;
-      for (const task of tasks) {
-        const exps = experiencesOf(task);
-        if ("skipped" in exps) {
-          skipped++;
-          log(`skipped row ${task.index} of ${section.path}: ${exps.skipped}`);
-        } else batch.push(...[exps].flat());
-      }
-      return Promise.resolve({ batch, skipped });
-    },
-    cursor: () => taskset.state(),
-    restore: (c) => taskset.restore(c as TasksetState),
-    close: () => Promise.resolve(),
-  };
 }
 
 /** Batches from a persistent experience buffer (what an `explore` run wrote), each used once. */

@@ -2,6 +2,7 @@
 
 import assert from "node:assert/strict";
 import { assertEquals } from "../_asserts.ts";
+import { assertClose } from "../_assert_close.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
 import { runConfig } from "../../src/run/run.ts";
 import { REWARD_FUNCTIONS } from "../../src/workflow/rewards/mod.ts";
@@ -59,5 +60,39 @@ Deno.test("micro-batches and mini-batches through the config", async () => {
       assertEquals(r["actor/micro_batches"], 2);
       assert(Number.isFinite(r["actor/loss"]));
     }
+  });
+});
+
+Deno.test("mix: expert demonstrations from the SFT dataset join each batch, flagged for the loss", async () => {
+  await withFixture(async (f) => {
+    const file = await f.writeConfig({
+      name: "mix",
+      algorithm: {
+        algorithm_type: "mix",
+        repeat_times: 2,
+        sample_strategy_args: { expert_data_ratio: 0.5 },
+      },
+    }, "mix.yaml");
+    await runConfig(await loadConfig(file), quiet);
+    const runDir = f.runDir("mix");
+    const train = trainRows(await metricsRows(runDir));
+    assertEquals(train.length, 3);
+    for (const r of train) {
+      // 4 rollouts a step; half of a batch of 4 is expert data: 2 + 2.
+      assertEquals([r["sample/rl_count"], r["sample/expert_count"]], [2, 2]);
+      // The loss mixes the parts with mu = 0.1: 0.9 * PPO on rollouts + 0.1 * SFT on experts.
+      const usual = Number(r["actor/usual/pg_loss"]);
+      const expert = Number(r["actor/expert/sft_loss"]);
+      assert(expert > 0, JSON.stringify(r));
+      assertClose(
+        Float32Array.of(Number(r["actor/pg_loss"])),
+        Float64Array.of(0.9 * usual + 0.1 * expert),
+      );
+    }
+    // The expert buffer holds the 48 demonstrations of data/sft.jsonl.
+    const parts = [...Deno.readDirSync(`${runDir}/expert`)].filter((e) =>
+      e.name.endsWith(".parquet")
+    );
+    assert(parts.length > 0);
   });
 });

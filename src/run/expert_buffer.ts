@@ -1,0 +1,50 @@
+/**
+ * The expert buffer of `mix` (Trinity's expert data): the stage's SFT dataset as experiences in
+ * a persistent buffer under `<stage>/expert/`, filled once (one pass over the dataset) and
+ * replayed without end, least-used first (linear decay priority with decay 1), so every
+ * demonstration comes round before any comes twice. A resumed stage reopens the filled buffer.
+ */
+
+import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
+import type { StageConfig } from "../config/run_config.ts";
+import type { Tokenizer } from "../model/tokenizer.ts";
+import { datasetSource } from "./dataset_source.ts";
+
+/** Rows read per batch while filling. */
+const FILL_BATCH = 256;
+
+/** Opens (and on first use fills) the expert buffer of `stage` in `dir`. */
+export async function openExpertBuffer(
+  stage: StageConfig,
+  dir: string,
+  tokenizer: Tokenizer,
+  maxTokens: number,
+  log: (line: string) => void,
+): Promise<ExperienceBuffer> {
+  const buffer = await ExperienceBuffer.open(dir, {
+    capacity: Number.MAX_SAFE_INTEGER,
+    replay: { decay: 1 },
+  });
+  const held = buffer.metrics().size;
+  if (held > 0) {
+    log(`expert buffer ${dir}: ${held} demonstrations restored`);
+    return buffer;
+  }
+  const source = await datasetSource(stage, tokenizer, maxTokens, log, { totalEpochs: 1 });
+  let filled = 0;
+  for (let next = await source.next(FILL_BATCH); next; next = await source.next(FILL_BATCH)) {
+    // Zero advantages: the mix loss reads them on every row, and masks expert rows out of the
+    // RL part.
+    for (const exp of next.batch) exp.advantages = exp.actionMask.map(() => 0);
+    if (next.batch.length) await buffer.put(next.batch);
+    filled += next.batch.length;
+  }
+  await source.close();
+  if (filled === 0) {
+    throw new Error(
+      `Stage "${stage.stageName}" mixes in expert data, but buffer.trainer_input.sft_warmup_dataset gave no usable demonstration`,
+    );
+  }
+  log(`expert buffer ${dir}: ${filled} demonstrations`);
+  return buffer;
+}
