@@ -11,20 +11,9 @@ import { learningRate } from "../../src/trainer/lr_schedule.ts";
 import { Trainer } from "../../src/run/trainer.ts";
 import { TrainStep, type TrainStepConfig } from "../../src/trainer/train_step.ts";
 import { uniformArray } from "../../src/util/random.ts";
+import { TINY_QWEN2 } from "./_tiny_qwen2.ts";
 
-const RAW = {
-  model_type: "qwen2",
-  hidden_size: 16,
-  intermediate_size: 24,
-  num_hidden_layers: 1,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  vocab_size: 13,
-  max_position_embeddings: 64,
-  tie_word_embeddings: false,
-};
+const RAW = { ...TINY_QWEN2, tie_word_embeddings: false };
 
 Deno.test("planMicroBatches: every sequence once, budget respected, pairs kept, longest first", () => {
   const lengths = [5, 17, 3, 30, 9, 12, 7, 20];

@@ -18,20 +18,9 @@ import {
   TRAINER_STATE_FILE,
 } from "../../src/trainer/checkpoint.ts";
 import { TrainStep, type TrainStepConfig } from "../../src/trainer/train_step.ts";
+import { TINY_QWEN2 } from "./_tiny_qwen2.ts";
 
-const RAW = {
-  model_type: "qwen2",
-  hidden_size: 16,
-  intermediate_size: 24,
-  num_hidden_layers: 1,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  vocab_size: 13,
-  max_position_embeddings: 64,
-  tie_word_embeddings: true,
-};
+const RAW = TINY_QWEN2;
 const PROMPT = [1, 2, 3];
 const CONFIG: TrainStepConfig = {
   policyLossFn: "sft",

@@ -9,6 +9,7 @@ import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";
 import type { Tensor } from "../../src/graph/tensor.ts";
 import { clippedValueLoss, createCritic, CriticStep } from "../../src/trainer/critic.ts";
+import { TINY_QWEN2 } from "./_tiny_qwen2.ts";
 
 const CLIP = 0.2;
 
@@ -69,19 +70,7 @@ Deno.test("clipped value loss matches verl's formula in f64, value and gradient"
   });
 });
 
-const RAW = {
-  model_type: "qwen2",
-  hidden_size: 16,
-  intermediate_size: 24,
-  num_hidden_layers: 1,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  vocab_size: 13,
-  max_position_embeddings: 64,
-  tie_word_embeddings: true,
-};
+const RAW = TINY_QWEN2;
 
 Deno.test("PPO with a critic reduces value loss", async () => {
   const critic = await createCritic(RAW, initParameters(parseHfConfig(RAW), 5, 0.3));
