@@ -77,7 +77,19 @@ export {
   type WorkflowContext,
   type WorkflowFactory,
   WORKFLOWS,
+  type WorkflowServices,
 } from "./src/workflow/mod.ts";
+export {
+  OpenAIConversation,
+  type OpenAIEndpoint,
+  type RecordedCall,
+  RecordedConversation,
+  type RecordedSample,
+} from "./src/workflow/mod.ts";
+export { OpenAIServer, type OpenAIServerOptions } from "./src/serve/openai_server.ts";
+export { type Completion, ServedModel } from "./src/serve/served_model.ts";
+export { AuxiliaryModels } from "./src/auxiliary/auxiliary_models.ts";
+export { type FloatTensor, OnnxModel } from "./src/auxiliary/onnx_model.ts";
 export { PolicyRolloutModel } from "./src/workflow/policy_rollout_model.ts";
 export { ConfigError } from "./src/config/config_error.ts";
 export { loadConfig } from "./src/config/load_config.ts";

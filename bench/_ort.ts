@@ -1,12 +1,13 @@
 /**
- * onnxruntime-web as a matmul baseline: one MatMul model with symbolic dims (see
- * `_onnx_proto.ts`), one session per execution provider kept for the whole run, and timing
- * helpers. The WebGPU session runs on ORT's own device with inputs and outputs left on it; the
- * wasm session uses 2 threads. Bench-only: rft itself never depends on ORT.
+ * onnxruntime-web as a matmul baseline: one MatMul model with symbolic dims (written with
+ * `src/export/onnx_proto.ts`), one session per execution provider kept for the whole run, and
+ * timing helpers; `configureOrt` also serves the model benchmarks. The WebGPU session runs on
+ * ORT's own device with inputs and outputs left on it; the wasm session uses 2 threads.
+ * Bench-only: rft itself never depends on ORT.
  */
 
 import * as ort from "onnxruntime-web/webgpu";
-import { matmulModel } from "./_onnx_proto.ts";
+import { concatBytes, encodeOnnxModel, type OnnxDim } from "../src/export/onnx_proto.ts";
 
 const FILE_URL = Symbol("rft.fileUrl");
 
@@ -36,6 +37,33 @@ function letOrtImportFileUrls(): void {
     (object as unknown as Record<symbol, string | undefined>)[FILE_URL] ?? realCreate(object);
 }
 
+let configured = false;
+
+/** Sets ORT up once for Deno: 2 wasm threads, runtime files from node_modules, errors only. */
+export function configureOrt(): typeof ort {
+  if (!configured) {
+    letOrtImportFileUrls();
+    ort.env.wasm.numThreads = 2;
+    ort.env.wasm.wasmPaths = new URL("../node_modules/onnxruntime-web/dist/", import.meta.url)
+      .href;
+    ort.env.logLevel = "error";
+    configured = true;
+  }
+  return ort;
+}
+
+/** A model computing `C = A @ B` with A [M, K], B [K, N] (symbolic dims unless given). */
+function matmulModel(m: OnnxDim = "M", k: OnnxDim = "K", n: OnnxDim = "N") {
+  return concatBytes(
+    encodeOnnxModel({
+      name: "matmul",
+      nodes: [{ opType: "MatMul", inputs: ["A", "B"], outputs: ["C"] }],
+      inputs: [{ name: "A", shape: [m, k] }, { name: "B", shape: [k, n] }],
+      outputs: [{ name: "C", shape: [m, n] }],
+    }).model,
+  );
+}
+
 /** A prepared matmul that can be timed repeatedly: `time` returns milliseconds per run. */
 export interface Timed {
   time(minMs: number): Promise<number>;
@@ -52,10 +80,7 @@ export class OrtMatmul {
 
   /** Creates the WebGPU and the 2-thread wasm session of the MatMul model. */
   static async create(): Promise<OrtMatmul> {
-    letOrtImportFileUrls();
-    ort.env.wasm.numThreads = 2;
-    ort.env.wasm.wasmPaths = new URL("../node_modules/onnxruntime-web/dist/", import.meta.url).href;
-    ort.env.logLevel = "error";
+    configureOrt();
     const model = matmulModel();
     const webgpu = await ort.InferenceSession.create(model, {
       executionProviders: ["webgpu"],
@@ -125,7 +150,7 @@ export class OrtMatmul {
 }
 
 /** Warms up, then times enough runs to last about `minMs`; milliseconds per run. */
-async function timeRuns(runs: (count: number) => Promise<number>, minMs: number): Promise<number> {
+export async function timeRuns(runs: (count: number) => Promise<number>, minMs: number): Promise<number> {
   const once = Math.max(await runs(1), await runs(1));
   return await runs(Math.max(2, Math.ceil(minMs / once)));
 }

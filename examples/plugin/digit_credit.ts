@@ -62,10 +62,10 @@ const bestOfPrompt: WorkflowFactory = {
     return {
       async run() {
         const rollouts = await context.model.generate(prompt, { ...task.rolloutArgs });
-        return rollouts.map((rollout, runId) => {
-          const { reward, metrics } = computeReward(rewardFn, task, rollout.text);
+        return await Promise.all(rollouts.map(async (rollout, runId) => {
+          const { reward, metrics } = await computeReward(rewardFn, task, rollout.text);
           return experienceFromRollout(task, runId, rollout, reward, { metrics });
-        });
+        }));
       },
     };
   },

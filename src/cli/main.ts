@@ -4,9 +4,11 @@
  */
 
 import { VERSION } from "../version.ts";
+import { exportCommand } from "./export.ts";
 import { generateCommand } from "./generate.ts";
 import { infoCommand } from "./info.ts";
 import { runCommand } from "./run.ts";
+import { serveCommand } from "./serve.ts";
 import { plotCommand } from "./plot.ts";
 import { CliError } from "./cli_error.ts";
 
@@ -31,6 +33,14 @@ const COMMANDS: Record<string, Command> = {
   plot: {
     summary: "draw a run's metrics.jsonl as an HTML page of charts",
     run: plotCommand,
+  },
+  export: {
+    summary: "write a model as an ONNX graph (--onnx OUT.onnx --model DIR)",
+    run: exportCommand,
+  },
+  serve: {
+    summary: "serve a model over an OpenAI-compatible API (chat, completions, streaming)",
+    run: serveCommand,
   },
 };
 

@@ -159,6 +159,22 @@ export interface BufferSection {
   };
 }
 
+/** One of `explorer.auxiliary_models`: exactly one of `modelPath`, `onnxPath`. */
+export interface AuxiliaryModelSection {
+  /** Name workflows and reward fns look it up by. */
+  name: string;
+  /** HF model directory, run on rft's engine. */
+  modelPath?: string;
+  /** ONNX file, run on onnxruntime-web. */
+  onnxPath?: string;
+  /** HF model: longer prompts are cut from the left. Default 512. */
+  maxPromptTokens: number;
+  /** HF model: most tokens per response. Default 128. */
+  maxResponseTokens: number;
+  /** HF model: sampling temperature of calls that give none. Default 1. */
+  temperature: number;
+}
+
 /** `explorer`. */
 export interface ExplorerSection {
   /** Workflow runners running concurrently. Default 4. */
@@ -171,6 +187,8 @@ export interface ExplorerSection {
   evalInterval: number;
   /** Evaluate before the first step. Default true when there are eval tasksets. */
   evalOnStartup: boolean;
+  /** Models workflows and reward fns use but the run does not train. Default none. */
+  auxiliaryModels: AuxiliaryModelSection[];
   rolloutModel: {
     /** Serve the policy over an OpenAI-compatible API. Default false. */
     enableOpenaiApi: boolean;

@@ -322,6 +322,27 @@ const TOP_FIELDS: Fields = {
     eval_on_startup: bool("Evaluate before the first step", {
       defaultDoc: "true when there are eval tasksets",
     }),
+    auxiliary_models: list(
+      section({
+        name: str("Name workflows and reward fns look it up by (and its API model id)", {
+          required: true,
+        }),
+        model_path: str("HF model directory, run on rft's engine (give this or onnx_path)", {
+          path: "model",
+        }),
+        onnx_path: str("ONNX file, run on onnxruntime-web's CPU backend", { path: "exists" }),
+        max_prompt_tokens: int("HF model: longer prompts are cut from the left", {
+          default: 512,
+          min: 1,
+        }),
+        max_response_tokens: int("HF model: most tokens per response", { default: 128, min: 1 }),
+        temperature: num("HF model: sampling temperature of calls that give none", {
+          default: 1,
+          min: 0,
+        }),
+      }, "An auxiliary model"),
+      "Models workflows and reward fns use but the run does not train",
+    ),
     rollout_model: section({
       enable_openai_api: bool("Serve the policy over an OpenAI-compatible API", { default: false }),
       openai_api_host: str("Address the API listens on", { default: "127.0.0.1" }),

@@ -7,6 +7,7 @@
  * the policy version they measured.
  */
 
+import { AuxiliaryModels } from "../auxiliary/auxiliary_models.ts";
 import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
 import { createOperators } from "../buffer/operators/mod.ts";
 import { Taskset } from "../buffer/taskset.ts";
@@ -27,6 +28,7 @@ import {
   tasksetConfig,
   trainStepFor,
 } from "./stage_parts.ts";
+import { startStageServer } from "../serve/stage_server.ts";
 import { Synchronizer } from "./synchronizer.ts";
 import { createStageTrainer } from "./trainer_setup.ts";
 import { openExpertBuffer } from "./expert_buffer.ts";
@@ -72,8 +74,15 @@ export async function runExploreTrain(
   });
   const rollout = rolloutModel(stage, explorerModel, stage.seed + 7919 * (savedState?.step ?? 0));
   rollout.setPolicyVersion(startVersion);
+  await using auxiliaryModels = await AuxiliaryModels.open(
+    stage.explorer.auxiliaryModels,
+    ctx.gpu,
+    stage.seed,
+  );
+  await using server = await startStageServer(stage, rollout, auxiliaryModels, log);
   const explorer = new Explorer({
     model: rollout,
+    services: { openai: server, auxiliaryModels },
     runnerNum: stage.explorer.runnerNum,
     maxTimeout: stage.explorer.maxTimeout,
     maxRetryTimes: stage.explorer.maxRetryTimes,

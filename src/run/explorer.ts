@@ -145,8 +145,8 @@ export class Explorer {
   }
 
   #runOptions(): RunTasksOptions {
-    const { model, runnerNum, maxTimeout, maxRetryTimes, signal } = this.options;
-    return { model, runnerNum, maxTimeout, maxRetryTimes, signal };
+    const { model, runnerNum, maxTimeout, maxRetryTimes, signal, services } = this.options;
+    return { model, runnerNum, maxTimeout, maxRetryTimes, signal, services };
   }
 
   #report(failures: readonly TaskFailure[]): void {

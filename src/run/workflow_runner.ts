@@ -8,7 +8,7 @@
 
 import type { Experience } from "../buffer/experience.ts";
 import type { Task } from "../buffer/task.ts";
-import type { Workflow } from "../workflow/workflow.ts";
+import type { Workflow, WorkflowServices } from "../workflow/workflow.ts";
 import { WORKFLOWS } from "../workflow/mod.ts";
 import type { RolloutModel } from "../workflow/rollout_model.ts";
 
@@ -24,6 +24,8 @@ export interface RunTasksOptions {
   maxRetryTimes: number;
   /** Stops starting tasks; running ones are abandoned. */
   signal?: AbortSignal;
+  /** What the run offers workflows besides the model (e.g. the OpenAI endpoint). */
+  services?: WorkflowServices;
 }
 
 /** A task that failed every attempt. */
@@ -62,7 +64,7 @@ export async function runTasks(
       for (let attempt = 1;; attempt++) {
         try {
           results[index] = await withTimeout(
-            workflowFor(workflows, task, options.model).run(),
+            workflowFor(workflows, task, options).run(),
             options.maxTimeout,
             task,
           );
@@ -93,14 +95,14 @@ export async function runTasks(
 function workflowFor(
   workflows: Map<string, Workflow>,
   task: Task,
-  model: RolloutModel,
+  { model, services }: RunTasksOptions,
 ): Workflow {
   const cached = workflows.get(task.workflow);
   if (cached?.reset) {
     cached.reset(task);
     return cached;
   }
-  const workflow = WORKFLOWS.get(task.workflow).create(task, { model });
+  const workflow = WORKFLOWS.get(task.workflow).create(task, { ...services, model });
   workflows.set(task.workflow, workflow);
   return workflow;
 }

@@ -35,9 +35,18 @@ export class ProtoWriter {
 
   /** A length-delimited field (wire type 2) holding raw bytes. */
   bytes(field: number, data: Uint8Array): this {
-    this.#key(field, 2);
-    this.#varint(data.length);
+    this.lengthPrefix(field, data.length);
     for (const byte of data) this.#bytes.push(byte);
+    return this;
+  }
+
+  /**
+   * Only the key and length of a length-delimited field: the caller appends its `length` bytes
+   * after `finish()`, so payloads too large to copy byte by byte (model weights) stay apart.
+   */
+  lengthPrefix(field: number, length: number): this {
+    this.#key(field, 2);
+    this.#varint(length);
     return this;
   }
 

@@ -18,7 +18,18 @@ export {
   workflowArgs,
   type WorkflowContext,
   type WorkflowFactory,
+  type WorkflowServices,
 } from "./workflow.ts";
+export {
+  OpenAIConversation,
+  type OpenAIConversationOptions,
+  type OpenAIEndpoint,
+} from "./openai_client.ts";
+export {
+  type RecordedCall,
+  RecordedConversation,
+  type RecordedSample,
+} from "./recorded_conversation.ts";
 export { Episode, userTurnText } from "./episode.ts";
 export {
   experienceFromRollout,

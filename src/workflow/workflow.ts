@@ -5,8 +5,10 @@
  */
 
 import { type Args, type Configurable, configure, Registry } from "../algorithm/registry.ts";
+import type { AuxiliaryModels } from "../auxiliary/auxiliary_models.ts";
 import type { Experience } from "../buffer/experience.ts";
 import type { Task } from "../buffer/task.ts";
+import type { OpenAIEndpoint } from "./openai_client.ts";
 import { type ConfiguredRewardFn, REWARD_FUNCTIONS } from "./rewards/mod.ts";
 import type { RolloutModel } from "./rollout_model.ts";
 
@@ -21,8 +23,23 @@ export interface Workflow {
   reset?(task: Task): void;
 }
 
+/** What a run offers workflows besides the policy (each present only when the run enables it). */
+export interface WorkflowServices {
+  /**
+   * The policy behind an OpenAI-compatible API (`explorer.rollout_model.enable_openai_api`):
+   * `openai.openConversation()` gives a base URL and client whose calls are recorded, and
+   * `conversation.recording.toExperiences(...)` turns them into experiences.
+   */
+  openai?: OpenAIEndpoint;
+  /**
+   * The models of `explorer.auxiliary_models`: `generator(name)` (a Hugging Face model, as a
+   * rollout model) and `onnx(name)` (an ONNX model). Reward fns get them in their input.
+   */
+  auxiliaryModels?: AuxiliaryModels;
+}
+
 /** What a workflow gets besides its task. */
-export interface WorkflowContext {
+export interface WorkflowContext extends WorkflowServices {
   /** The policy being trained. */
   model: RolloutModel;
   /** The task's reward fn with its `reward_fn_args`; absent: see {@link resolveRewardFn}. */
@@ -54,14 +71,21 @@ export function workflowArgs(factory: WorkflowFactory, task: Task): Args {
 /**
  * The reward fn a workflow uses: the context's when given (the explorer configures it from the
  * task's `reward_fn` and `reward_fn_args`), else `task.rewardFn`, else `fallback` (a workflow's
- * default), both with default args. Throws naming the task when there is none.
+ * default), both with default args; its calls get the context's auxiliary models. Throws naming
+ * the task when there is none.
  */
 export function resolveRewardFn(
   task: Task,
   context: WorkflowContext,
   fallback?: string,
 ): ConfiguredRewardFn {
-  if (context.rewardFn) return context.rewardFn;
+  const { auxiliaryModels } = context;
+  if (context.rewardFn) {
+    return {
+      ...context.rewardFn,
+      auxiliaryModels: auxiliaryModels ?? context.rewardFn.auxiliaryModels,
+    };
+  }
   const name = task.rewardFn ?? fallback;
   if (name === undefined) {
     throw new Error(
@@ -70,5 +94,5 @@ export function resolveRewardFn(
       })`,
     );
   }
-  return configure(REWARD_FUNCTIONS, name);
+  return { ...configure(REWARD_FUNCTIONS, name), auxiliaryModels };
 }

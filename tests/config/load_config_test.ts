@@ -68,6 +68,7 @@ function baseStage(dir: string): StageConfig {
       maxRetryTimes: 2,
       evalInterval: 0,
       evalOnStartup: false,
+      auxiliaryModels: [],
       rolloutModel: { enableOpenaiApi: false, openaiApiHost: "127.0.0.1", openaiApiPort: 0 },
     },
     synchronizer: { syncInterval: 1, syncOffset: 0, syncStyle: "fixed" },

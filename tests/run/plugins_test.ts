@@ -34,12 +34,12 @@ WORKFLOWS.register("${wf}", {
       async run() {
         const prompt = String(task.rawTask[task.formatArgs.promptKey]);
         const rollouts = await context.model.generate(prompt, { ...task.rolloutArgs });
-        return rollouts.map((rollout, runId) => {
-          const { reward, metrics } = computeReward(rewardFn, task, rollout.text);
+        return await Promise.all(rollouts.map(async (rollout, runId) => {
+          const { reward, metrics } = await computeReward(rewardFn, task, rollout.text);
           return experienceFromRollout(task, runId, rollout, reward, {
             metrics: { ...metrics, plugin_runs: 1 },
           });
-        });
+        }));
       },
     };
   },

@@ -7,7 +7,7 @@ import {
   type RewardFnFactory,
   type RewardResult,
 } from "../../src/workflow/rewards/mod.ts";
-import { assertEquals, assertThrows } from "../_asserts.ts";
+import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
 import { makeTask } from "./_scripted_model.ts";
 
 /** Scores `response` with reward fn `name` and `args` against a row. */
@@ -16,12 +16,12 @@ function score(
   response: string,
   rawTask: Record<string, unknown>,
   args: Record<string, unknown> = {},
-): RewardResult {
+): Promise<RewardResult> {
   return computeReward(configure(REWARD_FUNCTIONS, name, args), makeTask(rawTask), response);
 }
 
-const reward = (name: string, response: string, row: Record<string, unknown>, args = {}) =>
-  score(name, response, row, args).reward;
+const reward = async (name: string, response: string, row: Record<string, unknown>, args = {}) =>
+  (await score(name, response, row, args)).reward;
 
 Deno.test("rewards: the registry lists the built-ins; a typo lists them with a suggestion", () => {
   assertEquals(REWARD_FUNCTIONS.names(), ["countdown", "exact_match", "format", "math"]);
@@ -37,13 +37,16 @@ Deno.test("rewards: the registry lists the built-ins; a typo lists them with a s
   );
 });
 
-Deno.test("rewards: exact_match trims, and folds case only when told", () => {
+Deno.test("rewards: exact_match trims, and folds case only when told", async () => {
   const row = { answer: "Paris" };
-  assertEquals(score("exact_match", "  Paris\n", row), { reward: 1, metrics: { accuracy: 1 } });
-  assertEquals(score("exact_match", "paris", row), { reward: 0, metrics: { accuracy: 0 } });
-  assertEquals(reward("exact_match", "paris", row, { case_sensitive: false }), 1);
-  assertEquals(reward("exact_match", "Paris.", row, { case_sensitive: false }), 0);
-  assertEquals(reward("exact_match", "7", { answer: 7 }, { correct_reward: 2 }), 2);
+  assertEquals(await score("exact_match", "  Paris\n", row), {
+    reward: 1,
+    metrics: { accuracy: 1 },
+  });
+  assertEquals(await score("exact_match", "paris", row), { reward: 0, metrics: { accuracy: 0 } });
+  assertEquals(await reward("exact_match", "paris", row, { case_sensitive: false }), 1);
+  assertEquals(await reward("exact_match", "Paris.", row, { case_sensitive: false }), 0);
+  assertEquals(await reward("exact_match", "7", { answer: 7 }, { correct_reward: 2 }), 2);
 });
 
 Deno.test("rewards: math extracts <answer>, then the last \\boxed{} (nested), then the last number", () => {
@@ -77,29 +80,35 @@ Deno.test("rewards: math compares integers, decimals and fractions as numbers", 
   assertEquals(answersEqual("\\pi", "\\pi"), true);
 });
 
-Deno.test("rewards: math rewards the right final answer and counts accuracy", () => {
+Deno.test("rewards: math rewards the right final answer and counts accuracy", async () => {
   const row = { answer: "0.5" };
-  assertEquals(score("math", "Half: \\boxed{1/2}", row), { reward: 1, metrics: { accuracy: 1 } });
-  assertEquals(score("math", "I get 0.5 then 3", row), { reward: 0, metrics: { accuracy: 0 } });
-  assertEquals(reward("math", "<answer>1/2</answer> not 3", row), 1);
-  assertEquals(reward("math", "no idea", row, { wrong_reward: -1 }), -1);
-  assertEquals(reward("math", "\\boxed{1,000,000}", { answer: 1000000 }), 1);
+  assertEquals(await score("math", "Half: \\boxed{1/2}", row), {
+    reward: 1,
+    metrics: { accuracy: 1 },
+  });
+  assertEquals(await score("math", "I get 0.5 then 3", row), {
+    reward: 0,
+    metrics: { accuracy: 0 },
+  });
+  assertEquals(await reward("math", "<answer>1/2</answer> not 3", row), 1);
+  assertEquals(await reward("math", "no idea", row, { wrong_reward: -1 }), -1);
+  assertEquals(await reward("math", "\\boxed{1,000,000}", { answer: 1000000 }), 1);
 });
 
-Deno.test("rewards: math without a reference answer names the task", () => {
-  assertThrows(
+Deno.test("rewards: math without a reference answer names the task", async () => {
+  await assertRejects(
     () => score("math", "\\boxed{1}", { question: "1+0?" }),
     Error,
     'Cannot score task "0.3" with reward fn "math": Task "0.3" has no "answer" (response_key)',
   );
 });
 
-Deno.test("rewards: format matches <think>...</think><answer>...</answer> or a given pattern", () => {
+Deno.test("rewards: format matches <think>...</think><answer>...</answer> or a given pattern", async () => {
   const ok = "<think>a\nb</think>\n<answer>4</answer>";
-  assertEquals(score("format", ok, {}), { reward: 1, metrics: { format_score: 1 } });
-  assertEquals(reward("format", `${ok} trailing`, {}), 0);
-  assertEquals(reward("format", "<answer>4</answer>", {}), 0);
-  assertEquals(reward("format", "ANSWER: 4", {}, { pattern: "^ANSWER: \\d+$" }), 1);
+  assertEquals(await score("format", ok, {}), { reward: 1, metrics: { format_score: 1 } });
+  assertEquals(await reward("format", `${ok} trailing`, {}), 0);
+  assertEquals(await reward("format", "<answer>4</answer>", {}), 0);
+  assertEquals(await reward("format", "ANSWER: 4", {}, { pattern: "^ANSWER: \\d+$" }), 1);
 });
 
 Deno.test("rewards: the arithmetic parser evaluates + - * / and parentheses, without eval", () => {
@@ -112,7 +121,7 @@ Deno.test("rewards: the arithmetic parser evaluates + - * / and parentheses, wit
   }
 });
 
-Deno.test("rewards: countdown scores TinyZero's way", () => {
+Deno.test("rewards: countdown scores TinyZero's way", async () => {
   const row = { target: 24, nums: [3, 4, 8, 1] };
   const [right, wellFormed, malformed] = [
     { accuracy: 1, format_score: 1 },
@@ -130,36 +139,36 @@ Deno.test("rewards: countdown scores TinyZero's way", () => {
     ["(1 + 3) * 4 + 8", 0, malformed], // no <answer>
   ];
   for (const [response, expected, metrics] of cases) {
-    assertEquals(score("countdown", response, row), { reward: expected, metrics }, response);
+    assertEquals(await score("countdown", response, row), { reward: expected, metrics }, response);
   }
 });
 
-Deno.test("rewards: countdown accepts division, rejects reuse, and reports malformed rows", () => {
+Deno.test("rewards: countdown accepts division, rejects reuse, and reports malformed rows", async () => {
   const row = { target: 4, nums: [6, 3, 2] };
-  assertEquals(reward("countdown", "<answer>6 / 3 * 2</answer>", row), 1);
-  assertEquals(reward("countdown", "<answer>6 / (3 / 2)</answer>", row), 1);
-  assertEquals(reward("countdown", "<answer>2 + 2</answer>", row), 0.1);
-  assertEquals(reward("countdown", "<answer>6 - 2</answer>", row, { format_score: 0 }), 0);
-  assertThrows(
+  assertEquals(await reward("countdown", "<answer>6 / 3 * 2</answer>", row), 1);
+  assertEquals(await reward("countdown", "<answer>6 / (3 / 2)</answer>", row), 1);
+  assertEquals(await reward("countdown", "<answer>2 + 2</answer>", row), 0.1);
+  assertEquals(await reward("countdown", "<answer>6 - 2</answer>", row, { format_score: 0 }), 0);
+  await assertRejects(
     () => score("countdown", "<answer>1</answer>", { target: 4, nums: [1.5] }),
     Error,
     'Cannot score task "0.3" with reward fn "countdown": Task "0.3" has "nums" = [1.5]',
   );
-  assertThrows(
+  await assertRejects(
     () => score("countdown", "<answer>1</answer>", { nums: [1] }),
     Error,
     'has "target" = undefined; expected a number',
   );
 });
 
-Deno.test("rewards: computeReward names the task when a fn throws or returns a non-number", () => {
+Deno.test("rewards: computeReward names the task when a fn throws or returns a non-number", async () => {
   const fn = (compute: RewardFnFactory["compute"]) => ({
     name: "mine",
     entry: { description: "test", defaultArgs: {}, compute },
     args: {},
   });
   const task = makeTask({});
-  assertThrows(
+  await assertRejects(
     () =>
       computeReward(
         fn(() => {
@@ -171,7 +180,7 @@ Deno.test("rewards: computeReward names the task when a fn throws or returns a n
     Error,
     'Cannot score task "0.3" with reward fn "mine": boom',
   );
-  assertThrows(
+  await assertRejects(
     () => computeReward(fn(() => ({ reward: NaN, metrics: {} })), task, "x"),
     Error,
     'Cannot score task "0.3" with reward fn "mine": it returned reward NaN',

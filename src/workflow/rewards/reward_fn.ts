@@ -6,6 +6,7 @@
  */
 
 import type { Args, Configurable, Configured } from "../../algorithm/registry.ts";
+import { AuxiliaryModels } from "../../auxiliary/auxiliary_models.ts";
 import type { Task } from "../../buffer/task.ts";
 
 /** What a reward fn scores: one response text and the task it answers. */
@@ -13,6 +14,11 @@ export interface RewardInput {
   /** The response as text (no final stop token). */
   response: string;
   task: Task;
+  /**
+   * The run's auxiliary models (`explorer.auxiliary_models`), e.g.
+   * `await auxiliaryModels.onnx("scorer").score([features])`; empty when none are configured.
+   */
+  auxiliaryModels: AuxiliaryModels;
 }
 
 /** A reward and its metrics; verifiable fns set `metrics.accuracy` to 0 or 1. */
@@ -26,32 +32,44 @@ export interface RewardResult {
 export interface RewardFnFactory extends Configurable {
   /** One line for listings. */
   readonly description: string;
-  /** Scores `input` with `args` (already checked against `defaultArgs`); throws on a bad row. */
-  compute(input: RewardInput, args: Args): RewardResult;
+  /**
+   * Scores `input` with `args` (already checked against `defaultArgs`); throws on a bad row.
+   * May be async, e.g. to call an auxiliary model.
+   */
+  compute(input: RewardInput, args: Args): RewardResult | Promise<RewardResult>;
 }
 
-/** A reward fn looked up by name with its arguments resolved (see `configure`). */
-export type ConfiguredRewardFn = Configured<RewardFnFactory>;
+/**
+ * A reward fn looked up by name with its arguments resolved (see `configure`), and the
+ * auxiliary models its calls get (absent: none).
+ */
+export type ConfiguredRewardFn = Configured<RewardFnFactory> & {
+  auxiliaryModels?: AuxiliaryModels;
+};
+
+/** The input of reward fns that have no auxiliary models. */
+const NO_AUXILIARY_MODELS = new AuxiliaryModels();
 
 /**
- * Runs `rewardFn` on `response` to `task`. Throws naming the task and the fn when it throws or
+ * Runs `rewardFn` on `response` to `task`. Rejects naming the task and the fn when it throws or
  * returns a reward that is not a finite number.
  *
  * @example
  * ```ts
  * const fn = configure(REWARD_FUNCTIONS, "math");
- * const { reward, metrics } = computeReward(fn, task, "so \\boxed{4}");
+ * const { reward, metrics } = await computeReward(fn, task, "so \\boxed{4}");
  * ```
  */
-export function computeReward(
+export async function computeReward(
   rewardFn: ConfiguredRewardFn,
   task: Task,
   response: string,
-): RewardResult {
+): Promise<RewardResult> {
   const where = `Cannot score task "${task.taskId}" with reward fn "${rewardFn.name}"`;
+  const auxiliaryModels = rewardFn.auxiliaryModels ?? NO_AUXILIARY_MODELS;
   let result: RewardResult;
   try {
-    result = rewardFn.entry.compute({ response, task }, rewardFn.args);
+    result = await rewardFn.entry.compute({ response, task, auxiliaryModels }, rewardFn.args);
   } catch (err) {
     throw new Error(`${where}: ${(err as Error).message}`, { cause: err });
   }

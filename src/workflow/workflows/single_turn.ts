@@ -45,11 +45,11 @@ export function singleTurnWorkflow(spec: SingleTurnSpec): WorkflowFactory {
           const rollouts = typeof prompt === "string"
             ? await model.generate(prompt, options)
             : await model.chat(prompt, options);
-          return rollouts.map((rollout, runId) => {
-            const { reward, metrics } = computeReward(rewardFn, task, rollout.text);
+          return await Promise.all(rollouts.map(async (rollout, runId) => {
+            const { reward, metrics } = await computeReward(rewardFn, task, rollout.text);
             const promptText = model.tokenizer.decode(rollout.promptTokens);
             return experienceFromRollout(task, runId, rollout, reward, { metrics, promptText });
-          });
+          }));
         },
       };
     },

@@ -1,0 +1,123 @@
+/**
+ * Exports a policy as a standard ONNX model (opset 17): inputs `input_ids` (int64 [batch, seq])
+ * and, by default, `attention_mask` (int64 [batch, seq], 1 = token, 0 = padding); output
+ * `logits` (float [batch, seq, vocab]). Parameters are initializers under their Hugging Face
+ * names, inline or, past 2 GiB (the protobuf limit) or when asked, in `<model file>.data`. The
+ * graph has no KV cache and no sampling: it is the teacher-forced forward.
+ */
+
+import { basename } from "node:path";
+import { shapeSize } from "../graph/tensor.ts";
+import type { ModelConfig } from "../model/hf_config.ts";
+import { parameterSpecs } from "../model/parameters.ts";
+import type { PolicyModel } from "../model/policy.ts";
+import { checkArchitecture } from "../model/transformer.ts";
+import { writeAtomic } from "../util/write_atomic.ts";
+import { gpt2Logits } from "./gpt2_onnx.ts";
+import { llamaLogits } from "./llama_onnx.ts";
+import { attentionContext } from "./onnx_attention.ts";
+import { OnnxGraphBuilder } from "./onnx_graph_builder.ts";
+import { type EncodedOnnx, encodeOnnxModel } from "./onnx_proto.ts";
+
+/** Weights beyond this many bytes go to external data in "auto" mode (2 GiB less headroom). */
+const INLINE_WEIGHT_LIMIT = 2 ** 31 - 2 ** 26;
+
+/** Options of {@link exportOnnx} and {@link policyOnnx}. */
+export interface OnnxExportOptions {
+  /** Give the model an `attention_mask` input for padded batches (default true). */
+  attentionMask?: boolean;
+  /** Store the weights in a data file beside the model: always, never, or (default) past 2 GiB. */
+  externalData?: boolean | "auto";
+}
+
+/** What {@link exportOnnx} wrote. */
+export interface OnnxExportResult {
+  path: string;
+  /** The external data file, when the weights went to one. */
+  dataPath?: string;
+  /** Bytes of the model file and of the data file (0 without one). */
+  modelBytes: number;
+  dataBytes: number;
+  nodes: number;
+  initializers: number;
+}
+
+/**
+ * The ONNX encoding of a model with config `cfg` and host parameters `params` (by HF name);
+ * `dataLocation` names the external data file relative to the model file (default
+ * "model.onnx.data"), used only when the weights are stored externally.
+ */
+export function policyOnnx(
+  cfg: ModelConfig,
+  params: ReadonlyMap<string, Float32Array>,
+  options: OnnxExportOptions & { dataLocation?: string } = {},
+): EncodedOnnx & { nodes: number; initializers: number } {
+  checkArchitecture(cfg);
+  const b = new OnnxGraphBuilder();
+  const specs = new Map(parameterSpecs(cfg).map((s) => [s.name, s]));
+  const added = new Set<string>();
+  const weight = (name: string) => {
+    const spec = specs.get(name);
+    const data = params.get(name);
+    if (!spec || !data || data.length !== shapeSize(spec.shape)) {
+      throw new Error(
+        `Cannot export ${cfg.modelType} to ONNX: parameter "${name}" needs ${
+          spec ? shapeSize(spec.shape) : "(unknown parameter)"
+        } values, received ${data?.length ?? "none"}`,
+      );
+    }
+    if (!added.has(name)) b.weight(name, spec.shape, data);
+    added.add(name);
+    return name;
+  };
+  const dims = ["batch", "sequence"];
+  const ids = b.input("input_ids", dims, "int64");
+  const mask = options.attentionMask === false ? undefined : b.input("attention_mask", dims, "int64");
+  const context = attentionContext(b, ids, mask);
+  const logits = cfg.family === "llama"
+    ? llamaLogits(b, cfg, weight, ids, context)
+    : gpt2Logits(b, cfg, weight, ids, context);
+  b.output(logits, "logits", [...dims, cfg.vocabSize]);
+  const graph = b.build(`rft ${cfg.modelType}`);
+  const weightBytes = [...added].reduce((sum, name) => sum + params.get(name)!.byteLength, 0);
+  const mode = options.externalData ?? "auto";
+  const external = mode === true || (mode === "auto" && weightBytes > INLINE_WEIGHT_LIMIT);
+  const encoded = encodeOnnxModel(graph, {
+    externalData: external
+      ? { location: options.dataLocation ?? "model.onnx.data", include: (t) => added.has(t.name) }
+      : undefined,
+  });
+  return { ...encoded, nodes: graph.nodes.length, initializers: graph.initializers!.length };
+}
+
+/**
+ * Writes `model` (its current GPU weights, read back once) as an ONNX model at `path`, and its
+ * weights to `<path>.data` when they are stored externally. Each file is written atomically.
+ *
+ * @example
+ * ```ts
+ * const model = await loadModel("path/to/hf-model-dir");
+ * await exportOnnx(model, "policy.onnx");
+ * ```
+ */
+export async function exportOnnx(
+  model: PolicyModel,
+  path: string,
+  options: OnnxExportOptions = {},
+): Promise<OnnxExportResult> {
+  const params = await model.readParameters();
+  const dataLocation = `${basename(path)}.data`;
+  const encoded = policyOnnx(model.config, params, { ...options, dataLocation });
+  const size = (parts: Uint8Array[]) => parts.reduce((n, p) => n + p.length, 0);
+  const dataPath = encoded.externalData.length > 0 ? `${path}.data` : undefined;
+  if (dataPath) await writeAtomic(dataPath, encoded.externalData);
+  await writeAtomic(path, encoded.model);
+  return {
+    path,
+    dataPath,
+    modelBytes: size(encoded.model),
+    dataBytes: size(encoded.externalData),
+    nodes: encoded.nodes,
+    initializers: encoded.initializers,
+  };
+}

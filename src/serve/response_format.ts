@@ -1,0 +1,195 @@
+/**
+ * The JSON objects of OpenAI's completion API built from a {@link Completion}: chat completions,
+ * text completions, their streamed chunks (`chat.completion.chunk`, `text_completion`) and the
+ * log-prob shapes of each (chat: `logprobs.content[]`; text: `tokens` / `token_logprobs` /
+ * `top_logprobs` / `text_offset`). Log-probs cover every generated token, a final stop token
+ * included. No HTTP here: `openai_server.ts` sends what this file builds.
+ */
+
+import type { Tokenizer } from "../model/tokenizer.ts";
+import type { CompletionRequest } from "./completion_request.ts";
+import type { Completion, CompletionChoice } from "./served_model.ts";
+import type { TokenLogprob } from "./top_logprobs.ts";
+
+/** What every object of one response shares. */
+export interface ResponseHeader {
+  /** `chatcmpl-...` or `cmpl-...`. */
+  id: string;
+  /** Unix seconds. */
+  created: number;
+  model: string;
+}
+
+/** A fresh header for a response of `kind` from `model`. */
+export function responseHeader(kind: "chat" | "text", model: string): ResponseHeader {
+  const prefix = kind === "chat" ? "chatcmpl" : "cmpl";
+  return {
+    id: `${prefix}-${crypto.randomUUID().replaceAll("-", "")}`,
+    created: Math.floor(Date.now() / 1000),
+    model,
+  };
+}
+
+/** The non-streamed response body of `completion`. */
+export function completionBody(
+  request: CompletionRequest,
+  completion: Completion,
+  header: ResponseHeader,
+  tokenizer: Tokenizer,
+): Record<string, unknown> {
+  const choices = completion.choices.map((choice, index) =>
+    request.kind === "chat"
+      ? {
+        index,
+        message: { role: "assistant", content: choice.text },
+        logprobs: request.logprobs
+          ? { content: chatLogprobs(choice, 0, choice.tokens.length, tokenizer) }
+          : null,
+        finish_reason: choice.finishReason,
+      }
+      : {
+        index,
+        text: choice.text,
+        logprobs: request.logprobs
+          ? textLogprobs(choice, 0, choice.tokens.length, 0, tokenizer)
+          : null,
+        finish_reason: choice.finishReason,
+      }
+  );
+  return {
+    ...header,
+    object: request.kind === "chat" ? "chat.completion" : "text_completion",
+    choices,
+    usage: usage(completion),
+  };
+}
+
+/**
+ * The streamed chunks of `completion`, choice by choice: per generated token one chunk with
+ * its text piece (the pieces add up to the choice's text) and log-probs, then one with the
+ * finish reason; a usage chunk when asked.
+ */
+export function completionChunks(
+  request: CompletionRequest,
+  completion: Completion,
+  header: ResponseHeader,
+  tokenizer: Tokenizer,
+): Record<string, unknown>[] {
+  const chat = request.kind === "chat";
+  const object = chat ? "chat.completion.chunk" : "text_completion";
+  const chunk = (choice: Record<string, unknown>) => ({ ...header, object, choices: [choice] });
+  const chunks: Record<string, unknown>[] = [];
+  completion.choices.forEach((choice, index) => {
+    if (chat) {
+      chunks.push(
+        chunk({
+          index,
+          delta: { role: "assistant", content: "" },
+          logprobs: null,
+          finish_reason: null,
+        }),
+      );
+    }
+    const pieces = textPieces(choice, tokenizer);
+    let offset = 0;
+    pieces.forEach((piece, t) => {
+      const logprobs = !request.logprobs
+        ? null
+        : chat
+        ? { content: chatLogprobs(choice, t, t + 1, tokenizer) }
+        : textLogprobs(choice, t, t + 1, offset, tokenizer);
+      chunks.push(
+        chunk(
+          chat ? { index, delta: { content: piece }, logprobs, finish_reason: null } : {
+            index,
+            text: piece,
+            logprobs,
+            finish_reason: null,
+          },
+        ),
+      );
+      offset += piece.length;
+    });
+    chunks.push(
+      chunk(
+        chat ? { index, delta: {}, logprobs: null, finish_reason: choice.finishReason } : {
+          index,
+          text: "",
+          logprobs: null,
+          finish_reason: choice.finishReason,
+        },
+      ),
+    );
+  });
+  if (request.includeUsage) {
+    chunks.push({ ...header, object, choices: [], usage: usage(completion) });
+  }
+  return chunks;
+}
+
+/**
+ * The text piece each token adds to the choice's text: the growth of the longest prefix of the
+ * text that the tokens decoded so far agree with (a token ending inside a character, or after
+ * the stop text begins, adds nothing); the last piece takes what is left.
+ */
+function textPieces(choice: CompletionChoice, tokenizer: Tokenizer): string[] {
+  const { tokens, text } = choice;
+  let shown = 0;
+  return tokens.map((_, t) => {
+    const decoded = tokenizer.decode(tokens.slice(0, t + 1));
+    let agree = 0;
+    while (agree < decoded.length && agree < text.length && decoded[agree] === text[agree]) agree++;
+    const end = t === tokens.length - 1 ? text.length : Math.max(shown, agree);
+    const piece = text.slice(shown, end);
+    shown = end;
+    return piece;
+  });
+}
+
+/** Chat log-probs of tokens `from` .. `to` of `choice`. */
+function chatLogprobs(choice: CompletionChoice, from: number, to: number, tokenizer: Tokenizer) {
+  const entry = (id: number, logprob: number) => {
+    const token = tokenizer.decode([id]);
+    return { token, logprob, bytes: [...new TextEncoder().encode(token)] };
+  };
+  return choice.tokens.slice(from, to).map((id, i) => ({
+    ...entry(id, choice.logprobs[from + i]),
+    top_logprobs: (choice.topLogprobs?.[from + i] ?? []).map((alt) => entry(alt.id, alt.logprob)),
+  }));
+}
+
+/** Text-completion log-probs of tokens `from` .. `to` of `choice`, offsets from `offset`. */
+function textLogprobs(
+  choice: CompletionChoice,
+  from: number,
+  to: number,
+  offset: number,
+  tokenizer: Tokenizer,
+) {
+  const tokens = choice.tokens.slice(from, to).map((id) => tokenizer.decode([id]));
+  const textOffset: number[] = [];
+  let at = offset;
+  for (const token of tokens) {
+    textOffset.push(at);
+    at += token.length;
+  }
+  const top = (alternatives: TokenLogprob[]) =>
+    Object.fromEntries(alternatives.map((alt) => [tokenizer.decode([alt.id]), alt.logprob]));
+  return {
+    tokens,
+    token_logprobs: choice.logprobs.slice(from, to),
+    top_logprobs: choice.topLogprobs ? choice.topLogprobs.slice(from, to).map(top) : null,
+    text_offset: textOffset,
+  };
+}
+
+/** OpenAI's `usage` of `completion`. */
+function usage(completion: Completion) {
+  const promptTokens = completion.prompts.reduce((sum, p) => sum + p.length, 0);
+  const completionTokens = completion.choices.reduce((sum, c) => sum + c.tokens.length, 0);
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  };
+}

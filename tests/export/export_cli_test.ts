@@ -1,0 +1,60 @@
+import { assertEquals, assertRejects } from "../_asserts.ts";
+import { exportCommand } from "../../src/cli/export.ts";
+import { CliError } from "../../src/cli/cli_error.ts";
+import { policyOnnx } from "../../src/export/export_onnx.ts";
+import { concatBytes } from "../../src/export/onnx_proto.ts";
+import { parseHfConfig } from "../../src/model/hf_config.ts";
+import { initParameters } from "../../src/model/init.ts";
+import { createModel } from "../../src/model/policy.ts";
+
+const RAW = {
+  model_type: "gpt2",
+  n_embd: 8,
+  n_layer: 1,
+  n_head: 2,
+  n_positions: 16,
+  vocab_size: 11,
+};
+
+/** A run directory whose only checkpoint is step_2, holding a model with `params`. */
+async function runDirectory(params: Map<string, Float32Array<ArrayBuffer>>): Promise<string> {
+  const root = await Deno.makeTempDir();
+  const model = await createModel(RAW, params);
+  const checkpoint = `${root}/checkpoints/step_2`;
+  await model.save(checkpoint);
+  await Deno.writeTextFile(
+    `${checkpoint}/trainer_state.json`,
+    JSON.stringify({ step: 2, optimizer_step: 2 }),
+  );
+  model.destroy();
+  return root;
+}
+
+Deno.test("rft export --onnx writes the model of a directory or of a run's latest checkpoint", async () => {
+  const params = initParameters(parseHfConfig(RAW), 4, 0.3);
+  const root = await runDirectory(params);
+  const expected = concatBytes(policyOnnx(parseHfConfig(RAW), params).model);
+  try {
+    for (const dir of [`${root}/checkpoints/step_2`, root]) {
+      const out = `${root}/policy.onnx`;
+      assertEquals(await exportCommand(["--onnx", out, "--model", dir]), 0);
+      assertEquals(await Deno.readFile(out), expected);
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("rft export names what is missing", async () => {
+  const empty = await Deno.makeTempDir();
+  try {
+    await assertRejects(() => exportCommand(["--model", empty]), CliError, "--onnx FILE is required");
+    await assertRejects(
+      () => exportCommand(["--onnx", `${empty}/x.onnx`, "--model", empty]),
+      CliError,
+      `Cannot export ${empty}: expected a model directory (config.json) or a run directory with checkpoints, found neither`,
+    );
+  } finally {
+    await Deno.remove(empty, { recursive: true });
+  }
+});
