@@ -14,7 +14,7 @@ import { Taskset } from "../buffer/taskset.ts";
 import type { StageConfig } from "../config/run_config.ts";
 import { configureSampleStrategy } from "../algorithm/sample_strategy.ts";
 import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
-import { Explorer, EXPLORER_STATE_FILE, type ExplorerState } from "./explorer.ts";
+import { cursorForVersion, Explorer, EXPLORER_STATE_FILE, type ExplorerState } from "./explorer.ts";
 import { cloneModel, loadStagePolicy } from "./policy_setup.ts";
 import {
   evalDue,
@@ -96,7 +96,9 @@ export async function runExploreTrain(
     log,
     signal: ctx.signal,
   });
-  if (savedState) explorer.restore(savedState);
+  // Trained from a checkpoint, the buffer keeps only rollouts of versions up to it: the
+  // explorer goes back to the last step that sampled no newer policy.
+  if (savedState) explorer.restore(train ? cursorForVersion(savedState, startVersion) : savedState);
   log(
     `taskset ${taskset.files.join(", ")}: ${taskset.size} tasks; explore step ${explorer.step}, ` +
       `train step ${startVersion}; ${buffer.metrics().restored} experiences restored`,

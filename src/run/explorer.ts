@@ -18,11 +18,36 @@ import { runTasks, type RunTasksOptions, type TaskFailure } from "./workflow_run
 /** Name of the explorer's cursor file in the stage directory. */
 export const EXPLORER_STATE_FILE = "explorer_state.json";
 
-/** The explorer's cursor, saved after each explore step. */
-export interface ExplorerState {
+/** The explorer's cursor after one explore step. */
+export interface ExplorerCursor {
   /** Explore steps done. */
   step: number;
   taskset: TasksetState;
+  /** The policy version that step sampled (absent in files of older versions). */
+  policyVersion?: number;
+}
+
+/** The explorer's cursor file, saved after each explore step. */
+export interface ExplorerState extends ExplorerCursor {
+  /** The cursors of the last {@link CURSOR_HISTORY} steps, oldest first, this one last. */
+  history?: ExplorerCursor[];
+}
+
+/** Steps of cursor history kept, to rewind the explorer to a trainer checkpoint. */
+const CURSOR_HISTORY = 64;
+
+/**
+ * The cursor a resumed explorer continues from when a restarted buffer keeps only experiences
+ * of policy versions up to `maxVersion` (the trainer checkpoint's): the latest step that
+ * sampled no newer version, so every step after it is explored again. A file without history
+ * is taken as it is.
+ */
+export function cursorForVersion(state: ExplorerState, maxVersion: number): ExplorerState {
+  if (!state.history?.length) return state;
+  const fits = state.history.filter((c) => (c.policyVersion ?? 0) <= maxVersion);
+  const cursor = fits.at(-1);
+  if (!cursor) return state;
+  return { ...cursor, history: state.history.filter((c) => c.step <= cursor.step) };
 }
 
 /** An eval taskset with its name (metric keys `eval/<name>/...`). */
@@ -62,6 +87,7 @@ export interface ExploreStepResult {
 /** Runs workflows on the rollout model and feeds the buffer. */
 export class Explorer {
   #step = 0;
+  #history: ExplorerCursor[] = [];
   #failures = 0;
 
   constructor(readonly options: ExplorerOptions) {}
@@ -74,6 +100,7 @@ export class Explorer {
   /** Moves to a saved cursor (resume). */
   restore(state: ExplorerState): void {
     this.#step = state.step;
+    this.#history = state.history ?? [];
     this.options.taskset?.restore(state.taskset);
   }
 
@@ -115,7 +142,13 @@ export class Explorer {
     }
     metrics["pipeline/kept"] = kept.length;
     this.#step++;
-    const state: ExplorerState = { step: this.#step, taskset: taskset.state() };
+    const cursor: ExplorerCursor = {
+      step: this.#step,
+      taskset: taskset.state(),
+      policyVersion: metrics["explorer/policy_version"],
+    };
+    this.#history = [...this.#history, cursor].slice(-CURSOR_HISTORY);
+    const state: ExplorerState = { ...cursor, history: this.#history };
     await writeAtomic(
       `${this.options.stateDir}/${EXPLORER_STATE_FILE}`,
       JSON.stringify(state) + "\n",
