@@ -150,7 +150,10 @@ export class OrtMatmul {
 }
 
 /** Warms up, then times enough runs to last about `minMs`; milliseconds per run. */
-export async function timeRuns(runs: (count: number) => Promise<number>, minMs: number): Promise<number> {
+export async function timeRuns(
+  runs: (count: number) => Promise<number>,
+  minMs: number,
+): Promise<number> {
   const once = Math.max(await runs(1), await runs(1));
   return await runs(Math.max(2, Math.ceil(minMs / once)));
 }

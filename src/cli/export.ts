@@ -77,7 +77,9 @@ export async function exportCommand(args: string[]): Promise<number> {
     });
     const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
     console.log(
-      `wrote ${result.path} (${mb(result.modelBytes)}, ${result.nodes} nodes, ${result.initializers} initializers) from ${dir}`,
+      `wrote ${result.path} (${
+        mb(result.modelBytes)
+      }, ${result.nodes} nodes, ${result.initializers} initializers) from ${dir}`,
     );
     if (result.dataPath) console.log(`wrote ${result.dataPath} (${mb(result.dataBytes)})`);
   } finally {

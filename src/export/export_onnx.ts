@@ -72,7 +72,9 @@ export function policyOnnx(
   };
   const dims = ["batch", "sequence"];
   const ids = b.input("input_ids", dims, "int64");
-  const mask = options.attentionMask === false ? undefined : b.input("attention_mask", dims, "int64");
+  const mask = options.attentionMask === false
+    ? undefined
+    : b.input("attention_mask", dims, "int64");
   const context = attentionContext(b, ids, mask);
   const logits = cfg.family === "llama"
     ? llamaLogits(b, cfg, weight, ids, context)

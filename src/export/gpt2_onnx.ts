@@ -37,7 +37,10 @@ export function gpt2Logits(
       .map((x) => reshape(b, x, [0, 0, cfg.numHeads, D]));
     const attn = groupedAttention(b, q, k, v, layout, context.bias);
     h = b.op("Add", [h, conv(attn, `${p}attn.c_proj`)]);
-    h = b.op("Add", [h, conv(geluTanh(b, conv(norm(h, `${p}ln_2`), `${p}mlp.c_fc`)), `${p}mlp.c_proj`)]);
+    h = b.op("Add", [
+      h,
+      conv(geluTanh(b, conv(norm(h, `${p}ln_2`), `${p}mlp.c_fc`)), `${p}mlp.c_proj`),
+    ]);
   }
   const head = cfg.tieWordEmbeddings ? "transformer.wte.weight" : "lm_head.weight";
   return linear(b, norm(h, "transformer.ln_f"), w(head));

@@ -7,7 +7,12 @@
 
 import type { LlamaConfig } from "../model/hf_config.ts";
 import type { OnnxGraphBuilder } from "./onnx_graph_builder.ts";
-import { applyRope, type AttentionContext, groupedAttention, ropeTables } from "./onnx_attention.ts";
+import {
+  applyRope,
+  type AttentionContext,
+  groupedAttention,
+  ropeTables,
+} from "./onnx_attention.ts";
 import { linear, reshape, rmsNorm, silu } from "./onnx_layers.ts";
 
 /** An ONNX value holding a parameter, by its Hugging Face name. */

@@ -102,7 +102,10 @@ export function groupedAttention(
   const grouped = transpose(reshape(b, q, [0, 0, kvHeads, group, headDim]), [0, 2, 3, 1, 4]);
   const keys = oneGroup(transpose(k, [0, 2, 3, 1]));
   const values = oneGroup(transpose(v, [0, 2, 1, 3]));
-  const scores = b.op("Mul", [b.op("MatMul", [grouped, keys]), b.floats([1 / Math.sqrt(headDim)], [])]);
+  const scores = b.op("Mul", [
+    b.op("MatMul", [grouped, keys]),
+    b.floats([1 / Math.sqrt(headDim)], []),
+  ]);
   const weights = b.op("Softmax", [b.op("Add", [scores, bias])]);
   const out = transpose(b.op("MatMul", [weights, values]), [0, 3, 1, 2, 4]);
   return reshape(b, out, [0, 0, heads * headDim]);

@@ -48,7 +48,11 @@ Deno.test("rft export --onnx writes the model of a directory or of a run's lates
 Deno.test("rft export names what is missing", async () => {
   const empty = await Deno.makeTempDir();
   try {
-    await assertRejects(() => exportCommand(["--model", empty]), CliError, "--onnx FILE is required");
+    await assertRejects(
+      () => exportCommand(["--model", empty]),
+      CliError,
+      "--onnx FILE is required",
+    );
     await assertRejects(
       () => exportCommand(["--onnx", `${empty}/x.onnx`, "--model", empty]),
       CliError,

@@ -81,13 +81,15 @@ const SEQUENCES = [[3, 16, 0, 7, 7, 12, 1, 9, 4], [5, 2, 11], [8, 13, 6, 0, 15, 
  * path changes the logits.
  */
 function randomParameters(cfg: ModelConfig, seed: number): Map<string, Float32Array<ArrayBuffer>> {
-  return new Map(parameterSpecs(cfg).map((spec, i) => {
-    const n = shapeSize(spec.shape);
-    const data = spec.init === "ones"
-      ? uniformArray(n, seed + i, 0.7, 1.3)
-      : uniformArray(n, seed + i, -0.5, 0.5);
-    return [spec.name, data];
-  }));
+  return new Map(
+    parameterSpecs(cfg).map((spec, i) => {
+      const n = shapeSize(spec.shape);
+      const data = spec.init === "ones"
+        ? uniformArray(n, seed + i, 0.7, 1.3)
+        : uniformArray(n, seed + i, -0.5, 0.5);
+      return [spec.name, data];
+    }),
+  );
 }
 
 /** rft's logits [T, vocab] of one sequence alone (batch 1, positions 0..T-1). */

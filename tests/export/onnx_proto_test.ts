@@ -64,7 +64,12 @@ Deno.test("encodeOnnxModel writes ModelProto fields a protobuf reader finds", ()
   const [graph] = bytesOf(bytes, 7);
   assertEquals(text(bytesOf(graph, 2)[0]), "affine");
   const nodes = bytesOf(graph, 1);
-  assertEquals(nodes.map((n) => text(bytesOf(n, 4)[0])), ["Transpose", "MatMul", "Add", "LeakyRelu"]);
+  assertEquals(nodes.map((n) => text(bytesOf(n, 4)[0])), [
+    "Transpose",
+    "MatMul",
+    "Add",
+    "LeakyRelu",
+  ]);
   const [perm] = bytesOf(nodes[0], 5);
   assertEquals([text(bytesOf(perm, 1)[0]), varintsOf(perm, 8), varintsOf(perm, 20)], [
     "perm",

@@ -1,0 +1,64 @@
+/**
+ * Model shapes the benchmarks build random models of (config.json architecture fields only;
+ * nothing is downloaded): SmolLM2-135M's real shape and two smaller ones with its proportions.
+ */
+
+/** SmolLM2-135M's config.json (the architecture fields). */
+export const SMOLLM2_135M = {
+  model_type: "llama",
+  hidden_size: 576,
+  intermediate_size: 1536,
+  num_hidden_layers: 30,
+  num_attention_heads: 9,
+  num_key_value_heads: 3,
+  head_dim: 64,
+  rms_norm_eps: 1e-5,
+  rope_theta: 100000,
+  vocab_size: 49152,
+  max_position_embeddings: 8192,
+  tie_word_embeddings: true,
+  bos_token_id: 0,
+  eos_token_id: 0,
+};
+
+/** A quick-look model (about 1M parameters). */
+export const TINY = {
+  ...SMOLLM2_135M,
+  hidden_size: 128,
+  intermediate_size: 256,
+  num_hidden_layers: 4,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  head_dim: 32,
+  vocab_size: 512,
+};
+
+/** A model that runs in seconds per batch on a CPU adapter (about 4M parameters). */
+export const SMALL = {
+  ...SMOLLM2_135M,
+  hidden_size: 256,
+  intermediate_size: 768,
+  num_hidden_layers: 4,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  head_dim: 64,
+  vocab_size: 4096,
+};
+
+/** The shapes by the name a `--model` flag takes. */
+export const MODEL_SHAPES: Readonly<Record<string, Record<string, unknown>>> = {
+  tiny: TINY,
+  small: SMALL,
+  "smollm2-135m": SMOLLM2_135M,
+};
+
+/** The shape called `name`; throws listing the known names. */
+export function modelShape(name: string): Record<string, unknown> {
+  const shape = MODEL_SHAPES[name];
+  if (!shape) {
+    throw new Error(
+      `Cannot pick model "${name}": expected one of ${Object.keys(MODEL_SHAPES).join(", ")}`,
+    );
+  }
+  return shape;
+}
