@@ -41,6 +41,8 @@ export {
   GenerationEngine,
 } from "./src/engine/engine.ts";
 export { initParameters } from "./src/model/init.ts";
+/** A policy as a standard ONNX model (input_ids, attention_mask -> logits); see README. */
+export { exportOnnx, type OnnxExportOptions } from "./src/export/export_onnx.ts";
 export { type ModelConfig, parseHfConfig, readHfConfig } from "./src/model/hf_config.ts";
 export { loadTokenizer, type Tokenizer } from "./src/model/tokenizer.ts";
 export { CharTokenizer } from "./src/model/char_tokenizer.ts";

@@ -4,7 +4,7 @@
  */
 
 /** SmolLM2-135M's config.json (the architecture fields). */
-export const SMOLLM2_135M = {
+const SMOLLM2_135M = {
   model_type: "llama",
   hidden_size: 576,
   intermediate_size: 1536,
@@ -21,8 +21,8 @@ export const SMOLLM2_135M = {
   eos_token_id: 0,
 };
 
-/** A quick-look model (about 1M parameters). */
-export const TINY = {
+/** A quick-look model (0.7M parameters). */
+const TINY = {
   ...SMOLLM2_135M,
   hidden_size: 128,
   intermediate_size: 256,
@@ -33,8 +33,8 @@ export const TINY = {
   vocab_size: 512,
 };
 
-/** A model that runs in seconds per batch on a CPU adapter (about 4M parameters). */
-export const SMALL = {
+/** A mid-size model (4.2M parameters) with a 4096-token vocabulary. */
+const SMALL = {
   ...SMOLLM2_135M,
   hidden_size: 256,
   intermediate_size: 768,
@@ -45,7 +45,7 @@ export const SMALL = {
   vocab_size: 4096,
 };
 
-/** The shapes by the name a `--model` flag takes. */
+/** The shapes by the name the benchmarks' `--models` flags take. */
 export const MODEL_SHAPES: Readonly<Record<string, Record<string, unknown>>> = {
   tiny: TINY,
   small: SMALL,

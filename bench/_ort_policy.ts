@@ -124,6 +124,14 @@ export class OrtPolicy {
   }
 }
 
+/** `batch` rows of `length` deterministic token ids below `vocab` (all rows differ). */
+export function tokenRows(batch: number, length: number, vocab: number): number[][] {
+  return Array.from(
+    { length: batch },
+    (_, b) => Array.from({ length }, (_, t) => (7 * t + 13 * b + 1) % vocab),
+  );
+}
+
 /** Index of the largest of `count` values from `offset` (the first on ties). */
 export function argmax(values: Float32Array, offset: number, count: number): number {
   let best = 0;

@@ -1,43 +1,43 @@
 /**
- * `deno run -A bench/decode.ts`: greedy decode tokens/s of one random model at batch 1 / 8 / 32
- * with rft's KV-cached generation engine, against onnxruntime-web (WebGPU EP and 2-thread wasm
- * EP) on the same weights exported to ONNX. The export has no KV cache, so ORT's loop feeds the
- * growing sequence back each step, reads the logits and takes the argmax of the last position:
- * the usual loop over such an export, not an equal algorithm. Also counts rft's readbacks per
- * generated token (the engine reads back once per block of steps). Decode tokens/s counts the
- * tokens after each row's first (which comes from the prompt's forward). `--json FILE` writes
- * the results. Prints, never asserts.
+ * `deno run -A bench/decode.ts`: greedy decode tokens/s of random models at batch 1 / 8 / 32
+ * with rft's KV-cached generation engine, against onnxruntime-web (2-thread wasm EP, and the
+ * WebGPU EP at `--webgpu-batches`, default 1 and 8: batch 32 takes minutes on a CPU adapter) on
+ * the same weights exported to ONNX. The export has no KV cache, so ORT's loop feeds the growing
+ * sequence back each step, reads the logits and takes the argmax of the last position: the usual
+ * loop over such an export, not an equal algorithm. Also counts rft's readbacks per generated
+ * token (the engine reads back once per block of steps). Decode tokens/s counts the tokens after
+ * each row's first (which comes from the prompt's forward). `--json FILE` writes the results.
+ * Prints, never asserts.
  */
 
 import { parseArgs } from "node:util";
 import { GenerationEngine } from "../src/engine/engine.ts";
 import { getGpu } from "../src/gpu/device.ts";
-import { exportedPolicy, type OrtPolicy, type OrtProvider } from "./_ort_policy.ts";
+import { exportedPolicy, type OrtPolicy, type OrtProvider, tokenRows } from "./_ort_policy.ts";
+import { integerFlag } from "./_flags.ts";
+import { figure, writeJsonReport } from "./_report.ts";
 import { formatTable } from "./_table.ts";
 
-const HELP =
-  `Usage: deno run -A bench/decode.ts [--model small|tiny|smollm2-135m] [--batches 1,8,32]
-  [--prompt-len 16] [--tokens 32] [--ort-batches 1,8,32] [--json FILE]`;
+const SCRIPT = "bench/decode.ts";
 
-/** Decode tokens/s of each contender at one batch size (undefined: ORT not run there). */
+const HELP = `Usage: deno run -A ${SCRIPT} [--models tiny,small,smollm2-135m] [--batches 1,8,32]
+  [--prompt-len 16] [--tokens 32] [--webgpu-batches 1,8] [--json FILE]
+--models          shapes of bench/_model_shapes.ts, random weights (default tiny)
+--webgpu-batches  batches at which ORT's WebGPU EP runs too (minutes each on a CPU adapter)`;
+
+/** Decode tokens/s of each contender at one batch size. */
 interface Row {
+  model: string;
   batch: number;
   rft: number;
+  /** Undefined where the WebGPU EP was not run (minutes per batch on a CPU adapter). */
   ortWebgpu?: number;
-  ortWasm?: number;
+  ortWasm: number;
   /** rft's readbacks during one generate call, and its decode blocks. */
   readbacks: number;
   blocks: number;
   /** Share of ORT's greedy tokens (wasm EP) equal to rft's. */
-  sameTokens?: number;
-}
-
-/** Prompts [batch][promptLen] of deterministic ids. */
-function prompts(batch: number, promptLen: number, vocab: number): number[][] {
-  return Array.from(
-    { length: batch },
-    (_, b) => Array.from({ length: promptLen }, (_, t) => (5 * t + 11 * b + 3) % vocab),
-  );
+  sameTokens: number;
 }
 
 /** rft greedy generation of `tokens` per prompt; decode tokens/s, readbacks and the tokens. */
@@ -80,95 +80,86 @@ async function main() {
   const { values } = parseArgs({
     args: Deno.args,
     options: {
-      model: { type: "string", default: "small" },
+      models: { type: "string", default: "tiny" },
       batches: { type: "string", default: "1,8,32" },
       "prompt-len": { type: "string", default: "16" },
       tokens: { type: "string", default: "32" },
-      "ort-batches": { type: "string", default: "1,8,32" },
+      "webgpu-batches": { type: "string", default: "1,8" },
       json: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) return console.log(HELP);
-  const list = (text: string) => (text === "" ? [] : text.split(",").map(Number));
-  const batches = list(values.batches);
-  const ortBatches = list(values["ort-batches"]);
-  const promptLen = Number(values["prompt-len"]);
-  const tokens = Number(values.tokens);
-  const positive = (xs: number[]) => xs.every((x) => Number.isInteger(x) && x > 0);
-  if (
-    !positive([...batches, ...ortBatches, promptLen]) || !(Number.isInteger(tokens) && tokens >= 2)
-  ) {
-    throw new Error(
-      `Cannot run bench/decode.ts: expected positive integer --batches, --ort-batches and --prompt-len, --tokens >= 2\n${HELP}`,
-    );
-  }
+  const list = (flag: "batches" | "webgpu-batches") =>
+    values[flag] === "" ? [] : values[flag].split(",").map((t) => integerFlag(SCRIPT, flag, t));
+  const [batches, webgpuBatches] = [list("batches"), list("webgpu-batches")];
+  const promptLen = integerFlag(SCRIPT, "prompt-len", values["prompt-len"]);
+  const tokens = integerFlag(SCRIPT, "tokens", values.tokens, 2);
   const gpu = await getGpu();
-  const { model, ort, parameters } = await exportedPolicy(values.model, gpu);
-  const engine = new GenerationEngine(model);
-  const fallback = gpu.summary.isFallback ? " (fallback, CPU)" : "";
-  console.log(`adapter: ${gpu.summary.description}${fallback}`);
   console.log(
-    `model ${values.model}: ${
-      (parameters / 1e6).toFixed(1)
-    }M parameters; prompt ${promptLen} tokens, ${tokens} generated per row (greedy)`,
+    `adapter: ${gpu.summary.description}${gpu.summary.isFallback ? " (fallback, CPU)" : ""}`,
   );
-  const vocab = model.config.vocabSize;
+  console.log(`prompt ${promptLen} tokens, ${tokens} generated per row (greedy)`);
+  const models = [];
   const results: Row[] = [];
-  for (const batch of batches) {
-    const rows = prompts(batch, promptLen, vocab);
-    const rft = await rftDecode(engine, rows, tokens);
-    const row: Row = {
-      batch,
-      rft: rft.tokensPerS,
-      readbacks: rft.readbacks,
-      blocks: Math.ceil(tokens / engine.blockSize),
-    };
-    if (ortBatches.includes(batch)) {
+  let blockSize = 0;
+  for (const name of values.models.split(",")) {
+    const { model, ort, parameters } = await exportedPolicy(name, gpu);
+    const engine = new GenerationEngine(model);
+    blockSize = engine.blockSize;
+    models.push({ model: name, parameters });
+    for (const batch of batches) {
+      const rows = tokenRows(batch, promptLen, model.config.vocabSize);
+      const rft = await rftDecode(engine, rows, tokens);
       const wasm = await ortDecode(ort, "wasm", rows, tokens);
-      row.ortWasm = wasm.tokensPerS;
-      row.sameTokens = agreement(wasm.tokens, rft.tokens);
-      row.ortWebgpu = (await ortDecode(ort, "webgpu", rows, tokens)).tokensPerS;
+      const webgpu = webgpuBatches.includes(batch)
+        ? await ortDecode(ort, "webgpu", rows, tokens)
+        : undefined;
+      results.push({
+        model: name,
+        batch,
+        rft: rft.tokensPerS,
+        ortWebgpu: webgpu?.tokensPerS,
+        ortWasm: wasm.tokensPerS,
+        readbacks: rft.readbacks,
+        blocks: Math.ceil(tokens / engine.blockSize),
+        sameTokens: agreement(wasm.tokens, rft.tokens),
+      });
+      console.error(`  measured ${name} batch ${batch}`);
     }
-    results.push(row);
-    console.error(`  measured batch ${batch}`);
+    engine.destroy();
+    await ort.release();
+    model.destroy();
   }
-  const rate = (x?: number) => (x === undefined ? "-" : x.toFixed(1));
-  const ratio = (a: number, b?: number) => (b === undefined ? "-" : (a / b).toFixed(2));
+  const maybe = (x?: number) => (x === undefined ? "-" : figure(x));
   console.log(`\ndecode tokens/s (greedy; ORT without KV cache: each step reruns the sequence)`);
   console.log(formatTable<Row>([
+    ["model", (r) => r.model],
     ["batch", (r) => String(r.batch)],
-    ["rft (KV cache)", (r) => rate(r.rft)],
-    ["ort-webgpu", (r) => rate(r.ortWebgpu)],
-    ["ort-wasm2t", (r) => rate(r.ortWasm)],
-    ["rft/webgpu", (r) => ratio(r.rft, r.ortWebgpu)],
-    ["rft/wasm", (r) => ratio(r.rft, r.ortWasm)],
+    ["rft (KV cache)", (r) => figure(r.rft)],
+    ["ort-webgpu", (r) => maybe(r.ortWebgpu)],
+    ["ort-wasm2t", (r) => figure(r.ortWasm)],
+    ["rft/webgpu", (r) => maybe(r.ortWebgpu && r.rft / r.ortWebgpu)],
+    ["rft/wasm", (r) => figure(r.rft / r.ortWasm)],
     ["rft readbacks/token", (r) => (r.readbacks / tokens).toFixed(4)],
     ["readbacks/block", (r) => (r.readbacks / r.blocks).toFixed(2)],
-    ["same tokens", (r) => (r.sameTokens === undefined ? "-" : r.sameTokens.toFixed(3))],
+    ["same tokens", (r) => r.sameTokens.toFixed(3)],
   ], results));
   console.log(
-    `rft: ${engine.blockSize} decode steps per block, one readback per block; readbacks/token` +
-      ` counts a row's ${tokens} tokens (all rows share each readback). same tokens: ORT wasm's` +
-      ` greedy tokens equal to rft's (random weights have near-ties).`,
+    `rft: ${blockSize} decode steps per block, one readback per block; readbacks/token counts` +
+      ` a row's ${tokens} tokens (all rows share each readback). same tokens: ORT wasm's greedy` +
+      ` tokens equal to rft's (random weights have near-ties). ort-webgpu "-": not run at that` +
+      ` batch (--webgpu-batches).`,
   );
   if (values.json) {
-    const report = {
-      adapter: gpu.summary,
-      date: new Date().toISOString(),
-      model: values.model,
-      parameters,
+    await writeJsonReport(values.json, "decode", gpu, {
       promptLen,
       tokens,
-      blockSize: engine.blockSize,
+      blockSize,
+      models,
       decode: results,
-    };
-    await Deno.writeTextFile(values.json, JSON.stringify(report, null, 2) + "\n");
-    console.log(`wrote ${values.json}`);
+    });
   }
-  engine.destroy();
-  await ort.release();
-  model.destroy();
 }
 
 if (import.meta.main) {

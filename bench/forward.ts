@@ -1,11 +1,11 @@
 /**
- * `deno run -A bench/forward.ts`: prefill (the full forward to logits of every position) of one
- * random model on rft against the same weights exported to ONNX and run by onnxruntime-web's
+ * `deno run -A bench/forward.ts`: prefill (the full forward to logits of every position) of
+ * random models on rft against the same weights exported to ONNX and run by onnxruntime-web's
  * WebGPU EP and 2-thread wasm EP, at sequence lengths 64 / 256 and batch 1 / 8; tokens/s and
  * ratios measured in the same run on the same adapter (wall clock for all three, logits left
  * where each produces them). Each cell is the best of `--rounds` interleaved measurements.
- * `--model` picks a shape of `_model_shapes.ts` (default "tiny"; "small" and "smollm2-135m" are slow on a
- * CPU adapter); `--json FILE` also writes the results. Prints, never asserts.
+ * `--models` picks shapes of `_model_shapes.ts` (default tiny; small and smollm2-135m are slow
+ * on a CPU adapter); `--json FILE` also writes the results. Prints, never asserts.
  */
 
 import { parseArgs } from "node:util";
@@ -15,28 +15,27 @@ import { Graph } from "../src/graph/graph.ts";
 import type { PolicyModel } from "../src/model/policy.ts";
 import { buildLogits } from "../src/model/transformer.ts";
 import { compareClose } from "../src/util/compare.ts";
+import { integerFlag } from "./_flags.ts";
 import { timeRuns } from "./_ort.ts";
-import { exportedPolicy, type OrtPolicy } from "./_ort_policy.ts";
+import { exportedPolicy, type OrtPolicy, tokenRows } from "./_ort_policy.ts";
+import { figure, writeJsonReport } from "./_report.ts";
 import { formatTable } from "./_table.ts";
 
-const HELP = `Usage: deno run -A bench/forward.ts [--model small|tiny|smollm2-135m] [--seqs 64,256]
-  [--batches 1,8] [--min-ms 1000] [--rounds 2] [--json FILE]`;
+const SCRIPT = "bench/forward.ts";
+
+const HELP = `Usage: deno run -A ${SCRIPT} [--models tiny,small,smollm2-135m] [--seqs 64,256]
+  [--batches 1,8] [--min-ms 1000] [--rounds 2] [--json FILE]
+--models  shapes of bench/_model_shapes.ts, random weights (default tiny: a few minutes on a
+          CPU adapter, where small and smollm2-135m take much longer)`;
 
 /** Prefill tokens/s of each contender at one shape. */
 interface Row {
+  model: string;
   seq: number;
   batch: number;
   rft: number;
   ortWebgpu: number;
   ortWasm: number;
-}
-
-/** Token rows [batch][seq] of deterministic ids. */
-function tokenRows(batch: number, seq: number, vocab: number): number[][] {
-  return Array.from(
-    { length: batch },
-    (_, b) => Array.from({ length: seq }, (_, t) => (7 * t + 13 * b + 1) % vocab),
-  );
 }
 
 /** rft's forward of `rows` compiled once: `time(count)` gives ms per run, `logits` reads them. */
@@ -80,6 +79,7 @@ async function agreement(model: PolicyModel, ort: OrtPolicy) {
   return { webgpu: await error("webgpu"), wasm: await error("wasm") };
 }
 
+/** Best prefill tokens/s of rft and both ORT EPs on `batch` rows of `seq` tokens. */
 async function benchShape(
   model: PolicyModel,
   ort: OrtPolicy,
@@ -87,7 +87,7 @@ async function benchShape(
   batch: number,
   minMs: number,
   rounds: number,
-): Promise<Row> {
+): Promise<Pick<Row, "rft" | "ortWebgpu" | "ortWasm">> {
   const rows = tokenRows(batch, seq, model.config.vocabSize);
   const rft = await rftForward(model, rows);
   const contenders = {
@@ -103,14 +103,14 @@ async function benchShape(
     }
   }
   rft.destroy();
-  return { seq, batch, rft: best.rft, ortWebgpu: best.ortWebgpu, ortWasm: best.ortWasm };
+  return { rft: best.rft, ortWebgpu: best.ortWebgpu, ortWasm: best.ortWasm };
 }
 
 async function main() {
   const { values } = parseArgs({
     args: Deno.args,
     options: {
-      model: { type: "string", default: "tiny" },
+      models: { type: "string", default: "tiny" },
       seqs: { type: "string", default: "64,256" },
       batches: { type: "string", default: "1,8" },
       "min-ms": { type: "string", default: "1000" },
@@ -120,64 +120,51 @@ async function main() {
     },
   });
   if (values.help) return console.log(HELP);
-  const seqs = values.seqs.split(",").map(Number);
-  const batches = values.batches.split(",").map(Number);
-  const minMs = Number(values["min-ms"]);
-  const rounds = Number(values.rounds);
-  const positive = (xs: number[]) => xs.every((x) => Number.isInteger(x) && x > 0);
-  if (!positive(seqs) || !positive(batches) || !(minMs > 0) || !(rounds >= 1)) {
-    throw new Error(
-      `Cannot run bench/forward.ts: expected positive integer --seqs and --batches, --min-ms > 0, --rounds >= 1\n${HELP}`,
-    );
-  }
+  const list = (flag: "seqs" | "batches") =>
+    values[flag].split(",").map((text) => integerFlag(SCRIPT, flag, text));
+  const [seqs, batches] = [list("seqs"), list("batches")];
+  const minMs = integerFlag(SCRIPT, "min-ms", values["min-ms"]);
+  const rounds = integerFlag(SCRIPT, "rounds", values.rounds);
   const gpu = await getGpu();
-  const { model, ort, parameters, onnxBytes } = await exportedPolicy(values.model, gpu);
-  const fallback = gpu.summary.isFallback ? " (fallback, CPU)" : "";
-  console.log(`adapter: ${gpu.summary.description}${fallback}`);
   console.log(
-    `model ${values.model}: ${(parameters / 1e6).toFixed(1)}M parameters, ONNX ${
-      (onnxBytes / 2 ** 20).toFixed(1)
-    } MiB (opset 17, exported by src/export/)`,
+    `adapter: ${gpu.summary.description}${gpu.summary.isFallback ? " (fallback, CPU)" : ""}`,
   );
-  const check = await agreement(model, ort);
-  console.log(
-    `same model: max |logit difference| / (1 + max |logit|) vs rft: webgpu ${
-      check.webgpu.toExponential(1)
-    }, wasm ${check.wasm.toExponential(1)}`,
-  );
+  const models = [];
   const results: Row[] = [];
-  for (const seq of seqs) {
-    for (const batch of batches) {
-      results.push(await benchShape(model, ort, seq, batch, minMs, rounds));
-      console.error(`  measured seq ${seq} batch ${batch}`);
+  for (const name of values.models.split(",")) {
+    const { model, ort, parameters, onnxBytes } = await exportedPolicy(name, gpu);
+    const sameModel = await agreement(model, ort);
+    console.log(
+      `model ${name}: ${figure(parameters / 1e6)}M parameters, ONNX ${
+        figure(onnxBytes / 2 ** 20)
+      } MiB (opset 17, src/export/); max |ORT logit - rft logit| / (1 + max |logit|): webgpu ${
+        sameModel.webgpu.toExponential(1)
+      }, wasm ${sameModel.wasm.toExponential(1)}`,
+    );
+    models.push({ model: name, parameters, onnxBytes, sameModel });
+    for (const seq of seqs) {
+      for (const batch of batches) {
+        const rates = await benchShape(model, ort, seq, batch, minMs, rounds);
+        results.push({ model: name, seq, batch, ...rates });
+        console.error(`  measured ${name} seq ${seq} batch ${batch}`);
+      }
     }
+    await ort.release();
+    model.destroy();
   }
-  const rate = (x: number) => x.toFixed(0);
   console.log(`\nprefill tokens/s (best of ${rounds}, >= ${minMs} ms each, wall clock)`);
   console.log(formatTable<Row>([
+    ["model", (r) => r.model],
     ["seq x batch", (r) => `${r.seq} x ${r.batch}`],
-    ["rft", (r) => rate(r.rft)],
-    ["ort-webgpu", (r) => rate(r.ortWebgpu)],
-    ["ort-wasm2t", (r) => rate(r.ortWasm)],
-    ["rft/webgpu", (r) => (r.rft / r.ortWebgpu).toFixed(2)],
-    ["rft/wasm", (r) => (r.rft / r.ortWasm).toFixed(2)],
+    ["rft", (r) => figure(r.rft)],
+    ["ort-webgpu", (r) => figure(r.ortWebgpu)],
+    ["ort-wasm2t", (r) => figure(r.ortWasm)],
+    ["rft/webgpu", (r) => figure(r.rft / r.ortWebgpu)],
+    ["rft/wasm", (r) => figure(r.rft / r.ortWasm)],
   ], results));
   if (values.json) {
-    const report = {
-      adapter: gpu.summary,
-      date: new Date().toISOString(),
-      model: values.model,
-      parameters,
-      minMs,
-      rounds,
-      agreement: check,
-      prefillTokensPerS: results,
-    };
-    await Deno.writeTextFile(values.json, JSON.stringify(report, null, 2) + "\n");
-    console.log(`wrote ${values.json}`);
+    await writeJsonReport(values.json, "forward", gpu, { minMs, rounds, models, prefill: results });
   }
-  await ort.release();
-  model.destroy();
 }
 
 if (import.meta.main) {

@@ -96,12 +96,13 @@ async function main() {
     const json = values.json ? ["--json", `${values.json}/${script.name}.json`] : [];
     outcomes.push(await runScript(script, [...json, ...positionals]));
   }
+  const total = outcomes.reduce((sum, o) => sum + o.seconds, 0);
   console.log("\nbench suite");
   console.log(formatTable<Outcome>([
     ["script", (o) => o.name],
     ["status", (o) => o.status],
     ["wall s", (o) => o.seconds.toFixed(0)],
-  ], outcomes));
+  ], [...outcomes, { name: "total", status: "", seconds: total }]));
   if (outcomes.some((o) => o.status.startsWith("failed"))) Deno.exit(1);
 }
 

@@ -45,11 +45,11 @@ const HELP = `Usage: deno run -A ${SCRIPT} [--models ${EXAMPLE_MODEL},smollm2-13
   [--len T] [--reps 2] [--json FILE]
 --models  "${EXAMPLE_MODEL}" (examples/addition/model, from scratch) or a shape of
           bench/_model_shapes.ts (tiny, small, smollm2-135m: random weights)
---rows    sequences per batch (default: ${EXAMPLE_MODEL} 256 = its GRPO step, others 1)
---len     tokens per sequence (default: ${EXAMPLE_MODEL} 14 = prompt 8 + response 6, others 32)`;
+--rows    sequences per batch (default: ${EXAMPLE_MODEL} 256 = its GRPO step, others 2)
+--len     tokens per sequence (default: ${EXAMPLE_MODEL} 14 = prompt 8 + response 6, others 64)`;
 
 /** The default batch of the random shapes: small enough for a CPU adapter. */
-const SHAPE_BATCH = { rows: 1, len: 32 };
+const SHAPE_BATCH = { rows: 2, len: 64 };
 
 /** What one model measured. */
 interface TrainResult {

@@ -58,11 +58,16 @@ export function policyOnnx(
   const added = new Set<string>();
   const weight = (name: string) => {
     const spec = specs.get(name);
+    if (!spec) {
+      throw new Error(
+        `Cannot export ${cfg.modelType} to ONNX: expected a parameter of its config, received "${name}"`,
+      );
+    }
     const data = params.get(name);
-    if (!spec || !data || data.length !== shapeSize(spec.shape)) {
+    if (!data || data.length !== shapeSize(spec.shape)) {
       throw new Error(
         `Cannot export ${cfg.modelType} to ONNX: parameter "${name}" needs ${
-          spec ? shapeSize(spec.shape) : "(unknown parameter)"
+          shapeSize(spec.shape)
         } values, received ${data?.length ?? "none"}`,
       );
     }
@@ -84,6 +89,11 @@ export function policyOnnx(
   const weightBytes = [...added].reduce((sum, name) => sum + params.get(name)!.byteLength, 0);
   const mode = options.externalData ?? "auto";
   const external = mode === true || (mode === "auto" && weightBytes > INLINE_WEIGHT_LIMIT);
+  if (!external && weightBytes > INLINE_WEIGHT_LIMIT) {
+    throw new Error(
+      `Cannot export ${cfg.modelType} to ONNX with inline weights: expected at most ${INLINE_WEIGHT_LIMIT} bytes (protobuf's 2 GiB limit), received ${weightBytes}; use external data`,
+    );
+  }
   const encoded = encodeOnnxModel(graph, {
     externalData: external
       ? { location: options.dataLocation ?? "model.onnx.data", include: (t) => added.has(t.name) }

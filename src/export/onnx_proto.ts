@@ -99,13 +99,16 @@ class Parts {
   }
 }
 
-/** ValueInfoProto { name = 1, type = 2: TypeProto { tensor_type = 1 } }. */
+/**
+ * ValueInfoProto { name = 1, type = 2: TypeProto { tensor_type = 1: { elem_type = 1, shape = 2:
+ * TensorShapeProto { dim = 1: { dim_value = 1 | dim_param = 2 } } } } }.
+ */
 function valueInfo(w: ProtoWriter, value: OnnxValue): void {
   w.string(1, value.name);
   w.message(2, (type) =>
     type.message(1, (tensor) => {
-      tensor.varint(1, ONNX_ELEMENT_TYPE[value.type ?? "float"]); // elem_type
-      tensor.message(2, (shape) => { // TensorShapeProto { dim = 1: { dim_value = 1 | dim_param = 2 } }
+      tensor.varint(1, ONNX_ELEMENT_TYPE[value.type ?? "float"]);
+      tensor.message(2, (shape) => {
         for (const dim of value.shape) {
           shape.message(1, (d) => typeof dim === "number" ? d.varint(1, dim) : d.string(2, dim));
         }

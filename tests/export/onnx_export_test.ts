@@ -1,4 +1,4 @@
-import { assertEquals } from "../_asserts.ts";
+import { assertEquals, assertThrows } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
 import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
@@ -219,4 +219,20 @@ Deno.test("exportOnnx writes the model's GPU weights, inline or as external data
     await Deno.remove(dir, { recursive: true });
     model.destroy();
   }
+});
+
+Deno.test("policyOnnx names a missing or misshapen parameter", () => {
+  const raw = CONFIGS["llama (GQA 4/2, untied)"];
+  const cfg = parseHfConfig(raw);
+  const params = randomParameters(cfg, 1);
+  params.delete("lm_head.weight");
+  assertThrows(
+    () => policyOnnx(cfg, params),
+    Error,
+    `Cannot export llama to ONNX: parameter "lm_head.weight" needs ${
+      VOCAB * 16
+    } values, received none`,
+  );
+  params.set("lm_head.weight", new Float32Array(3));
+  assertThrows(() => policyOnnx(cfg, params), Error, `needs ${VOCAB * 16} values, received 3`);
 });
