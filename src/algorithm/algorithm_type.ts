@@ -29,6 +29,8 @@ export interface AlgorithmDefaults {
   advantageFnArgs?: Args;
   /** Arguments overriding the policy loss's defaults. */
   policyLossFnArgs?: Args;
+  /** Whether the explorer refills groups of equal rewards (DAPO's dynamic sampling). */
+  dynamicSampling?: boolean;
 }
 
 /** An algorithm type. */
@@ -87,8 +89,8 @@ export const ALGORITHM_TYPE: Registry<AlgorithmType> = new Registry<AlgorithmTyp
       klLossFn: "none",
     },
   }],
-  // DAPO (arXiv:2503.14476): clip-higher, token-mean, no KL, groups of equal rewards skipped
-  // (its dynamic sampling's filter; refilling the batch is the sample strategy's job).
+  // DAPO (arXiv:2503.14476): clip-higher, token-mean, no KL, dynamic sampling (groups of equal
+  // rewards dropped and refilled by the explorer; the advantage fn skips any left).
   ["dapo", {
     ...GROUP_RL,
     useReference: false,
@@ -99,6 +101,7 @@ export const ALGORITHM_TYPE: Registry<AlgorithmType> = new Registry<AlgorithmTyp
       advantageFnArgs: { std_threshold: 0 },
       policyLossFnArgs: { clip_range_low: 0.2, clip_range_high: 0.28, loss_agg_mode: "token-mean" },
       klLossFn: "none",
+      dynamicSampling: true,
     },
   }],
   ["rloo", {

@@ -73,6 +73,8 @@ export interface AlgorithmSection {
   klLossFnArgs: Args;
   entropyLossFn?: string;
   entropyLossFnArgs: Args;
+  /** DAPO's dynamic sampling; `enable` undefined: the algorithm type's default. */
+  dynamicSampling: { enable?: boolean; maxNumGenBatches: number };
   optimizer: OptimizerSection;
 }
 

@@ -215,6 +215,17 @@ const TOP_FIELDS: Fields = {
     ...component("kl_penalty_fn", "KL fn of the reward penalty"),
     ...component("kl_loss_fn", "KL fn of the loss term"),
     ...component("entropy_loss_fn", "entropy loss fn"),
+    dynamic_sampling: section({
+      enable: bool(
+        "DAPO's dynamic sampling: drop groups whose rewards are all equal and draw more tasks " +
+          "until batch_size groups remain",
+        { defaultDoc: "true for dapo, false otherwise" },
+      ),
+      max_num_gen_batches: int("Most batches of tasks drawn per explore step (0 = no limit)", {
+        default: 10,
+        min: 0,
+      }),
+    }, "Refilling filtered groups (verl's filter_groups)"),
     optimizer: section({
       lr: num("Learning rate", { default: 1e-6, above: 0 }),
       betas: list(num("AdamW beta", { min: 0, max: 1 }), "AdamW betas", {

@@ -10,6 +10,7 @@ import { ALGORITHM_TYPE, type AlgorithmType } from "../algorithm/algorithm_type.
 import { type Args, configure } from "../algorithm/registry.ts";
 import type { AlgorithmSection } from "../config/run_config.ts";
 import type { ConfiguredAdvantageFn } from "./apply_advantages.ts";
+import type { DynamicSampling } from "./dynamic_sampling.ts";
 
 /** An algorithm ready to run. */
 export interface ResolvedAlgorithm {
@@ -28,6 +29,8 @@ export interface ResolvedAlgorithm {
   klLossFnArgs: Args;
   entropyLossFn: string;
   entropyLossFnArgs: Args;
+  /** Set when the explorer refills filtered groups. */
+  dynamicSampling?: DynamicSampling;
 }
 
 /** The algorithm of `section` (see the file comment); throws naming the bad component. */
@@ -53,5 +56,8 @@ export function resolveAlgorithm(section: AlgorithmSection): ResolvedAlgorithm {
     klLossFnArgs: section.klLossFnArgs,
     entropyLossFn: section.entropyLossFn ?? d.entropyLossFn,
     entropyLossFnArgs: section.entropyLossFnArgs,
+    dynamicSampling: (section.dynamicSampling.enable ?? d.dynamicSampling ?? false) && advantageFn
+      ? { maxNumGenBatches: section.dynamicSampling.maxNumGenBatches }
+      : undefined,
   };
 }

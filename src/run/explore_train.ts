@@ -32,6 +32,7 @@ import { startStageServer } from "../serve/stage_server.ts";
 import { Synchronizer } from "./synchronizer.ts";
 import { createStageTrainer } from "./trainer_setup.ts";
 import { openExpertBuffer } from "./expert_buffer.ts";
+import { withGroupFilter } from "./dynamic_sampling.ts";
 
 /** Runs `stage` in mode `both` (`train` true) or `explore`. */
 export async function runExploreTrain(
@@ -90,8 +91,12 @@ export async function runExploreTrain(
     evalTasksets,
     batchSize: stage.buffer.batchSize,
     buffer,
-    operators: createOperators(stage.dataProcessor.experiencePipeline.operators),
+    operators: withGroupFilter(
+      createOperators(stage.dataProcessor.experiencePipeline.operators),
+      algorithm.dynamicSampling,
+    ),
     advantageFn: algorithm.advantageInTrainer ? undefined : algorithm.advantageFn,
+    dynamicSampling: algorithm.dynamicSampling,
     stateDir: stageDir,
     log,
     signal: ctx.signal,

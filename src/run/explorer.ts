@@ -2,7 +2,8 @@
  * The Explorer: each explore step draws `batch_size` tasks from the taskset, runs their
  * workflows on the rollout model, computes advantages when the experience pipeline owns them,
  * runs the experience operators and puts what is kept into the experience buffer (which
- * persists it before acknowledging), then saves its cursor. It also evaluates the rollout model
+ * persists it before acknowledging), then saves its cursor. With dynamic sampling it draws more
+ * batches until `batch_size` groups survive the operators (`dynamic_sampling.ts`). It also evaluates the rollout model
  * on the eval tasksets. Knows nothing of the trainer: the synchronizer moves weights in.
  */
 
@@ -12,6 +13,12 @@ import { type ExperienceOperator, runOperators } from "../buffer/operators/mod.t
 import type { Taskset, TasksetState } from "../buffer/taskset.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import { applyAdvantages, type ConfiguredAdvantageFn } from "./apply_advantages.ts";
+import {
+  countGroups,
+  type DynamicSampling,
+  firstGroups,
+  wantsMoreBatches,
+} from "./dynamic_sampling.ts";
 import { summarizeExperiences } from "./summarize.ts";
 import { runTasks, type RunTasksOptions, type TaskFailure } from "./workflow_runner.ts";
 
@@ -68,6 +75,8 @@ export interface ExplorerOptions extends Omit<RunTasksOptions, "signal"> {
   operators: readonly ExperienceOperator[];
   /** The advantage fn when the pipeline computes advantages. */
   advantageFn?: ConfiguredAdvantageFn;
+  /** Refill filtered groups by drawing more tasks (the operators must include the filter). */
+  dynamicSampling?: DynamicSampling;
   /** Directory of the cursor file. */
   stateDir: string;
   /** Receives one line per failed task. */
@@ -106,34 +115,44 @@ export class Explorer {
 
   /** One explore step (see the file comment). */
   async exploreStep(): Promise<ExploreStepResult> {
-    const { taskset, batchSize, buffer, operators, advantageFn } = this.options;
+    const { taskset, batchSize, buffer, dynamicSampling } = this.options;
     if (!taskset) throw new Error("Cannot explore: the explorer has no taskset");
-    const tasks = taskset.nextBatch(batchSize);
-    if (!tasks) return { drew: false, kept: [], metrics: {} };
-    const started = performance.now();
-    const { experiences, failures, retries } = await runTasks(tasks, this.#runOptions());
-    const generateSeconds = (performance.now() - started) / 1000;
-    this.#report(failures);
+    const experiences: Experience[] = [];
+    let tasksDrawn = 0, failed = 0, retries = 0, batches = 0, seconds = 0;
+    let processed: { experiences: Experience[]; metrics: Record<string, number> } | undefined;
+    do {
+      const tasks = taskset.nextBatch(batchSize);
+      if (!tasks) break;
+      const started = performance.now();
+      const ran = await runTasks(tasks, this.#runOptions());
+      seconds += (performance.now() - started) / 1000;
+      this.#report(ran.failures);
+      experiences.push(...ran.experiences);
+      tasksDrawn += tasks.length;
+      failed += ran.failures.length;
+      retries += ran.retries;
+      batches++;
+      processed = this.#process(experiences);
+    } while (
+      wantsMoreBatches(dynamicSampling, batches, countGroups(processed.experiences), batchSize)
+    );
+    if (!processed) return { drew: false, kept: [], metrics: {} };
     const metrics: Record<string, number> = {
       ...summarizeExperiences("rollout", experiences),
-      "explorer/tasks": tasks.length,
-      "explorer/failed_tasks": failures.length,
+      "explorer/tasks": tasksDrawn,
+      "explorer/failed_tasks": failed,
       "explorer/failed_tasks_total": this.#failures,
       "explorer/retries": retries,
       "explorer/policy_version": this.options.model.policyVersion,
-      "time/explore_s": generateSeconds,
-      "rollout/tokens_per_s": responseTokens(experiences) / generateSeconds,
+      "time/explore_s": seconds,
+      "rollout/tokens_per_s": responseTokens(experiences) / seconds,
+      ...processed.metrics,
     };
-    let kept = experiences;
-    if (advantageFn) {
-      const advantaged = applyAdvantages(advantageFn, kept);
-      kept = advantaged.experiences;
-      Object.assign(metrics, advantaged.metrics);
-    }
-    const processed = runOperators(operators, kept);
-    kept = processed.experiences;
-    for (const [key, value] of Object.entries(processed.metrics)) {
-      metrics[`pipeline/${key}`] = value;
+    let kept = processed.experiences;
+    if (dynamicSampling) {
+      kept = firstGroups(kept, batchSize);
+      metrics["explorer/gen_batches"] = batches;
+      metrics["explorer/kept_groups"] = countGroups(kept);
     }
     if (buffer && kept.length) {
       const put = await buffer.put(kept);
@@ -154,6 +173,23 @@ export class Explorer {
       JSON.stringify(state) + "\n",
     );
     return { drew: true, kept, metrics };
+  }
+
+  /** Advantages (when the pipeline owns them), then the operators, over one step's experiences. */
+  #process(experiences: readonly Experience[]) {
+    const { advantageFn, operators } = this.options;
+    const metrics: Record<string, number> = {};
+    let kept = [...experiences];
+    if (advantageFn) {
+      const advantaged = applyAdvantages(advantageFn, kept);
+      kept = advantaged.experiences;
+      Object.assign(metrics, advantaged.metrics);
+    }
+    const processed = runOperators(operators, kept);
+    for (const [key, value] of Object.entries(processed.metrics)) {
+      metrics[`pipeline/${key}`] = value;
+    }
+    return { experiences: processed.experiences, metrics };
   }
 
   /**

@@ -190,7 +190,7 @@ const CASES: BadConfig[] = [
     message: `F:18: stages[1].algorithm.algorithm_typ: unknown key "algorithm_typ"; known: ` +
       `algorithm_type, repeat_times, sample_strategy, sample_strategy_args, advantage_fn, ` +
       `advantage_fn_args, policy_loss_fn, policy_loss_fn_args, kl_penalty_fn, kl_penalty_fn_args, ` +
-      `kl_loss_fn, kl_loss_fn_args, entropy_loss_fn, entropy_loss_fn_args, optimizer. ` +
+      `kl_loss_fn, kl_loss_fn_args, entropy_loss_fn, entropy_loss_fn_args, dynamic_sampling, optimizer. ` +
       `Did you mean "algorithm_type"?`,
   },
   {

@@ -31,6 +31,7 @@ function baseStage(dir: string): StageConfig {
       klPenaltyFnArgs: {},
       klLossFnArgs: {},
       entropyLossFnArgs: {},
+      dynamicSampling: { maxNumGenBatches: 10 },
       optimizer: {
         lr: 1e-6,
         betas: [0.9, 0.999],
