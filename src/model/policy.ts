@@ -15,7 +15,7 @@ import {
   GenerationEngine,
 } from "../engine/engine.ts";
 import { getGpu, type GpuContext } from "../gpu/device.ts";
-import { readBuffers } from "../gpu/readback.ts";
+import { readVariables } from "../graph/read_variables.ts";
 import { compileGraph, type Executable } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
 import type { Tensor, Variable } from "../graph/tensor.ts";
@@ -196,13 +196,8 @@ export class PolicyModel {
   }
 
   /** Reads every parameter back to the host (one readback), by HF name. */
-  async readParameters(): Promise<Map<string, Float32Array<ArrayBuffer>>> {
-    const vars = [...this.params.values()];
-    const raw = await readBuffers(
-      this.gpu.device,
-      vars.map((v) => ({ buffer: v.buffer, bytes: shapeSize(v.shape) * 4 })),
-    );
-    return new Map(vars.map((v, i) => [v.name, new Float32Array(raw[i])]));
+  readParameters(): Promise<Map<string, Float32Array<ArrayBuffer>>> {
+    return readVariables(this.gpu.device, this.params.values());
   }
 
   /**

@@ -31,6 +31,7 @@ import {
 import { startStageServer } from "../serve/stage_server.ts";
 import { Synchronizer } from "./synchronizer.ts";
 import { createStageTrainer } from "./trainer_setup.ts";
+import type { CriticStep } from "../trainer/critic.ts";
 import { openExpertBuffer } from "./expert_buffer.ts";
 import { withGroupFilter } from "./dynamic_sampling.ts";
 
@@ -165,19 +166,23 @@ export async function runExploreTrain(
     ? trainStepFor(stage, algorithm, trainerModel, stage.buffer.totalSteps)
     : undefined;
   let freeTrainer = () => {};
+  let critic: CriticStep | undefined;
   const trainerLoop = async () => {
     if (!trainStep) return;
     try {
       if (policy.resumed) trainStep.optimizer.loadState(policy.resumed.optimizerState);
-      const { trainer, destroy } = await createStageTrainer(
+      const stageTrainer = await createStageTrainer(
         stage,
         algorithm,
         ctx,
         trainerModel,
         trainStep,
         algorithm.advantageInTrainer,
+        policy.resumed?.dir,
       );
-      freeTrainer = destroy;
+      const { trainer } = stageTrainer;
+      freeTrainer = stageTrainer.destroy;
+      critic = stageTrainer.critic;
       const buffers = {
         experience: buffer,
         expert: algorithm.sampleStrategy === "mix"
@@ -237,8 +242,7 @@ export async function runExploreTrain(
             stageDir,
             step,
             trainStep,
-            {},
-            bufferDir,
+            { bufferDir, critic },
           );
         }
       }
@@ -269,8 +273,7 @@ export async function runExploreTrain(
         stageDir,
         trainedSteps,
         trainStep,
-        {},
-        bufferDir,
+        { bufferDir, critic },
       );
     }
     if (sync.explorerVersion < trainedSteps) await sync.beforeExploreStep(Infinity);

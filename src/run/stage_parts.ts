@@ -11,6 +11,7 @@ import type { GpuContext } from "../gpu/device.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import type { Monitor } from "../monitor/monitor.ts";
 import { saveCheckpoint } from "../trainer/checkpoint.ts";
+import type { CriticStep } from "../trainer/critic.ts";
 import { TrainStep, type TrainStepConfig } from "../trainer/train_step.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import { PolicyRolloutModel } from "../workflow/policy_rollout_model.ts";
@@ -164,18 +165,27 @@ export function evalDue(stage: StageConfig, step: number, startStep: number): bo
   return evalInterval > 0 && step % evalInterval === 0 && step !== startStep;
 }
 
+/** What a stage checkpoint holds beside the policy and its optimizer. */
+export interface StageCheckpointParts {
+  /** JSON fields for the trainer state (e.g. a data cursor). */
+  extra?: Record<string, unknown>;
+  /** The experience buffer whose handed-out experiences the checkpoint records. */
+  bufferDir?: string;
+  /** The PPO critic, saved under `critic/`. */
+  critic?: CriticStep;
+}
+
 /**
  * Saves a checkpoint of `trainStep` at stage step `step`, recording in its trainer state the
  * experiences the buffer in `bufferDir` has handed out (so a resume from it hands out again
- * exactly those taken after it) and `extra`.
+ * exactly those taken after it), `extra` and the critic.
  */
 export async function saveStageCheckpoint(
   stage: StageConfig,
   stageDir: string,
   step: number,
   trainStep: TrainStep,
-  extra: Record<string, unknown>,
-  bufferDir?: string,
+  { extra = {}, bufferDir, critic }: StageCheckpointParts = {},
 ): Promise<string> {
   let retired: string[] = [];
   if (bufferDir) {
@@ -190,7 +200,7 @@ export async function saveStageCheckpoint(
     step,
     trainStep,
     { ...extra, stage: stage.stageName, buffer_retired: retired },
-    { maxToKeep: stage.trainer.maxCheckpointsToKeep },
+    { maxToKeep: stage.trainer.maxCheckpointsToKeep, critic },
   );
 }
 

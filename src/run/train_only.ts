@@ -48,13 +48,14 @@ export async function runTrainOnly(
   const batchSize = stage.buffer.trainBatchSize ?? stage.buffer.batchSize;
   const trainStep = trainStepFor(stage, algorithm, model, stage.buffer.totalSteps);
   if (policy.resumed) trainStep.optimizer.loadState(policy.resumed.optimizerState);
-  const { trainer, destroy: freeTrainer } = await createStageTrainer(
+  const { trainer, critic, destroy: freeTrainer } = await createStageTrainer(
     stage,
     algorithm,
     ctx,
     model,
     trainStep,
     true,
+    policy.resumed?.dir,
   );
   const evalTasksets = await openEvalTasksets(stage, log);
   const rollout = evalTasksets.length ? rolloutModel(stage, model, stage.seed) : undefined;
@@ -99,13 +100,15 @@ export async function runTrainOnly(
     const every = stage.trainer.saveInterval;
     if (every > 0 && step % every === 0) {
       finalCheckpoint = await saveStageCheckpoint(stage, stageDir, step, trainStep, {
-        data_cursor: source.cursor(),
+        extra: { data_cursor: source.cursor() },
+        critic,
       });
     }
   }
   if (finalCheckpoint === undefined || !finalCheckpoint.endsWith(`step_${step}`)) {
     finalCheckpoint = await saveStageCheckpoint(stage, stageDir, step, trainStep, {
-      data_cursor: source.cursor(),
+      extra: { data_cursor: source.cursor() },
+      critic,
     });
   }
   if (evalTasksets.length && evaluated !== step) await evaluate(step);

@@ -2,12 +2,13 @@
  * Builds a stage's Trainer around its TrainStep: the frozen reference model when the loss needs
  * reference log-probs (the stage's initial weights, never its resumed ones), and for algorithms
  * with a critic (`ppo`) a value model whose trunk starts from the policy's current weights (as
- * verl initialises the critic from the actor's path) with its own AdamW at `trainer.critic_lr`.
- * The critic is not checkpointed: after a resume it starts again from the resumed policy.
+ * verl initialises the critic from the actor's path) with its own AdamW at `trainer.critic_lr`;
+ * a resumed stage takes the critic and its optimizer state from the checkpoint it resumes.
  */
 
 import type { StageConfig } from "../config/run_config.ts";
 import type { PolicyModel } from "../model/policy.ts";
+import { loadCriticCheckpoint } from "../trainer/checkpoint.ts";
 import { createCritic, CriticStep } from "../trainer/critic.ts";
 import type { TrainStep } from "../trainer/train_step.ts";
 import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
@@ -18,13 +19,16 @@ import { Trainer } from "./trainer.ts";
 /** A stage's trainer and what to free after the stage. */
 export interface StageTrainer {
   trainer: Trainer;
+  /** The critic, for checkpoints (algorithms with a critic). */
+  critic?: CriticStep;
   /** Frees the reference model and the critic (the TrainStep is the caller's). */
   destroy(): void;
 }
 
 /**
  * The trainer of `stage` training `model` with `trainStep`; `computeAdvantages` says whether
- * it computes the algorithm's advantages itself.
+ * it computes the algorithm's advantages itself; `resumedDir` is the checkpoint the stage
+ * resumes from, if any (its critic is loaded).
  */
 export async function createStageTrainer(
   stage: StageConfig,
@@ -33,6 +37,7 @@ export async function createStageTrainer(
   model: PolicyModel,
   trainStep: TrainStep,
   computeAdvantages: boolean,
+  resumedDir?: string,
 ): Promise<StageTrainer> {
   const reference = trainStep.needsReference
     ? (await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, {
@@ -40,7 +45,9 @@ export async function createStageTrainer(
       resume: false,
     })).model
     : undefined;
-  const critic = algorithm.type.useCritic ? await createStageCritic(stage, model) : undefined;
+  const critic = algorithm.type.useCritic
+    ? await createStageCritic(stage, model, resumedDir)
+    : undefined;
   const temperature = stage.model.temperature > 0 ? stage.model.temperature : 1;
   const trainer = new Trainer({
     trainStep,
@@ -53,6 +60,7 @@ export async function createStageTrainer(
   });
   return {
     trainer,
+    critic,
     destroy() {
       reference?.destroy();
       critic?.destroy();
@@ -61,15 +69,27 @@ export async function createStageTrainer(
   };
 }
 
-/** The critic of a stage: trunk from `model`'s weights, zero value head, its own AdamW. */
-async function createStageCritic(stage: StageConfig, model: PolicyModel): Promise<CriticStep> {
-  const critic = await createCritic(model.rawConfig, await model.readParameters(), {
-    gpu: model.gpu,
-  });
+/**
+ * The critic of a stage with its own AdamW: the one saved in `resumedDir` when it holds one,
+ * else the trunk from `model`'s weights and a zero value head.
+ */
+async function createStageCritic(
+  stage: StageConfig,
+  model: PolicyModel,
+  resumedDir: string | undefined,
+): Promise<CriticStep> {
+  const saved = resumedDir ? await loadCriticCheckpoint(resumedDir) : undefined;
+  const critic = await createCritic(
+    model.rawConfig,
+    saved?.parameters ?? await model.readParameters(),
+    { gpu: model.gpu },
+  );
   const lr = stage.trainer.criticLr ?? stage.algorithm.optimizer.lr;
-  return new CriticStep(critic, {
+  const step = new CriticStep(critic, {
     optimizer: optimizerFor(stage, lr, stage.buffer.totalSteps),
     gradClip: gradClipFor(stage),
     cliprangeValue: stage.trainer.cliprangeValue,
   });
+  if (saved) step.optimizer.loadState(saved.optimizerState);
+  return step;
 }

@@ -1,7 +1,8 @@
 /**
  * Trainer checkpoints under `<root>/checkpoints/step_<N>/`: the Hugging Face model directory,
- * the AdamW moments (`optimizer.safetensors`, PyTorch's exp_avg / exp_avg_sq names) and
- * `trainer_state.json`. Each is written into a temporary directory and renamed into place when
+ * the AdamW moments (`optimizer.safetensors`, PyTorch's exp_avg / exp_avg_sq names),
+ * `trainer_state.json` and, for PPO, the critic (`critic/`: its `model.safetensors` with the
+ * trunk's HF names plus `score.weight`, and its own `optimizer.safetensors`). Each is written into a temporary directory and renamed into place when
  * complete; `latest_checkpoint.txt` names the newest. One writer per root at a time.
  */
 
@@ -10,7 +11,8 @@ import { shapeSize } from "../graph/tensor.ts";
 import { loadModel, type PolicyModel } from "../model/policy.ts";
 import { type F32Tensor, SafetensorsFile, writeSafetensors } from "../model/safetensors.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
-import type { AdamWState } from "./adamw.ts";
+import type { AdamW, AdamWState } from "./adamw.ts";
+import { criticParameterSpecs, type CriticStep } from "./critic.ts";
 import type { TrainStep } from "./train_step.ts";
 
 /** The folder under the root that holds the checkpoints. */
@@ -21,6 +23,10 @@ export const LATEST_FILE = "latest_checkpoint.txt";
 export const OPTIMIZER_FILE = "optimizer.safetensors";
 /** The trainer state inside a checkpoint directory; written last, so it marks a complete one. */
 export const TRAINER_STATE_FILE = "trainer_state.json";
+/** The critic's folder inside a checkpoint directory. */
+export const CRITIC_DIR = "critic";
+/** The critic's parameters inside {@link CRITIC_DIR}. */
+const CRITIC_WEIGHTS_FILE = "model.safetensors";
 
 const STEP_DIR = /^step_(\d+)$/;
 const TEMP_DIR = /\.tmp-/;
@@ -33,12 +39,16 @@ export interface TrainerState extends Record<string, unknown> {
   step: number;
   /** AdamW steps taken (the t of its bias corrections). */
   optimizer_step: number;
+  /** The critic's AdamW steps, when the checkpoint holds a critic. */
+  critic_optimizer_step?: number;
 }
 
 /** Options of {@link saveCheckpoint}. */
 export interface SaveCheckpointOptions {
   /** Keep at most this many complete checkpoints, deleting the oldest (default: keep all). */
   maxToKeep?: number;
+  /** A PPO critic to save beside the policy (under `critic/`). */
+  critic?: CriticStep;
 }
 
 /** What {@link loadCheckpoint} returns. */
@@ -68,7 +78,7 @@ export async function saveCheckpoint(
   extra: Record<string, unknown> = {},
   options: SaveCheckpointOptions = {},
 ): Promise<string> {
-  const { maxToKeep } = options;
+  const { maxToKeep, critic } = options;
   if (!Number.isSafeInteger(step) || step < 0) {
     throw new Error(`Cannot save checkpoint in ${root}: expected a step >= 0, received ${step}`);
   }
@@ -77,7 +87,7 @@ export async function saveCheckpoint(
       `Cannot save checkpoint in ${root}: expected maxToKeep to be an integer >= 1, received ${maxToKeep}`,
     );
   }
-  for (const key of ["step", "optimizer_step"]) {
+  for (const key of ["step", "optimizer_step", "critic_optimizer_step"]) {
     if (Object.hasOwn(extra, key)) {
       throw new Error(
         `Cannot save checkpoint in ${root}: extra field "${key}" is reserved for the trainer state`,
@@ -96,14 +106,8 @@ export async function saveCheckpoint(
     return await trainStep.optimizer.state();
   });
   const state: TrainerState = { ...extra, step, optimizer_step: optimizer.step };
-  const tensors: F32Tensor[] = trainStep.optimizer.params.flatMap((p) => {
-    const { m, v } = optimizer.moments.get(p.name)!;
-    return [
-      { name: p.name + FIRST_MOMENT, shape: p.shape, data: m },
-      { name: p.name + SECOND_MOMENT, shape: p.shape, data: v },
-    ];
-  });
-  await writeSafetensors(`${temp}/${OPTIMIZER_FILE}`, tensors);
+  await writeMoments(`${temp}/${OPTIMIZER_FILE}`, trainStep.optimizer, optimizer);
+  if (critic) state.critic_optimizer_step = await saveCritic(`${temp}/${CRITIC_DIR}`, critic);
   await writeAtomic(`${temp}/${TRAINER_STATE_FILE}`, JSON.stringify(state, null, 2) + "\n");
   if (await exists(final)) {
     // Move the earlier save aside first: a directory cannot be renamed over a non-empty one.
@@ -122,6 +126,71 @@ export async function saveCheckpoint(
     }
   }
   return final;
+}
+
+/** Writes `state`'s moments of `optimizer`'s parameters as `<name>.exp_avg` / `.exp_avg_sq`. */
+async function writeMoments(path: string, optimizer: AdamW, state: AdamWState): Promise<void> {
+  const tensors: F32Tensor[] = optimizer.params.flatMap((p) => {
+    const { m, v } = state.moments.get(p.name)!;
+    return [
+      { name: p.name + FIRST_MOMENT, shape: p.shape, data: m },
+      { name: p.name + SECOND_MOMENT, shape: p.shape, data: v },
+    ];
+  });
+  await writeSafetensors(path, tensors);
+}
+
+/** Writes the critic's parameters and moments into `dir`; returns its AdamW step count. */
+async function saveCritic(dir: string, critic: CriticStep): Promise<number> {
+  await Deno.mkdir(dir, { recursive: true });
+  const { params, state } = await critic.critic.gpuLock.run(async () => ({
+    params: await critic.critic.readParameters(),
+    state: await critic.optimizer.state(),
+  }));
+  const tensors = criticParameterSpecs(critic.critic.config).map((spec) => ({
+    name: spec.name,
+    shape: spec.shape,
+    data: params.get(spec.name)!,
+  }));
+  await writeSafetensors(`${dir}/${CRITIC_WEIGHTS_FILE}`, tensors);
+  await writeMoments(`${dir}/${OPTIMIZER_FILE}`, critic.optimizer, state);
+  return state.step;
+}
+
+/** A critic as a checkpoint holds it: host parameters by name and its AdamW state. */
+export interface CriticCheckpoint {
+  parameters: Map<string, Float32Array<ArrayBuffer>>;
+  optimizerState: AdamWState;
+}
+
+/**
+ * The critic saved in checkpoint directory `dir`, or undefined when it holds none (a
+ * checkpoint of an algorithm without a critic, or of an rft version that did not save it).
+ */
+export async function loadCriticCheckpoint(dir: string): Promise<CriticCheckpoint | undefined> {
+  const criticDir = `${dir}/${CRITIC_DIR}`;
+  if (!await exists(`${criticDir}/${CRITIC_WEIGHTS_FILE}`)) return undefined;
+  const trainerState = await readTrainerState(`${dir}/${TRAINER_STATE_FILE}`);
+  const step = trainerState.critic_optimizer_step;
+  if (!Number.isSafeInteger(step) || (step as number) < 0) {
+    throw new Error(
+      `Cannot load the critic of ${dir}: expected "critic_optimizer_step" in ${TRAINER_STATE_FILE} to be an integer >= 0, found ${
+        JSON.stringify(step)
+      }`,
+    );
+  }
+  const file = await SafetensorsFile.open(`${criticDir}/${CRITIC_WEIGHTS_FILE}`);
+  const parameters = new Map<string, Float32Array<ArrayBuffer>>();
+  for (const info of file.tensors.values()) {
+    if (info.dtype !== "F32") {
+      throw new Error(
+        `Cannot load the critic of ${dir}: tensor "${info.name}" is ${info.dtype}, expected F32`,
+      );
+    }
+    parameters.set(info.name, new Float32Array((await file.read(info.name)).buffer));
+  }
+  const moments = await readMoments(`${criticDir}/${OPTIMIZER_FILE}`);
+  return { parameters, optimizerState: { step: step as number, moments } };
 }
 
 /**
@@ -231,7 +300,6 @@ async function readMoments(path: string): Promise<AdamWState["moments"]> {
   return moments;
 }
 
-/** The `step_N` directories of `base` holding `trainer_state.json`, oldest step first. */
 /** The complete checkpoints under `<root>/checkpoints/`, oldest first, with their paths. */
 export async function listCheckpoints(root: string): Promise<{ dir: string; step: number }[]> {
   const base = `${root}/${CHECKPOINTS_DIR}`;

@@ -2,10 +2,11 @@
  * The PPO critic: the policy architecture's trunk plus a scalar value head `score.weight` [1, C]
  * (TRL's value-model naming), its teacher-forced per-token values, and one optimizer step on
  * verl's clipped value loss (token-mean only) as one compiled graph per batch shape. Does not
- * load or save critic checkpoints, micro-batch, or share a trunk with the policy (the run loop
- * builds it in `src/run/trainer_setup.ts`).
+ * micro-batch or share a trunk with the policy; checkpoints carry it (`checkpoint.ts`, under
+ * `critic/`) and the run loop builds it in `src/run/trainer_setup.ts`.
  */
 
+import { readVariables } from "../graph/read_variables.ts";
 import { getGpu, type GpuContext } from "../gpu/device.ts";
 import { compileGraph, type Executable } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
@@ -133,6 +134,11 @@ export class CriticModel {
       this.#graphs.set(key, entry);
     }
     return entry;
+  }
+
+  /** Reads every parameter back to the host (one readback), by name. */
+  readParameters(): Promise<Map<string, Float32Array<ArrayBuffer>>> {
+    return readVariables(this.gpu.device, this.params.values());
   }
 
   /** Frees the compiled graphs and the parameters. */

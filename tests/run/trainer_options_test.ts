@@ -4,9 +4,10 @@ import assert from "node:assert/strict";
 import { assertEquals } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
-import { runConfig } from "../../src/run/run.ts";
+import { runConfig, STAGE_DONE_FILE } from "../../src/run/run.ts";
 import { REWARD_FUNCTIONS } from "../../src/workflow/rewards/mod.ts";
-import { metricsRows, quiet, trainRows, withFixture } from "./_fixture.ts";
+import { metricsRows, quiet, readJson, trainRows, withFixture } from "./_fixture.ts";
+import { loadCriticCheckpoint } from "../../src/trainer/checkpoint.ts";
 
 // Rewards that vary with the response, so the critic has returns to fit.
 REWARD_FUNCTIONS.register("digits_over_three_ppo_test", {
@@ -15,7 +16,7 @@ REWARD_FUNCTIONS.register("digits_over_three_ppo_test", {
   compute: ({ response }) => ({ reward: response.replace(/\D/g, "").length / 3, metrics: {} }),
 });
 
-Deno.test("ppo: the critic trains beside the policy and GAE uses its values", async () => {
+Deno.test("ppo: the critic trains beside the policy, GAE uses its values, a resume continues it", async () => {
   await withFixture(async (f) => {
     const file = await f.writeConfig({
       algorithm: { algorithm_type: "ppo", repeat_times: 2 },
@@ -39,6 +40,32 @@ Deno.test("ppo: the critic trains beside the policy and GAE uses its values", as
     // returns do, and the value loss is positive.
     assert(train[0]["critic/vpred_mean"] !== 0, JSON.stringify(train[0]));
     for (const r of train) assert(Number(r["critic/vf_loss"]) > 0, JSON.stringify(r));
+
+    // Each checkpoint carries the critic: 2 critic updates per step (ppo_epochs 2).
+    const checkpoints = `${f.runDir("ppo")}/checkpoints`;
+    const state = (step: number) => readJson(`${checkpoints}/step_${step}/trainer_state.json`);
+    assertEquals((await state(3)).critic_optimizer_step, 6);
+    const critic3 = (await loadCriticCheckpoint(`${checkpoints}/step_3`))!;
+    // As if killed before the stage ended, the same command with one more step resumes at
+    // step 3 with the saved critic and its optimizer (a critic rebuilt from the policy would
+    // restart its count at 0).
+    await Deno.remove(`${f.runDir("ppo")}/${STAGE_DONE_FILE}`);
+    const more = await f.writeConfig({
+      algorithm: { algorithm_type: "ppo", repeat_times: 2 },
+      buffer: {
+        total_steps: 4,
+        explorer_input: { default_reward_fn_type: "digits_over_three_ppo_test" },
+      },
+      trainer: { critic_lr: 0.05, ppo_epochs: 2 },
+      explorer: { eval_interval: 0, eval_on_startup: false },
+    }, "ppo.yaml");
+    await runConfig(await loadConfig(more), quiet);
+    assertEquals((await state(4)).critic_optimizer_step, 8);
+    assertEquals(trainRows(await metricsRows(f.runDir("ppo"))).map((r) => r.step), [1, 2, 3, 4]);
+    const critic4 = (await loadCriticCheckpoint(`${checkpoints}/step_4`))!;
+    const head = (c: typeof critic3) => [...c.parameters.get("score.weight")!];
+    assert(head(critic3).some((x) => x !== 0), "the saved value head was trained");
+    assert(head(critic4).some((x, i) => x !== head(critic3)[i]), "step 4 trained it further");
   });
 });
 

@@ -1,5 +1,6 @@
 /**
- * Trainer checkpoints: resuming from a checkpoint reproduces uninterrupted training exactly,
+ * Trainer checkpoints: resuming from a checkpoint reproduces uninterrupted training exactly (the
+ * policy's and a PPO critic's),
  * `maxToKeep` prunes the oldest, and temporary or incomplete directories are never taken for a
  * checkpoint (and temporary ones are cleaned by the next save).
  */
@@ -14,10 +15,12 @@ import {
   findLatestCheckpoint,
   LATEST_FILE,
   loadCheckpoint,
+  loadCriticCheckpoint,
   saveCheckpoint,
   TRAINER_STATE_FILE,
 } from "../../src/trainer/checkpoint.ts";
 import { TrainStep, type TrainStepConfig } from "../../src/trainer/train_step.ts";
+import { createCritic, CriticStep } from "../../src/trainer/critic.ts";
 import { TINY_QWEN2 } from "./_tiny_qwen2.ts";
 
 const RAW = TINY_QWEN2;
@@ -99,6 +102,52 @@ Deno.test("resuming from a checkpoint reproduces uninterrupted training bit for 
   assertEquals(differing(p1, await saved.model.readParameters()).length > 0, true);
   for (const t of [trainer, resumed]) t.destroy();
   for (const m of [model, loaded.model, saved.model]) m.destroy();
+  await Deno.remove(root, { recursive: true });
+});
+
+Deno.test("a critic saved with a checkpoint resumes its training bit for bit", async () => {
+  const root = await Deno.makeTempDir({ prefix: "rft-checkpoint-" });
+  const exps = dataset().map((e, i) => ({
+    ...e,
+    returns: e.tokens.map((_, t) => (i - 1) * t / 4),
+  }));
+  const tokens = exps.map((e) => e.tokens);
+  const model = await tinyModel();
+  const trainer = new TrainStep(model, CONFIG);
+  const config = { optimizer: { lr: 0.02, weightDecay: 0.01 }, gradClip: 1 };
+  const critic = new CriticStep(
+    await createCritic(RAW, initParameters(parseHfConfig(RAW), 9, 0.3), { gpu: model.gpu }),
+    config,
+  );
+  for (let i = 0; i < 2; i++) await critic.step(exps, await critic.critic.values(tokens));
+  const plain = await saveCheckpoint(root, 1, trainer);
+  assertEquals(await loadCriticCheckpoint(plain), undefined);
+  const dir = await saveCheckpoint(root, 2, trainer, {}, { critic });
+  const after = await critic.step(exps, await critic.critic.values(tokens));
+  const p1 = await critic.critic.readParameters();
+
+  const saved = (await loadCriticCheckpoint(dir))!;
+  assertEquals(saved.optimizerState.step, 2);
+  assertEquals(
+    (await loadCheckpoint(dir, { gpu: model.gpu })).trainerState.critic_optimizer_step,
+    2,
+  );
+  const resumed = new CriticStep(
+    await createCritic(RAW, saved.parameters, { gpu: model.gpu }),
+    config,
+  );
+  resumed.optimizer.loadState(saved.optimizerState);
+  const again = await resumed.step(exps, await resumed.critic.values(tokens));
+  assertEquals(again, after);
+  assertEquals(differing(p1, await resumed.critic.readParameters()), []);
+  // The value head was trained (a fresh critic's is zero) and saved with it.
+  assertEquals(saved.parameters.get("score.weight")!.some((x) => x !== 0), true);
+  for (const c of [critic, resumed]) {
+    c.destroy();
+    c.critic.destroy();
+  }
+  trainer.destroy();
+  model.destroy();
   await Deno.remove(root, { recursive: true });
 });
 
