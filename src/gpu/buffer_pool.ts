@@ -1,6 +1,8 @@
 /**
  * Reuses GPU storage buffers by size class, so building and dropping graphs does not churn
- * allocations. Sizes round up to a power of two below 1 MiB and to 1/8 steps above it.
+ * allocations. Sizes round up to a power of two below 1 MiB and to 1/8 steps above it, but never
+ * past the device's storage-binding limit when the request fits under it (a kernel binds a
+ * pooled buffer whole).
  */
 
 /** Usage flags of every pooled tensor buffer. */
@@ -28,7 +30,8 @@ export class BufferPool {
    * label is given on creation only (a reused buffer keeps its first label).
    */
   acquire(bytes: number, label = "tensor"): GPUBuffer {
-    const size = sizeClass(bytes);
+    const limit = this.device.limits.maxStorageBufferBindingSize;
+    const size = bytes <= limit ? Math.min(sizeClass(bytes), limit) : sizeClass(bytes);
     const reused = this.#free.get(size)?.pop();
     if (reused) return reused;
     this.#liveBytes += size;

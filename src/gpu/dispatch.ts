@@ -63,6 +63,7 @@ function bindingResource(
   binding: number,
   kind: BindingKind,
   arg: BindingArg,
+  maxBindingBytes: number,
 ): GPUBindingResource {
   const isView = arg instanceof GPUTextureView;
   if (isView !== (kind === "texture")) {
@@ -75,7 +76,16 @@ function bindingResource(
     );
   }
   if (arg instanceof GPUTextureView) return arg;
-  return "buffer" in arg ? arg : { buffer: arg };
+  const range = "buffer" in arg ? arg : { buffer: arg };
+  const bytes = range.size ?? range.buffer.size - (range.offset ?? 0);
+  if (bytes > maxBindingBytes) {
+    throw new Error(
+      `Cannot prepare kernel "${what}": binding ${binding} spans ${bytes} bytes, above this ` +
+        `adapter's maxStorageBufferBindingSize of ${maxBindingBytes}; rft does not split one ` +
+        "tensor over several bindings yet: use shorter sequences or fewer tokens per batch",
+    );
+  }
+  return range;
 }
 
 /**
@@ -105,7 +115,13 @@ export async function prepareDispatch(
   }
   const entries: GPUBindGroupEntry[] = args.map((arg, binding) => ({
     binding,
-    resource: bindingResource(what, binding, spec.bindings[binding], arg),
+    resource: bindingResource(
+      what,
+      binding,
+      spec.bindings[binding],
+      arg,
+      gpu.device.limits.maxStorageBufferBindingSize,
+    ),
   }));
   const kernel = await getKernel(gpu, spec);
   const { device } = gpu;

@@ -129,6 +129,23 @@ export class Executable {
   }
 }
 
+/**
+ * Throws, naming the first tensor of `order` that one storage binding of `limit` bytes cannot
+ * hold (every kernel binds its tensors whole).
+ */
+function checkBindingSizes(order: readonly Tensor[], limit: number, label: string): void {
+  const big = order.find((t) => t.size * BYTES_PER_ELEMENT > limit);
+  if (!big) return;
+  const source = big.source;
+  const made = source.kind === "op" ? `made by op "${source.op.name}"` : `a ${source.kind}`;
+  throw new Error(
+    `Cannot compile graph "${label}": tensor ${big.name}${formatShape(big.shape)} (${made}) ` +
+      `needs ${big.size * BYTES_PER_ELEMENT} bytes in one storage binding, above this adapter's ` +
+      `maxStorageBufferBindingSize of ${limit}; rft does not split a tensor over several ` +
+      "bindings yet: use shorter sequences or fewer tokens per batch",
+  );
+}
+
 /** Compiles the part of a graph that `outputs` need. */
 export async function compileGraph(
   gpu: GpuContext,
@@ -138,6 +155,7 @@ export async function compileGraph(
   const { device } = gpu;
   if (outputs.length === 0) throw new Error(`Cannot compile graph "${label}": no outputs`);
   const order = schedule(outputs);
+  checkBindingSizes(order, device.limits.maxStorageBufferBindingSize, label);
   const plan = planMemory(order, new Set(outputs));
   const owned: GPUBuffer[] = [];
   const acquire = (bytes: number, name: string) => {

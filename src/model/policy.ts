@@ -94,7 +94,8 @@ export class PolicyModel {
   /**
    * Log-probability of each token given the ones before it, for every sequence:
    * result[i][t] = log p(seq[t + 1] | seq[0..t]), so each list is one shorter than its sequence.
-   * All sequences run as one padded batch; one readback.
+   * The sequences run as one padded batch with one readback, or in several when the batch's
+   * logits would not fit one storage binding of the device.
    */
   logprobs(
     sequences: readonly (readonly number[])[],
@@ -125,21 +126,32 @@ export class PolicyModel {
         );
       }
     }
-    const batch = sequences.length;
-    const longest = Math.max(...sequences.map((s) => s.length));
-    const seq = paddedLength(longest);
-    const { exe, inputs, out } = await this.#logprobGraph(batch, seq, temperature);
-    const { ids, positions, segments, targets } = padBatch(sequences, seq, vocab);
-    await exe.run(
-      new Map([
-        [inputs.ids, ids],
-        [inputs.positions, positions],
-        [inputs.segments, segments],
-        [inputs.targets, targets],
-      ]),
+    const seq = paddedLength(Math.max(...sequences.map((s) => s.length)));
+    // Rows per graph run, so the logits [rows, seq, vocab] fit one storage binding.
+    const bindingBytes = this.gpu.device.limits.maxStorageBufferBindingSize;
+    const rows = Math.max(
+      1,
+      Math.min(sequences.length, Math.floor(bindingBytes / (4 * seq * vocab))),
     );
-    const [values] = await exe.read([out]);
-    return sequences.map((s, b) => Array.from(values.subarray(b * seq, b * seq + s.length - 1)));
+    const result: number[][] = [];
+    for (let first = 0; first < sequences.length; first += rows) {
+      const chunk = sequences.slice(first, first + rows);
+      const { exe, inputs, out } = await this.#logprobGraph(chunk.length, seq, temperature);
+      const { ids, positions, segments, targets } = padBatch(chunk, seq, vocab);
+      await exe.run(
+        new Map([
+          [inputs.ids, ids],
+          [inputs.positions, positions],
+          [inputs.segments, segments],
+          [inputs.targets, targets],
+        ]),
+      );
+      const [values] = await exe.read([out]);
+      for (const [b, s] of chunk.entries()) {
+        result.push(Array.from(values.subarray(b * seq, b * seq + s.length - 1)));
+      }
+    }
+    return result;
   }
 
   async #logprobGraph(batch: number, seq: number, temperature: number) {
@@ -250,6 +262,7 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   }
   const config = parseHfConfig(raw, configPath);
   checkArchitecture(config);
+  checkBindable(config, gpu, `Cannot load model from ${dir}`);
   const checkpoint = await openCheckpoint(dir);
   const available = new Set(checkpoint.names);
   const params = new Map<string, Variable>();
@@ -290,6 +303,7 @@ export async function createModel(
 ): Promise<PolicyModel> {
   const gpu = options.gpu ?? await getGpu();
   const config = parseHfConfig(rawConfig, "config");
+  checkBindable(config, gpu, "Cannot create model");
   const params = new Map<string, Variable>();
   for (const spec of parameterSpecs(config)) {
     const data = parameters.get(spec.name);
@@ -307,6 +321,19 @@ export async function createModel(
     );
   }
   return new PolicyModel(gpu, rawConfig, config, params, options.tokenizer);
+}
+
+/** Throws naming the first parameter of `config` too large for one storage binding of `gpu`. */
+function checkBindable(config: ModelConfig, gpu: GpuContext, where: string): void {
+  const limit = gpu.device.limits.maxStorageBufferBindingSize;
+  const big = parameterSpecs(config).find((spec) => shapeSize(spec.shape) * 4 > limit);
+  if (!big) return;
+  throw new Error(
+    `${where}: tensor "${big.name}" ${formatShape(big.shape)} needs ${
+      shapeSize(big.shape) * 4
+    } bytes as f32, above this adapter's maxStorageBufferBindingSize of ${limit}; rft does ` +
+      "not split a weight over several bindings yet, so this model does not fit this adapter",
+  );
 }
 
 /** The side files present in `dir`, by name. */

@@ -14,6 +14,8 @@
  * update graph then clips and applies them: the same step as the uncut batch, up to rounding.
  * The loss terms and the gradient norm are exact; a loss fn's other metrics are combined with
  * their term's weight, which is approximate for a metric aggregated otherwise than its loss.
+ * When the loss can be cut, the budget is lowered so that a micro-batch's logits [tokens, vocab]
+ * fit one storage binding of the device (large vocabularies on adapters with small bindings).
  * PPO epochs and mini-batches are the Trainer's (`src/run/trainer.ts`).
  */
 
@@ -178,8 +180,9 @@ export class TrainStep {
         }`,
       );
     }
-    const plan = planMicroBatches(experiences.map((e) => e.tokens.length), {
-      maxTokens: this.config.maxTokensPerMicroBatch,
+    const lengths = experiences.map((e) => e.tokens.length);
+    const plan = planMicroBatches(lengths, {
+      maxTokens: this.#tokenBudget(lengths),
       split: this.#loss.entry.microBatching,
       pack: this.config.packSequences && this.#everyTermTokenMean(),
     });
@@ -329,6 +332,21 @@ export class TrainStep {
       );
     }
     return feeds;
+  }
+
+  /**
+   * Tokens per micro-batch for sequences of `lengths`: `maxTokensPerMicroBatch`, lowered, when
+   * the loss can be cut and the padded batch's logits would not fit one storage binding, to
+   * what fits; undefined: no limit.
+   */
+  #tokenBudget(lengths: readonly number[]): number | undefined {
+    const configured = this.config.maxTokensPerMicroBatch;
+    if (this.#loss.entry.microBatching === undefined) return configured;
+    const bindingBytes = this.model.gpu.device.limits.maxStorageBufferBindingSize;
+    const fit = Math.max(1, Math.floor(bindingBytes / (4 * this.model.config.vocabSize)));
+    const uncut = lengths.length * paddedLength(Math.max(...lengths));
+    if ((configured ?? uncut) <= fit) return configured;
+    return fit;
   }
 
   /** Inputs and loss terms of a [rows, seq] batch, built into `g`. */
