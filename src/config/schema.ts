@@ -382,7 +382,7 @@ const TOP_FIELDS: Fields = {
     max_checkpoints_to_keep: int("Complete checkpoints kept", { min: 1, defaultDoc: "all" }),
     max_tokens_per_micro_batch: int(
       "Token budget (rows x row length) of a micro-batch; gradients are accumulated over them",
-      { min: 1, defaultDoc: "the whole batch" },
+      { min: 1, defaultDoc: "the whole batch, or what keeps its logits in one storage binding" },
     ),
     pack_sequences: bool("Pack several sequences per row when every loss term is token-mean", {
       default: false,
