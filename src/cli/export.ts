@@ -4,11 +4,11 @@
  * or a run directory (its latest checkpoint). ONNX is the only export format so far.
  */
 
-import { parseArgs } from "node:util";
 import { exportOnnx } from "../export/export_onnx.ts";
 import { loadModel } from "../model/policy.ts";
 import { findLatestCheckpoint } from "../trainer/checkpoint.ts";
 import { CliError } from "./cli_error.ts";
+import { parseFlags } from "./parse_flags.ts";
 
 const HELP = `Usage: ./rft export --onnx OUT.onnx --model DIR [options]
 
@@ -41,21 +41,16 @@ async function modelDirectory(dir: string): Promise<string> {
 
 /** Runs `rft export`; returns the exit code. */
 export async function exportCommand(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      options: {
-        help: { type: "boolean", short: "h" },
-        onnx: { type: "string" },
-        model: { type: "string" },
-        "no-attention-mask": { type: "boolean" },
-        "external-data": { type: "boolean" },
-      },
-    });
-  } catch (err) {
-    throw new CliError(`${(err as Error).message}\n${HELP}`);
-  }
+  const parsed = parseFlags({
+    args,
+    options: {
+      help: { type: "boolean", short: "h" },
+      onnx: { type: "string" },
+      model: { type: "string" },
+      "no-attention-mask": { type: "boolean" },
+      "external-data": { type: "boolean" },
+    },
+  }, HELP);
   const { values } = parsed;
   if (values.help) {
     console.log(HELP);

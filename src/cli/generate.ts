@@ -3,9 +3,9 @@
  * prompts (optionally through the chat template) and prints each sample with its finish reason.
  */
 
-import { parseArgs } from "node:util";
 import { loadModel } from "../model/policy.ts";
 import { CliError } from "./cli_error.ts";
+import { parseFlags } from "./parse_flags.ts";
 
 const HELP = `Usage: ./rft generate --model DIR --prompt TEXT [--prompt TEXT ...] [options]
 
@@ -34,27 +34,22 @@ function numberFlag(values: Record<string, unknown>, name: string, fallback?: nu
 
 /** Runs `rft generate`; returns the exit code. */
 export async function generateCommand(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      options: {
-        help: { type: "boolean", short: "h" },
-        model: { type: "string" },
-        prompt: { type: "string", multiple: true },
-        chat: { type: "boolean" },
-        n: { type: "string" },
-        "max-tokens": { type: "string" },
-        temperature: { type: "string" },
-        "top-k": { type: "string" },
-        "top-p": { type: "string" },
-        seed: { type: "string" },
-        logprobs: { type: "boolean" },
-      },
-    });
-  } catch (err) {
-    throw new CliError(`${(err as Error).message}\n${HELP}`);
-  }
+  const parsed = parseFlags({
+    args,
+    options: {
+      help: { type: "boolean", short: "h" },
+      model: { type: "string" },
+      prompt: { type: "string", multiple: true },
+      chat: { type: "boolean" },
+      n: { type: "string" },
+      "max-tokens": { type: "string" },
+      temperature: { type: "string" },
+      "top-k": { type: "string" },
+      "top-p": { type: "string" },
+      seed: { type: "string" },
+      logprobs: { type: "boolean" },
+    },
+  }, HELP);
   const { values } = parsed;
   if (values.help) {
     console.log(HELP);

@@ -3,9 +3,9 @@
  * (see `src/monitor/plot.ts`) and prints the path written. Reads files only; no GPU.
  */
 
-import { parseArgs } from "node:util";
 import { writePlot } from "../monitor/plot.ts";
 import { CliError } from "./cli_error.ts";
+import { parseFlags } from "./parse_flags.ts";
 
 const HELP = `Usage: ./rft plot RUN_DIR [--out FILE]
 
@@ -17,16 +17,11 @@ Options:
 
 /** Runs `rft plot`; returns the exit code. */
 export async function plotCommand(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { help: { type: "boolean", short: "h" }, out: { type: "string" } },
-    });
-  } catch (err) {
-    throw new CliError(`${(err as Error).message}\n${HELP}`);
-  }
+  const parsed = parseFlags({
+    args,
+    allowPositionals: true,
+    options: { help: { type: "boolean", short: "h" }, out: { type: "string" } },
+  }, HELP);
   const { values, positionals } = parsed;
   if (values.help) {
     console.log(HELP);

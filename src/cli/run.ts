@@ -5,12 +5,12 @@
  * written (experiences, checkpoints, metrics) stays and the same command resumes.
  */
 
-import { parseArgs } from "node:util";
 import { ConfigError } from "../config/config_error.ts";
 import { loadConfig } from "../config/load_config.ts";
 import { loadPlugins, PluginError } from "../run/plugins.ts";
 import { formatSummary, runConfig } from "../run/run.ts";
 import { CliError } from "./cli_error.ts";
+import { parseFlags } from "./parse_flags.ts";
 
 const USAGE = `Usage: ./rft run CONFIG.yaml [options]
 
@@ -21,20 +21,15 @@ Options:
 
 /** Runs the `run` command. */
 export async function runCommand(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        set: { type: "string", multiple: true },
-        "plugin-dir": { type: "string", multiple: true },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (err) {
-    throw new CliError(`${(err as Error).message}\n${USAGE}`);
-  }
+  const parsed = parseFlags({
+    args,
+    allowPositionals: true,
+    options: {
+      set: { type: "string", multiple: true },
+      "plugin-dir": { type: "string", multiple: true },
+      help: { type: "boolean", short: "h" },
+    },
+  }, USAGE);
   if (parsed.values.help) {
     console.log(USAGE);
     return 0;

@@ -5,12 +5,12 @@
  */
 
 import { basename, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { loadModel } from "../model/policy.ts";
 import { OpenAIServer } from "../serve/openai_server.ts";
 import { DEFAULT_MAX_N, ServedModel } from "../serve/served_model.ts";
 import { PolicyRolloutModel } from "../workflow/policy_rollout_model.ts";
 import { CliError } from "./cli_error.ts";
+import { parseFlags } from "./parse_flags.ts";
 
 const HELP = `Usage: ./rft serve --model DIR [options]
 
@@ -42,27 +42,22 @@ function intFlag(values: Record<string, unknown>, name: string, fallback: number
 
 /** Runs `rft serve` until interrupted; returns the exit code. */
 export async function serveCommand(args: string[]): Promise<number> {
-  let values;
-  try {
-    values = parseArgs({
-      args,
-      options: {
-        help: { type: "boolean", short: "h" },
-        model: { type: "string" },
-        name: { type: "string" },
-        host: { type: "string" },
-        port: { type: "string" },
-        "api-key": { type: "string" },
-        "max-prompt-tokens": { type: "string" },
-        "max-tokens": { type: "string" },
-        "max-n": { type: "string" },
-        temperature: { type: "string" },
-        seed: { type: "string" },
-      },
-    }).values;
-  } catch (err) {
-    throw new CliError(`${(err as Error).message}\n${HELP}`);
-  }
+  const values = parseFlags({
+    args,
+    options: {
+      help: { type: "boolean", short: "h" },
+      model: { type: "string" },
+      name: { type: "string" },
+      host: { type: "string" },
+      port: { type: "string" },
+      "api-key": { type: "string" },
+      "max-prompt-tokens": { type: "string" },
+      "max-tokens": { type: "string" },
+      "max-n": { type: "string" },
+      temperature: { type: "string" },
+      seed: { type: "string" },
+    },
+  }, HELP).values;
   if (values.help) {
     console.log(HELP);
     return 0;

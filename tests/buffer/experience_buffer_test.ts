@@ -6,16 +6,7 @@ import {
 } from "../../src/buffer/experience_buffer.ts";
 import { readExperienceDir } from "../../src/buffer/experience_io.ts";
 import { assertEquals, assertRejects } from "../_asserts.ts";
-
-/** Runs `fn` in a fresh temporary directory, removed afterwards. */
-async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "rft-buffer-" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+import { inTempDir } from "../_temp_dir.ts";
 
 /** A small experience with eid `name` from policy version `version`. */
 function exp(name: string, version = 0): Experience {
@@ -40,7 +31,7 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
 }
 
 Deno.test("buffer: a put beyond capacity waits until a take makes room", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-buffer-", async (dir) => {
     const buffer = await ExperienceBuffer.open(dir, { capacity: 2 });
     await buffer.put([exp("a0"), exp("a1")]);
     const blocked = buffer.put([exp("b0")]);
@@ -61,7 +52,7 @@ Deno.test("buffer: a put beyond capacity waits until a take makes room", async (
 });
 
 Deno.test("buffer: a take waits for n, ends at close with what is left, and aborts", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-buffer-", async (dir) => {
     const buffer = await ExperienceBuffer.open(dir, { capacity: 4 });
     const taking = buffer.take(3);
     await buffer.put([exp("a0"), exp("a1")]);
@@ -84,7 +75,7 @@ Deno.test("buffer: a take waits for n, ends at close with what is left, and abor
 });
 
 Deno.test("buffer: after a kill, acknowledged experiences survive and consumed ones stay consumed", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-buffer-", async (dir) => {
     const first = await ExperienceBuffer.open(dir, { capacity: 10 });
     await first.put([exp("a0"), exp("a1"), exp("a2")]);
     await first.put([exp("b0"), exp("b1")]);
@@ -114,7 +105,7 @@ Deno.test("buffer: after a kill, acknowledged experiences survive and consumed o
 });
 
 Deno.test("buffer: stale experiences are dropped at take, future ones rejected", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-buffer-", async (dir) => {
     const options: ExperienceBufferOptions = { capacity: 10, maxStaleness: 1, policyVersion: 2 };
     const buffer = await ExperienceBuffer.open(dir, options);
     const put = await buffer.put([exp("a0", 0), exp("a1", 1), exp("a2", 2), exp("a3", 3)]);
@@ -157,7 +148,7 @@ Deno.test("buffer: stale experiences are dropped at take, future ones rejected",
 });
 
 Deno.test("buffer: replay hands out by linear_decay priority up to max_use_count", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-buffer-", async (dir) => {
     const options: ExperienceBufferOptions = {
       capacity: 10,
       policyVersion: 2,
@@ -181,7 +172,7 @@ Deno.test("buffer: replay hands out by linear_decay priority up to max_use_count
 });
 
 Deno.test("buffer: replay evicts the lowest priority over capacity instead of waiting", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-buffer-", async (dir) => {
     const options = { capacity: 2, policyVersion: 2, replay: { decay: 1 } };
     const buffer = await ExperienceBuffer.open(dir, options);
     assertEquals(await buffer.put([exp("a1", 1), exp("a2", 2)]), {
@@ -202,7 +193,7 @@ Deno.test("buffer: replay evicts the lowest priority over capacity instead of wa
 });
 
 Deno.test("buffer: replay waits out the reuse cooldown", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-buffer-", async (dir) => {
     const buffer = await ExperienceBuffer.open(dir, {
       capacity: 2,
       replay: { reuseCooldownMs: 40 },
@@ -219,7 +210,7 @@ Deno.test("buffer: replay waits out the reuse cooldown", async () => {
 });
 
 Deno.test("buffer: bad options, duplicate eids and invalid experiences are errors", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-buffer-", async (dir) => {
     await assertRejects(
       () => ExperienceBuffer.open(dir, { capacity: 0 }),
       Error,

@@ -14,16 +14,7 @@ import {
   writeExperiencePart,
 } from "../../src/buffer/experience_io.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
-
-/** Runs `fn` in a fresh temporary directory, removed afterwards. */
-async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "rft-experience-" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+import { inTempDir } from "../_temp_dir.ts";
 
 /** A 3-token prompt and a 4-token response with awkward floats and unicode text. */
 function fullExperience(runId = 0): Experience {
@@ -122,7 +113,7 @@ Deno.test("experience: the flat row has snake_case keys and converts back unchan
 });
 
 Deno.test("experience io: a parquet part round-trips exactly (floats, unicode, nulls, -0)", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-experience-", async (dir) => {
     const withNegativeZero = {
       ...fullExperience(1),
       logprobs: [0, 0, 0, -0, -1, -0, -2],
@@ -140,7 +131,7 @@ Deno.test("experience io: a parquet part round-trips exactly (floats, unicode, n
 });
 
 Deno.test("experience io: a part is written whole or not at all", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-experience-", async (dir) => {
     const bad = { ...minimalExperience(), actionMask: [0] };
     await assertRejects(
       () => writeExperiencePart(dir, [minimalExperience(), bad]),
@@ -163,7 +154,7 @@ Deno.test("experience io: a part is written whole or not at all", async () => {
 });
 
 Deno.test("experience io: a crash mid-write leaves earlier parts readable and is reported", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-experience-", async (dir) => {
     const first = [fullExperience(0), fullExperience(1)];
     const second = [minimalExperience()];
     await writeExperiencePart(dir, first, "part-0001.parquet");
@@ -192,7 +183,7 @@ Deno.test("experience io: a crash mid-write leaves earlier parts readable and is
 });
 
 Deno.test("experience io: a part with one invalid row is skipped whole, naming the row", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-experience-", async (dir) => {
     // Written by another tool: list columns auto-typed as JSON, and row 1 has a short mask.
     const rows = [experienceToRow(minimalExperience()), {
       ...experienceToRow(minimalExperience()),
@@ -217,7 +208,7 @@ Deno.test("experience io: a part with one invalid row is skipped whole, naming t
 });
 
 Deno.test("experience io: JSONL round-trips exactly and survives a torn last line", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-experience-", async (dir) => {
     const path = `${dir}/experiences.jsonl`;
     const batches = [[fullExperience(0), minimalExperience()], [fullExperience(1)]];
     await appendExperiencesJsonl(path, batches[0]);
@@ -235,7 +226,7 @@ Deno.test("experience io: JSONL round-trips exactly and survives a torn last lin
 });
 
 Deno.test("experience io: a JSONL line that is not a valid experience is skipped and named", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-experience-", async (dir) => {
     const path = `${dir}/experiences.jsonl`;
     const good = minimalExperience();
     const bad = { ...experienceToRow(good), reward: "high" };

@@ -2,16 +2,7 @@ import { parquetWriteBuffer } from "hyparquet-writer";
 import { type Task, taskAnswer, taskMessages, taskPrompt } from "../../src/buffer/task.ts";
 import { drawOrder, type Selector, Taskset, type TasksetConfig } from "../../src/buffer/taskset.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
-
-/** Runs `fn` in a fresh temporary directory, removed afterwards. */
-async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "rft-taskset-" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+import { inTempDir } from "../_temp_dir.ts";
 
 /** `count` math rows, `{question, answer}`, numbered from `from`. */
 function mathRows(count: number, from = 0): { question: string; answer: string }[] {
@@ -56,7 +47,7 @@ function drain(taskset: Taskset, batchSize: number): number[][] {
 }
 
 Deno.test("taskset: a JSONL file gives Trinity-style tasks in row order", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-taskset-", async (dir) => {
     await writeJsonl(`${dir}/math.jsonl`, mathRows(3));
     const taskset = await Taskset.open(mathConfig(`${dir}/math.jsonl`, {
       defaultRewardFnType: "math_reward",
@@ -94,7 +85,7 @@ Deno.test("taskset: a JSONL file gives Trinity-style tasks in row order", async 
 });
 
 Deno.test("taskset: a parquet file reads with INT64 columns as numbers", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-taskset-", async (dir) => {
     await writeParquet(`${dir}/math.parquet`, mathRows(4));
     const taskset = await Taskset.open(mathConfig(`${dir}/math.parquet`));
     const tasks = taskset.nextBatch(10)!;
@@ -104,7 +95,7 @@ Deno.test("taskset: a parquet file reads with INT64 columns as numbers", async (
 });
 
 Deno.test("taskset: a HF-style directory is read by split, shards in order", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-taskset-", async (dir) => {
     await Deno.mkdir(`${dir}/data`);
     await writeParquet(`${dir}/data/train-00001-of-00002.parquet`, mathRows(2, 10));
     await writeParquet(`${dir}/data/train-00000-of-00002.parquet`, mathRows(3, 0));
@@ -137,7 +128,7 @@ Deno.test("taskset: a HF-style directory is read by split, shards in order", asy
 });
 
 Deno.test("taskset: sequential batches run across epochs and end with null", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-taskset-", async (dir) => {
     await writeJsonl(`${dir}/math.jsonl`, mathRows(5));
     const taskset = await Taskset.open(mathConfig(`${dir}/math.jsonl`, { totalEpochs: 2 }));
     const batches: Task[][] = [];
@@ -179,7 +170,7 @@ Deno.test("taskset: random draws with replacement, seeded", () => {
 });
 
 Deno.test("taskset: a restored cursor continues exactly where the saved run stopped", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-taskset-", async (dir) => {
     await writeJsonl(`${dir}/math.jsonl`, mathRows(7));
     for (const selector of ["sequential", "shuffle", "random"] as Selector[]) {
       const config = mathConfig(`${dir}/math.jsonl`, { selector, totalEpochs: 3, seed: 11 });
@@ -198,7 +189,7 @@ Deno.test("taskset: a restored cursor continues exactly where the saved run stop
 });
 
 Deno.test("taskset: restore rejects a cursor saved for other data or settings", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-taskset-", async (dir) => {
     await writeJsonl(`${dir}/math.jsonl`, mathRows(7));
     const taskset = await Taskset.open(mathConfig(`${dir}/math.jsonl`, { selector: "shuffle" }));
     const state = taskset.state();
@@ -229,7 +220,7 @@ Deno.test("taskset: restore rejects a cursor saved for other data or settings", 
 });
 
 Deno.test("taskset: bad rows are skipped and reported with file and line or row", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-taskset-", async (dir) => {
     const path = `${dir}/math.jsonl`;
     await Deno.writeTextFile(
       path,
@@ -287,7 +278,7 @@ Deno.test("taskset: bad rows are skipped and reported with file and line or row"
 });
 
 Deno.test("taskset: messages_key and system_prompt build the chat", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-taskset-", async (dir) => {
     const chat = [{ role: "user", content: "hi" }];
     await writeJsonl(`${dir}/chat.jsonl`, [
       { messages: chat },

@@ -3,6 +3,7 @@ import { CharTokenizer } from "../../src/model/char_tokenizer.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";
 import { createModel, loadModel } from "../../src/model/policy.ts";
+import { tinyLlamaConfig } from "../_tiny_llama.ts";
 
 const LAUNCHER = new URL("../../rft", import.meta.url).pathname;
 
@@ -14,20 +15,10 @@ async function rft(args: string[]) {
 
 Deno.test("rft generate prints greedy continuations of a saved char-level model", async () => {
   const tokenizer = CharTokenizer.fromText("abcdefgh +=0123456789");
-  const raw = {
-    model_type: "llama",
-    hidden_size: 16,
-    intermediate_size: 32,
-    num_hidden_layers: 1,
-    num_attention_heads: 2,
-    num_key_value_heads: 1,
-    rms_norm_eps: 1e-6,
-    rope_theta: 10000,
-    vocab_size: tokenizer.vocabSize,
+  const raw = tinyLlamaConfig(tokenizer.vocabSize, {
     max_position_embeddings: 64,
-    tie_word_embeddings: true,
     eos_token_id: tokenizer.eosId,
-  };
+  });
   const model = await createModel(raw, initParameters(parseHfConfig(raw), 3, 0.5), { tokenizer });
   const dir = await Deno.makeTempDir();
   await model.save(dir);

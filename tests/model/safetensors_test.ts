@@ -8,16 +8,7 @@ import {
   writeSafetensors,
 } from "../../src/model/safetensors.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
-
-/** Runs `fn` in a fresh temporary directory, removed afterwards. */
-async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "rft-safetensors-" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+import { inTempDir } from "../_temp_dir.ts";
 
 /** Writes a safetensors file by hand: any header (object or raw text) and data bytes. */
 async function craft(path: string, header: unknown, data = new Uint8Array(0), length?: number) {
@@ -61,7 +52,7 @@ async function assertSameTensors(dir: string, tensors: readonly F32Tensor[]) {
 }
 
 Deno.test("safetensors: a written file reads back bit-identical with HF's header layout", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-safetensors-", async (dir) => {
     const path = `${dir}/one.safetensors`;
     const tensors = sampleTensors();
     await writeSafetensors(path, tensors);
@@ -79,7 +70,7 @@ Deno.test("safetensors: a written file reads back bit-identical with HF's header
 });
 
 Deno.test("safetensors: a checkpoint round-trips as one file and as shards with an index", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-safetensors-", async (dir) => {
     const tensors = sampleTensors();
     assertEquals(await writeCheckpoint(dir, tensors), [SINGLE_FILE]);
     await assertSameTensors(dir, tensors);
@@ -108,7 +99,7 @@ Deno.test("safetensors: a checkpoint round-trips as one file and as shards with 
 });
 
 Deno.test("safetensors: writing rejects a duplicate name and data that does not fit the shape", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-safetensors-", async (dir) => {
     const t = { name: "w", shape: [2, 3], data: new Float32Array(5) };
     await assertRejects(
       () => writeSafetensors(`${dir}/a.safetensors`, [t]),
@@ -170,7 +161,7 @@ const CORRUPT: [string, (path: string) => Promise<void>, string][] = [
 
 for (const [what, make, message] of CORRUPT) {
   Deno.test(`safetensors: a file with ${what} is rejected`, async () => {
-    await inTempDir(async (dir) => {
+    await inTempDir("rft-safetensors-", async (dir) => {
       const path = `${dir}/bad.safetensors`;
       await make(path);
       await assertRejects(() => SafetensorsFile.open(path), Error, `Cannot load ${path}: `);
@@ -180,7 +171,7 @@ for (const [what, make, message] of CORRUPT) {
 }
 
 Deno.test("safetensors: missing files and tensors, and files cut short after opening", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-safetensors-", async (dir) => {
     await assertRejects(() => openCheckpoint(dir), Error, `found neither ${SINGLE_FILE} nor`);
     await assertRejects(
       () => SafetensorsFile.open(`${dir}/nope`),
@@ -219,7 +210,7 @@ const INDEX_ERRORS: [string, unknown, string][] = [
 
 for (const [what, index, message] of INDEX_ERRORS) {
   Deno.test(`safetensors: an index with ${what} is rejected`, async () => {
-    await inTempDir(async (dir) => {
+    await inTempDir("rft-safetensors-", async (dir) => {
       await writeSafetensors(
         `${dir}/a.safetensors`,
         sampleTensors().slice(0, 1).map((t) => ({

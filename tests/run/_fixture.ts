@@ -6,6 +6,7 @@
 
 import { stringify } from "yaml";
 import { type MetricsRow, readMetrics } from "../../src/monitor/metrics_log.ts";
+import { tinyLlamaConfig } from "../_tiny_llama.ts";
 
 /** A fixture directory. */
 export interface Fixture {
@@ -17,21 +18,7 @@ export interface Fixture {
   remove(): Promise<void>;
 }
 
-const MODEL_CONFIG = {
-  model_type: "llama",
-  hidden_size: 16,
-  intermediate_size: 32,
-  num_hidden_layers: 1,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  vocab_size: 15,
-  max_position_embeddings: 32,
-  tie_word_embeddings: true,
-  bos_token_id: 1,
-  eos_token_id: 2,
-};
+const MODEL_CONFIG = tinyLlamaConfig(15, { bos_token_id: 1, eos_token_id: 2 });
 
 const TOKENIZER = { type: "char", chars: "0123456789+=", special: ["<pad>", "<bos>", "<eos>"] };
 

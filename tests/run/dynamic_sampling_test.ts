@@ -9,6 +9,7 @@ import { resolveAlgorithm } from "../../src/run/algorithm_setup.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
 import { ScriptedModel } from "../workflow/_scripted_model.ts";
 import { withFixture } from "./_fixture.ts";
+import { inTempDir } from "../_temp_dir.ts";
 
 /**
  * An explorer over `tasks` questions (answer "1"), 2 tasks x 2 rollouts per batch, answering
@@ -48,22 +49,13 @@ async function explorerWith(
   return { explorer, model, taskset };
 }
 
-async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "rft-dynamic-sampling-" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
 /** The task rows (q0, q1, ...) of the kept experiences, one entry per group. */
 function keptTasks(kept: { info: { taskId: string } }[]): string[] {
   return [...new Set(kept.map((e) => e.info.taskId))];
 }
 
 Deno.test("dynamic sampling draws more batches until batch_size groups have unequal rewards", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-dynamic-sampling-", async (dir) => {
     // Batch 1: q0 all right (dropped), q1 mixed. Batch 2: q2 all wrong (dropped), q3 mixed.
     const replies = ["1", "1", "1", "2", "2", "2", "2", "1"];
     const { explorer, model } = await explorerWith(dir, replies, { maxNumGenBatches: 10 });
@@ -81,7 +73,7 @@ Deno.test("dynamic sampling draws more batches until batch_size groups have uneq
 });
 
 Deno.test("dynamic sampling keeps the first batch_size groups and stops at max_num_gen_batches", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-dynamic-sampling-", async (dir) => {
     // Batch 1: q0 dropped, q1 kept; batch 2: q2 and q3 kept: 3 groups, the first 2 stay.
     const replies = ["1", "1", "1", "2", "1", "2", "2", "1"];
     const { explorer } = await explorerWith(dir, replies, { maxNumGenBatches: 0 });
@@ -91,7 +83,7 @@ Deno.test("dynamic sampling keeps the first batch_size groups and stops at max_n
     assertEquals(keptTasks(step.kept).length, 2);
     assertEquals(step.metrics["explorer/kept_groups"], 2);
   });
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-dynamic-sampling-", async (dir) => {
     // Every group equal: one batch only with max_num_gen_batches 1, nothing kept.
     const { explorer, model } = await explorerWith(dir, ["1", "1", "2", "2"], {
       maxNumGenBatches: 1,
@@ -104,7 +96,7 @@ Deno.test("dynamic sampling keeps the first batch_size groups and stops at max_n
 });
 
 Deno.test("without dynamic sampling an explore step draws one batch and keeps equal-reward groups", async () => {
-  await inTempDir(async (dir) => {
+  await inTempDir("rft-dynamic-sampling-", async (dir) => {
     const { explorer, model } = await explorerWith(dir, ["1", "1", "1", "2"], undefined);
     const step = await explorer.exploreStep();
     assertEquals(model.calls.length, 2);

@@ -12,6 +12,7 @@ import { createModel, type PolicyModel } from "../../src/model/policy.ts";
 import { OpenAIServer, type OpenAIServerOptions } from "../../src/serve/openai_server.ts";
 import { ServedModel } from "../../src/serve/served_model.ts";
 import { PolicyRolloutModel } from "../../src/workflow/policy_rollout_model.ts";
+import { tinyLlamaConfig } from "../_tiny_llama.ts";
 
 /** The tokenizer of the tiny model. */
 export const TOKENIZER: CharTokenizer = CharTokenizer.fromText("abcdefghij 0123456789+=?:");
@@ -20,21 +21,10 @@ export const TOKENIZER: CharTokenizer = CharTokenizer.fromText("abcdefghij 01234
 export const LIMITS = { maxPromptTokens: 24, maxResponseTokens: 8, maxN: 4 };
 
 /** config.json of the tiny model. */
-export const TINY_CONFIG: Record<string, unknown> = {
-  model_type: "llama",
-  hidden_size: 16,
-  intermediate_size: 32,
-  num_hidden_layers: 1,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  vocab_size: TOKENIZER.vocabSize,
-  max_position_embeddings: 32,
-  tie_word_embeddings: true,
+export const TINY_CONFIG: Record<string, unknown> = tinyLlamaConfig(TOKENIZER.vocabSize, {
   bos_token_id: TOKENIZER.bosId,
   eos_token_id: TOKENIZER.eosId,
-};
+});
 
 /** A tiny random model (large init, so its distributions are far from uniform). */
 export async function tinyModel(seed = 3): Promise<PolicyModel> {

@@ -9,24 +9,15 @@ import {
   type PolicyRolloutOptions,
 } from "../../src/workflow/policy_rollout_model.ts";
 import type { RolloutOptions } from "../../src/workflow/rollout_model.ts";
+import { tinyLlamaConfig } from "../_tiny_llama.ts";
 
 const tokenizer = CharTokenizer.fromText("abcdefgh +=0123456789");
 
 async function tinyModel(): Promise<PolicyModel> {
-  const raw = {
-    model_type: "llama",
-    hidden_size: 16,
-    intermediate_size: 32,
-    num_hidden_layers: 1,
-    num_attention_heads: 2,
-    num_key_value_heads: 1,
-    rms_norm_eps: 1e-6,
-    rope_theta: 10000,
-    vocab_size: tokenizer.vocabSize,
+  const raw = tinyLlamaConfig(tokenizer.vocabSize, {
     max_position_embeddings: 64,
-    tie_word_embeddings: true,
     eos_token_id: tokenizer.eosId,
-  };
+  });
   return await createModel(raw, initParameters(parseHfConfig(raw), 3, 0.5), { tokenizer });
 }
 
