@@ -73,8 +73,20 @@ export function getGpu(): Promise<GpuContext> {
   return shared;
 }
 
+/** A limit rft raises to the adapter's value. */
+export type RaisedLimit = typeof RAISED_LIMITS[number];
+
+/** Options of {@link createGpu}. */
+export interface CreateGpuOptions {
+  /**
+   * Lower caps on raised limits (e.g. a test's smaller `maxStorageBufferBindingSize`); a device
+   * never gets less than WebGPU's default of a limit.
+   */
+  limits?: Partial<Record<RaisedLimit, number>>;
+}
+
 /** Creates a new GPU context (most code wants the shared one from {@link getGpu}). */
-export async function createGpu(): Promise<GpuContext> {
+export async function createGpu(options: CreateGpuOptions = {}): Promise<GpuContext> {
   if (!("gpu" in navigator) || !navigator.gpu) {
     throw new NoAdapterError("navigator.gpu is missing in this runtime");
   }
@@ -85,7 +97,7 @@ export async function createGpu(): Promise<GpuContext> {
   const limits: Record<string, number> = {};
   for (const name of RAISED_LIMITS) {
     const value = (adapter.limits as unknown as Record<string, number>)[name];
-    if (typeof value === "number") limits[name] = value;
+    if (typeof value === "number") limits[name] = Math.min(value, options.limits?.[name] ?? value);
   }
   const device = await adapter.requestDevice({ requiredFeatures, requiredLimits: limits });
   device.addEventListener("uncapturederror", (event) => {

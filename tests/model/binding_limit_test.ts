@@ -1,13 +1,14 @@
 /**
- * Tensors against the device's storage-binding limit (128 MiB on the fallback adapter): a graph
- * tensor or a weight above it is refused with a clear error before any GPU work; logits that
- * would exceed it are computed in several graph runs (`logprobs`) or micro-batches (training).
+ * Tensors against the device's storage-binding limit, on a device with WebGPU's default of
+ * 128 MiB (the fallback adapter's own limit; GPUs allow more): a graph tensor or a weight above it
+ * is refused with a clear error before any GPU work; logits that would exceed it are computed in
+ * several graph runs (`logprobs`) or micro-batches (training).
  */
 
 import { assertEquals, assertRejects } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
 import { newEid, validateExperience } from "../../src/buffer/experience.ts";
-import { getGpu } from "../../src/gpu/device.ts";
+import { createGpu, type GpuContext } from "../../src/gpu/device.ts";
 import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
@@ -31,82 +32,103 @@ const WIDE_VOCAB = {
   tie_word_embeddings: true,
 };
 
+/** WebGPU's default storage-binding limit. */
+const LIMIT = 128 * 1024 * 1024;
+
+/** Runs `fn` on a new device whose storage bindings hold at most {@link LIMIT} bytes. */
+async function withSmallBindings(fn: (gpu: GpuContext) => Promise<void>): Promise<void> {
+  const gpu = await createGpu({ limits: { maxStorageBufferBindingSize: LIMIT } });
+  try {
+    assertEquals(gpu.device.limits.maxStorageBufferBindingSize, LIMIT);
+    await fn(gpu);
+  } finally {
+    gpu.pool.trim();
+    gpu.device.destroy();
+  }
+}
+
 /** Token ids of a deterministic walk over the vocabulary. */
 function sequence(length: number, start: number): number[] {
   return Array.from({ length }, (_, i) => (start + 7919 * i) % WIDE_VOCAB.vocab_size);
 }
 
 Deno.test("compileGraph names a tensor larger than one storage binding", async () => {
-  const gpu = await getGpu();
-  const limit = gpu.device.limits.maxStorageBufferBindingSize;
-  const g = new Graph();
-  const x = g.input([2, Math.floor(limit / 8) + 1], "f32", "big");
-  await assertRejects(
-    () => compileGraph(gpu, [scale(x, 2)], "too_big"),
-    Error,
-    `Cannot compile graph "too_big": tensor big[2,${Math.floor(limit / 8) + 1}] (a input) needs`,
-  );
+  await withSmallBindings(async (gpu) => {
+    const g = new Graph();
+    const x = g.input([2, LIMIT / 8 + 1], "f32", "big");
+    await assertRejects(
+      () => compileGraph(gpu, [scale(x, 2)], "too_big"),
+      Error,
+      `Cannot compile graph "too_big": tensor big[2,${LIMIT / 8 + 1}] (a input) needs`,
+    );
+  });
 });
 
 Deno.test("createModel refuses a weight larger than one storage binding, naming it", async () => {
-  const gpu = await getGpu();
-  const limit = gpu.device.limits.maxStorageBufferBindingSize;
-  const hidden = 64;
-  const vocab = Math.floor(limit / 4 / hidden) + 1;
-  await assertRejects(
-    () => createModel({ ...WIDE_VOCAB, hidden_size: hidden, vocab_size: vocab }, new Map()),
-    Error,
-    `Cannot create model: tensor "model.embed_tokens.weight" [${vocab},${hidden}] needs ${
-      vocab * hidden * 4
-    } bytes as f32, above this adapter's maxStorageBufferBindingSize of ${limit}`,
-  );
+  await withSmallBindings(async (gpu) => {
+    const hidden = 64;
+    const vocab = LIMIT / 4 / hidden + 1;
+    await assertRejects(
+      () =>
+        createModel({ ...WIDE_VOCAB, hidden_size: hidden, vocab_size: vocab }, new Map(), { gpu }),
+      Error,
+      `Cannot create model: tensor "model.embed_tokens.weight" [${vocab},${hidden}] needs ${
+        vocab * hidden * 4
+      } bytes as f32, above this adapter's maxStorageBufferBindingSize of ${LIMIT}`,
+    );
+  });
 });
 
 Deno.test("logprobs whose batch logits exceed one binding run in several graphs, same values", async () => {
-  const model = await createModel(WIDE_VOCAB, initParameters(parseHfConfig(WIDE_VOCAB), 3, 0.5));
-  const limit = model.gpu.device.limits.maxStorageBufferBindingSize;
-  const sequences = [250, 251, 180, 200].map((n, i) => sequence(n, i * 11));
-  // Padded to 256 positions, four rows of logits need more than one binding holds.
-  assertEquals(4 * 256 * WIDE_VOCAB.vocab_size * 4 > limit, true);
-  const together = await model.logprobs(sequences);
-  for (const [i, s] of sequences.entries()) {
-    const [alone] = await model.logprobs([s]);
-    assertEquals(together[i].length, s.length - 1);
-    assertClose(together[i], alone, { atol: 1e-6, rtol: 1e-6, label: `sequence ${i}` });
-  }
-  // Random-weight log-probs over 50000 tokens are close to -log(50000), not 0.
-  assertClose([together[0][0]], [-Math.log(WIDE_VOCAB.vocab_size)], { atol: 0.5, rtol: 0 });
-  model.destroy();
+  await withSmallBindings(async (gpu) => {
+    const params = initParameters(parseHfConfig(WIDE_VOCAB), 3, 0.5);
+    const model = await createModel(WIDE_VOCAB, params, { gpu });
+    const sequences = [250, 251, 180, 200].map((n, i) => sequence(n, i * 11));
+    // Padded to 256 positions, four rows of logits need more than one binding holds.
+    assertEquals(4 * 256 * WIDE_VOCAB.vocab_size * 4 > LIMIT, true);
+    const together = await model.logprobs(sequences);
+    for (const [i, s] of sequences.entries()) {
+      const [alone] = await model.logprobs([s]);
+      assertEquals(together[i].length, s.length - 1);
+      assertClose(together[i], alone, { atol: 1e-6, rtol: 1e-6, label: `sequence ${i}` });
+    }
+    // Random-weight log-probs over 50000 tokens are near -log(50000), not 0.
+    assertClose([together[0][0]], [-Math.log(WIDE_VOCAB.vocab_size)], { atol: 0.5, rtol: 0 });
+    model.destroy();
+  });
 });
 
 Deno.test("a train batch whose logits exceed one binding is cut into micro-batches", async () => {
-  const model = await createModel(WIDE_VOCAB, initParameters(parseHfConfig(WIDE_VOCAB), 4, 0.5));
-  const prompt = 10;
-  const experiences = [250, 240, 230].map((n, i) => {
-    const tokens = sequence(n, 100 + i);
-    return validateExperience({
-      tokens,
-      promptLength: prompt,
-      actionMask: tokens.map((_, t) => (t >= prompt ? 1 : 0)),
-      logprobs: tokens.map(() => 0),
-      reward: 0,
-      info: { taskId: `t${i}`, runId: 0, policyVersion: 0, eid: newEid(`t${i}`, 0) },
-    }, "test");
+  await withSmallBindings(async (gpu) => {
+    const params = initParameters(parseHfConfig(WIDE_VOCAB), 4, 0.5);
+    const model = await createModel(WIDE_VOCAB, params, { gpu });
+    const prompt = 10;
+    const experiences = [250, 240, 230].map((n, i) => {
+      const tokens = sequence(n, 100 + i);
+      return validateExperience({
+        tokens,
+        promptLength: prompt,
+        actionMask: tokens.map((_, t) => (t >= prompt ? 1 : 0)),
+        logprobs: tokens.map(() => 0),
+        reward: 0,
+        info: { taskId: `t${i}`, runId: 0, policyVersion: 0, eid: newEid(`t${i}`, 0) },
+      }, "test");
+    });
+    // The SFT loss is the token-mean of -log p over the response tokens, before the update.
+    const logprobs = await model.logprobs(experiences.map((e) => e.tokens));
+    const response = logprobs.flatMap((lp) => lp.slice(prompt - 1));
+    const expected = -response.reduce((a, b) => a + b, 0) / response.length;
+    const step = new TrainStep(model, {
+      policyLossFn: "sft",
+      optimizer: { lr: 0.01, weightDecay: 0 },
+      gradClip: 1,
+    });
+    // 3 rows x 256 positions of logits do not fit a binding: cut without a configured budget.
+    const metrics = await step.step(experiences, { lrStep: 0 });
+    assertEquals(metrics.micro_batches > 1, true, JSON.stringify(metrics));
+    assertClose([metrics.loss], [expected], { atol: 1e-5, rtol: 1e-5, label: "loss" });
+    assertEquals(Number.isFinite(metrics.grad_norm) && metrics.grad_norm > 0, true);
+    step.destroy();
+    model.destroy();
   });
-  // The SFT loss is the token-mean of -log p over the response tokens, before the update.
-  const logprobs = await model.logprobs(experiences.map((e) => e.tokens));
-  const response = logprobs.flatMap((lp) => lp.slice(prompt - 1));
-  const expected = -response.reduce((a, b) => a + b, 0) / response.length;
-  const step = new TrainStep(model, {
-    policyLossFn: "sft",
-    optimizer: { lr: 0.01, weightDecay: 0 },
-    gradClip: 1,
-  });
-  // 3 rows x 256 positions of logits do not fit a binding: cut without a configured budget.
-  const metrics = await step.step(experiences, { lrStep: 0 });
-  assertEquals(metrics.micro_batches > 1, true, JSON.stringify(metrics));
-  assertClose([metrics.loss], [expected], { atol: 1e-5, rtol: 1e-5, label: "loss" });
-  assertEquals(Number.isFinite(metrics.grad_norm) && metrics.grad_norm > 0, true);
-  step.destroy();
-  model.destroy();
 });
