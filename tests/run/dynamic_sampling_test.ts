@@ -8,7 +8,9 @@ import { Explorer } from "../../src/run/explorer.ts";
 import { resolveAlgorithm } from "../../src/run/algorithm_setup.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
 import { ScriptedModel } from "../workflow/_scripted_model.ts";
-import { withFixture } from "./_fixture.ts";
+import { metricsRows, quiet, withFixture } from "./_fixture.ts";
+import { runConfig } from "../../src/run/run.ts";
+import { REWARD_FUNCTIONS } from "../../src/workflow/rewards/mod.ts";
 import { inTempDir } from "../_temp_dir.ts";
 
 /**
@@ -124,5 +126,42 @@ Deno.test("dapo turns dynamic sampling on by default; the config can turn it off
       await load({ algorithm_type: "dapo", dynamic_sampling: { enable: false } }),
       undefined,
     );
+  });
+});
+
+// A reward that differs between samples of one prompt about half the time.
+REWARD_FUNCTIONS.register("even_length_ds_test", {
+  description: "1 when the response has an even number of characters",
+  defaultArgs: {},
+  compute: ({ response }) => ({ reward: response.length % 2 === 0 ? 1 : 0, metrics: {} }),
+});
+
+Deno.test("rft run with dapo: explore steps refill up to max_num_gen_batches and train on what is kept", async () => {
+  await withFixture(async (fixture) => {
+    const file = await fixture.writeConfig({
+      buffer: { explorer_input: { default_reward_fn_type: "even_length_ds_test" } },
+      algorithm: {
+        algorithm_type: "dapo",
+        repeat_times: 2,
+        dynamic_sampling: { max_num_gen_batches: 2 },
+      },
+      explorer: { eval_interval: 0, eval_on_startup: false },
+    }, "dapo.yaml");
+    await runConfig(await loadConfig(file), quiet);
+    const explored = (await metricsRows(fixture.runDir("dapo")))
+      .filter((r) => "explorer/gen_batches" in r);
+    assertEquals(explored.length, 3);
+    for (const r of explored) {
+      const batches = r["explorer/gen_batches"] as number;
+      const kept = r["explorer/kept_groups"] as number;
+      assertEquals(batches >= 1 && batches <= 2, true, JSON.stringify(r));
+      assertEquals(r["explorer/tasks"], 2 * batches);
+      // A second batch is drawn only when the first left fewer than batch_size groups.
+      assertEquals(kept === 2 || batches === 2, true, JSON.stringify(r));
+      assertEquals(r["pipeline/kept"], 2 * kept);
+      // The trainer trains on a step's kept groups, and only on them.
+      assertEquals("actor/loss" in r, kept > 0, JSON.stringify(r));
+    }
+    assertEquals(explored.some((r) => (r["explorer/kept_groups"] as number) > 0), true);
   });
 });
