@@ -1,8 +1,9 @@
 // Embedding lookup (a gather of table rows) and its backward (a scatter-add of the output
 // gradient into a table-shaped gradient), deterministic and without float atomics.
 // ids are read as u32 (an i32 id is reinterpreted bit for bit, so a negative one is >= 2^31).
-// An id >= vocab is out of range: its output row is zeros and its gradient is dropped; no read
-// or write goes out of bounds.
+// The table may be rows [first, first + vocab) of a larger one (a row shard): ids are taken
+// relative to `first`. An id outside the range is out of range: its output row is zeros and its
+// gradient is dropped; no read or write goes out of bounds.
 // Bindings (both entry points): src (read), ids [tokens] (read), out (write), params.
 // forward:  src = table [vocab, dim]; out [tokens, dim]: out[t] = table[ids[t]], or zeros.
 //           One invocation per output element, index = (wid.x + wid.y * nwg.x) * WG + lid.
@@ -20,6 +21,7 @@ struct Params {
   tokens: u32,
   vocab: u32,
   dim: u32,
+  first: u32,
 }
 
 @group(0) @binding(0) var<storage, read> src: array<f32>;
@@ -39,7 +41,7 @@ fn forward(
 ) {
   let i = (wid.x + wid.y * nwg.x) * WG + lid;
   if (i >= p.tokens * p.dim) { return; }
-  let id = ids[i / p.dim];
+  let id = ids[i / p.dim] - p.first; // wraps past vocab for ids below first
   var value = 0.0;
   if (id < p.vocab) { value = src[id * p.dim + i % p.dim]; }
   out[i] = value;
@@ -58,7 +60,7 @@ fn backward(
   for (var start = 0u; start < p.tokens; start += WG) {
     let t = start + lid;
     var id = p.vocab; // past the end: matches no row
-    if (t < p.tokens) { id = ids[t]; }
+    if (t < p.tokens) { id = ids[t] - p.first; }
     chunk_ids[lid] = id;
     if (id == v) { atomicStore(&hit_chunk, start + 1u); }
     workgroupBarrier();

@@ -28,9 +28,11 @@ import { openCheckpoint, writeCheckpoint } from "./safetensors.ts";
 import { HF_TOKENIZER_FILES, loadTokenizer, type Tokenizer } from "./tokenizer.ts";
 import { CHAR_TOKENIZER_FILE, CharTokenizer } from "./char_tokenizer.ts";
 import { loadVariable, uploadTensor } from "./upload.ts";
+import { mergeShards, shardName, shardRows } from "./row_shards.ts";
 import {
   buildLogits,
   checkArchitecture,
+  type RowShard,
   type TokenInputs,
   type WeightLookup,
 } from "./transformer.ts";
@@ -70,7 +72,10 @@ export class PolicyModel {
     /** config.json as read (written back unchanged on save). */
     readonly rawConfig: Record<string, unknown>,
     readonly config: ModelConfig,
-    /** Parameters by HF name. */
+    /**
+     * Parameters by HF name; a weight too large for one storage binding is stored as row
+     * shards named `<HF name>#<k>` (`row_shards.ts`).
+     */
     readonly params: ReadonlyMap<string, Variable>,
     readonly tokenizer?: Tokenizer,
     /**
@@ -82,13 +87,38 @@ export class PolicyModel {
     checkArchitecture(config);
   }
 
-  /** A parameter lookup binding each variable into graph `g`. */
+  /** A parameter lookup binding each variable (or each row shard of one) into graph `g`. */
   weights(g: Graph): WeightLookup {
-    return (name) => {
+    const lookup: WeightLookup = (name) => {
       const v = this.params.get(name);
       if (!v) throw new Error(`Model has no parameter "${name}"`);
       return g.variable(v);
     };
+    lookup.shards = (name) => {
+      if (this.params.has(name) || !this.params.has(shardName(name, 0))) return undefined;
+      const shards: RowShard[] = [];
+      let first = 0;
+      for (let k = 0; this.params.has(shardName(name, k)); k++) {
+        const v = this.params.get(shardName(name, k))!;
+        shards.push({ weight: g.variable(v), first });
+        first += v.shape[0];
+      }
+      return shards;
+    };
+    return lookup;
+  }
+
+  /** Every parameter variable (each row shard of a sharded weight), in `parameterSpecs` order. */
+  variables(): Variable[] {
+    return parameterSpecs(this.config).flatMap((spec) => {
+      const whole = this.params.get(spec.name);
+      if (whole) return [whole];
+      const shards: Variable[] = [];
+      for (let k = 0; this.params.has(shardName(spec.name, k)); k++) {
+        shards.push(this.params.get(shardName(spec.name, k))!);
+      }
+      return shards;
+    });
   }
 
   /**
@@ -207,9 +237,9 @@ export class PolicyModel {
     return this.#engine?.stats;
   }
 
-  /** Reads every parameter back to the host (one readback), by HF name. */
-  readParameters(): Promise<Map<string, Float32Array<ArrayBuffer>>> {
-    return readVariables(this.gpu.device, this.params.values());
+  /** Reads every parameter back to the host (one readback), by HF name (shards merged). */
+  async readParameters(): Promise<Map<string, Float32Array<ArrayBuffer>>> {
+    return mergeShards(await readVariables(this.gpu.device, this.params.values()));
   }
 
   /**
@@ -244,6 +274,11 @@ export class PolicyModel {
 /** Options of {@link loadModel} and {@link createModel}. */
 export interface LoadOptions {
   gpu?: GpuContext;
+  /**
+   * Shard weights as if one storage binding held this many bytes; default (and at most): the
+   * device's `maxStorageBufferBindingSize` (tests lower it to exercise sharding).
+   */
+  maxBindingBytes?: number;
 }
 
 /**
@@ -262,7 +297,8 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   }
   const config = parseHfConfig(raw, configPath);
   checkArchitecture(config);
-  checkBindable(config, gpu, `Cannot load model from ${dir}`);
+  const limit = bindingLimit(gpu, options);
+  checkBindable(config, limit, `Cannot load model from ${dir}`);
   const checkpoint = await openCheckpoint(dir);
   const available = new Set(checkpoint.names);
   const params = new Map<string, Variable>();
@@ -282,8 +318,22 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
           }; config.json implies ${formatShape(spec.shape)}`,
         );
       }
-      const v = await loadVariable(gpu, checkpoint, stored);
-      params.set(spec.name, { ...v, name: spec.name });
+      const rows = shardRows(spec.name, spec.shape, limit);
+      if (!rows) {
+        const v = await loadVariable(gpu, checkpoint, stored);
+        params.set(spec.name, { ...v, name: spec.name });
+        continue;
+      }
+      const bytes = await checkpoint.read(stored);
+      const rowBytes = bytes.byteLength / spec.shape[0];
+      let first = 0;
+      for (const [k, count] of rows.entries()) {
+        const name = shardName(spec.name, k);
+        const part = bytes.slice(first * rowBytes, (first + count) * rowBytes);
+        const shape = [count, spec.shape[1]];
+        params.set(name, await uploadTensor(gpu, { name, dtype: info.dtype, shape, bytes: part }));
+        first += count;
+      }
     }
   } catch (err) {
     for (const v of params.values()) v.buffer.destroy();
@@ -303,7 +353,8 @@ export async function createModel(
 ): Promise<PolicyModel> {
   const gpu = options.gpu ?? await getGpu();
   const config = parseHfConfig(rawConfig, "config");
-  checkBindable(config, gpu, "Cannot create model");
+  const limit = bindingLimit(gpu, options);
+  checkBindable(config, limit, "Cannot create model");
   const params = new Map<string, Variable>();
   for (const spec of parameterSpecs(config)) {
     const data = parameters.get(spec.name);
@@ -314,25 +365,42 @@ export async function createModel(
         } values, received ${data?.length ?? "none"}`,
       );
     }
-    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    params.set(
-      spec.name,
-      await uploadTensor(gpu, { name: spec.name, dtype: "F32", shape: spec.shape, bytes }),
-    );
+    const rows = shardRows(spec.name, spec.shape, limit) ?? [spec.shape[0]];
+    let first = 0;
+    for (const [k, count] of rows.entries()) {
+      const name = rows.length === 1 ? spec.name : shardName(spec.name, k);
+      const cols = shapeSize(spec.shape) / spec.shape[0];
+      const part = data.subarray(first * cols, (first + count) * cols);
+      const bytes = new Uint8Array(part.buffer, part.byteOffset, part.byteLength);
+      const shape = rows.length === 1 ? spec.shape : [count, cols];
+      params.set(name, await uploadTensor(gpu, { name, dtype: "F32", shape, bytes }));
+      first += count;
+    }
   }
   return new PolicyModel(gpu, rawConfig, config, params, options.tokenizer);
 }
 
-/** Throws naming the first parameter of `config` too large for one storage binding of `gpu`. */
-function checkBindable(config: ModelConfig, gpu: GpuContext, where: string): void {
-  const limit = gpu.device.limits.maxStorageBufferBindingSize;
-  const big = parameterSpecs(config).find((spec) => shapeSize(spec.shape) * 4 > limit);
+/** The storage-binding size weights are sharded to: the device's, or the test's lower one. */
+function bindingLimit(gpu: GpuContext, options: LoadOptions): number {
+  const device = gpu.device.limits.maxStorageBufferBindingSize;
+  return Math.min(device, options.maxBindingBytes ?? device);
+}
+
+/**
+ * Throws naming the first parameter of `config` too large for one storage binding of `limit`
+ * bytes that cannot be sharded (only the vocabulary-sized weights can).
+ */
+function checkBindable(config: ModelConfig, limit: number, where: string): void {
+  const big = parameterSpecs(config).find((spec) =>
+    shapeSize(spec.shape) * 4 > limit && !shardRows(spec.name, spec.shape, limit)
+  );
   if (!big) return;
   throw new Error(
     `${where}: tensor "${big.name}" ${formatShape(big.shape)} needs ${
       shapeSize(big.shape) * 4
-    } bytes as f32, above this adapter's maxStorageBufferBindingSize of ${limit}; rft does ` +
-      "not split a weight over several bindings yet, so this model does not fit this adapter",
+    } bytes as f32, above this adapter's maxStorageBufferBindingSize of ${limit}; rft splits ` +
+      "only the token embedding and LM head over several bindings, so this model does not fit " +
+      "this adapter",
   );
 }
 

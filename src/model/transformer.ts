@@ -15,12 +15,25 @@ import { matmul } from "../ops/matmul.ts";
 import { reshape } from "../ops/reshape.ts";
 import { rmsNorm } from "../ops/rmsnorm.ts";
 import { rope } from "../ops/rope.ts";
-import { sliceLast } from "../ops/slice.ts";
+import { padLast, sliceLast } from "../ops/slice.ts";
 import { gelu, silu } from "../ops/unary.ts";
 import type { Gpt2Config, LlamaConfig, ModelConfig } from "./hf_config.ts";
 
-/** A parameter by its HF name, as a graph tensor. */
-export type WeightLookup = (name: string) => Tensor;
+/** One row shard of a weight: the rows from `first` on. */
+export interface RowShard {
+  weight: Tensor;
+  first: number;
+}
+
+/** Parameters by HF name, as graph tensors. */
+export interface WeightLookup {
+  (name: string): Tensor;
+  /**
+   * The row shards of a weight stored in pieces (`row_shards.ts`), in row order; undefined for
+   * a weight stored whole, which the call form returns.
+   */
+  shards?(name: string): readonly RowShard[] | undefined;
+}
 
 /**
  * Per-token inputs, each [batch, seq] i32: token ids, positions (restarting at 0 in every
@@ -91,7 +104,21 @@ export function lmHead(cfg: ModelConfig, w: WeightLookup, h: Tensor): Tensor {
     : cfg.family === "llama"
     ? "model.embed_tokens.weight"
     : "transformer.wte.weight";
-  return matmul(h, w(head), { transB: true });
+  const shards = w.shards?.(head);
+  if (!shards) return matmul(h, w(head), { transB: true });
+  // Each shard's logits in their columns of the vocabulary, summed: a concatenation.
+  return shards
+    .map(({ weight, first }) => padLast(matmul(h, weight, { transB: true }), first, cfg.vocabSize))
+    .reduce((a, b) => add(a, b));
+}
+
+/** Token embeddings of `ids` from weight `name`, gathered shard by shard when it is sharded. */
+function tokenEmbedding(w: WeightLookup, name: string, ids: Tensor): Tensor {
+  const shards = w.shards?.(name);
+  if (!shards) return embedding(w(name), ids);
+  return shards.map(({ weight, first }) => embedding(weight, ids, first)).reduce((a, b) =>
+    add(a, b)
+  );
 }
 
 /** HF nn.Linear: x @ W^T (+ b), W stored [out, in]. */
@@ -114,7 +141,7 @@ function llamaHidden(
   const [batch, seq] = inp.ids.shape;
   const eps = cfg.rmsNormEps;
   const heads = (x: Tensor, n: number) => reshape(x, [batch, seq, n, cfg.headDim]);
-  let h = embedding(w("model.embed_tokens.weight"), inp.ids);
+  let h = tokenEmbedding(w, "model.embed_tokens.weight", inp.ids);
   for (let l = 0; l < cfg.numLayers; l++) {
     const p = `model.layers.${l}.`;
     const x = rmsNorm(h, w(`${p}input_layernorm.weight`), eps);
@@ -154,7 +181,7 @@ function gpt2Hidden(
     layerNorm(x, w(`${name}.weight`), w(`${name}.bias`), eps);
   const heads = (x: Tensor) => reshape(x, [batch, seq, cfg.numHeads, headDim]);
   let h = add(
-    embedding(w("transformer.wte.weight"), inp.ids),
+    tokenEmbedding(w, "transformer.wte.weight", inp.ids),
     embedding(w("transformer.wpe.weight"), inp.positions),
   );
   for (let l = 0; l < cfg.numLayers; l++) {

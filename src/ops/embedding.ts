@@ -3,7 +3,8 @@
  * embeddings, and GPT-2's learned position embeddings with ids 0..T-1). Its backward scatter-adds
  * the output gradient into a [V, D] table gradient (duplicate ids accumulate, in token order, so
  * the result is deterministic); ids get none. Ids are not checked on the host: an id >= V (or a
- * negative i32) gives a zero row and drops its gradient, and is never read out of bounds.
+ * negative i32) gives a zero row and drops its gradient, and is never read out of bounds. A table
+ * may be a row shard of a larger one: with `first`, id i picks row i - first.
  */
 
 import { grid1d, packParams } from "../gpu/dispatch.ts";
@@ -19,13 +20,15 @@ function checkIds(op: string, ids: Tensor): void {
   }
 }
 
-/** A launch of `shaders/embedding.wgsl`: bindings (src, ids, out), params (tokens, vocab, dim). */
+/**
+ * A launch of `shaders/embedding.wgsl`: bindings (src, ids, out), params (tokens, vocab, dim,
+ * first).
+ */
 function embeddingLaunch(
   entryPoint: "forward" | "backward",
   [src, ids]: readonly BoundTensor[],
   out: BoundTensor,
-  vocab: number,
-  dim: number,
+  { vocab, dim, first }: { vocab: number; dim: number; first: number },
   workgroups: number,
 ): KernelLaunch {
   return {
@@ -37,13 +40,13 @@ function embeddingLaunch(
       params: true,
     },
     buffers: [src.buffer, ids.buffer, out.buffer],
-    params: packParams([ids.tensor.size, vocab, dim]),
+    params: packParams([ids.tensor.size, vocab, dim, first]),
     workgroups: grid1d(workgroups),
   };
 }
 
 /** Scatter-add of the output gradient g [..., D] into a table gradient [vocab, D]. */
-const EMBEDDING_BACKWARD: OpDef<{ vocab: number }> = {
+const EMBEDDING_BACKWARD: OpDef<{ vocab: number; first: number }> = {
   name: "embedding_backward",
   output([g, ids], { vocab }) {
     checkIds("embedding_backward", ids);
@@ -56,12 +59,13 @@ const EMBEDDING_BACKWARD: OpDef<{ vocab: number }> = {
     }
     return { shape: [vocab, g.lastDim], dtype: "f32" };
   },
-  launch(_ctx, inputs, out, { vocab }) {
-    return [embeddingLaunch("backward", inputs, out, vocab, inputs[0].tensor.lastDim, vocab)];
+  launch(_ctx, inputs, out, { vocab, first }) {
+    const dim = inputs[0].tensor.lastDim;
+    return [embeddingLaunch("backward", inputs, out, { vocab, dim, first }, vocab)];
   },
 };
 
-const EMBEDDING: OpDef<null> = {
+const EMBEDDING: OpDef<{ first: number }> = {
   name: "embedding",
   output([table, ids]) {
     if (table.dtype !== "f32" || table.rank !== 2) {
@@ -72,20 +76,22 @@ const EMBEDDING: OpDef<null> = {
     checkIds("embedding", ids);
     return { shape: [...ids.shape, table.shape[1]], dtype: "f32" };
   },
-  launch(_ctx, [table, ids], out) {
+  launch(_ctx, [table, ids], out, { first }) {
     const [vocab, dim] = table.tensor.shape;
     const groups = Math.ceil(out.tensor.size / WG);
-    return [embeddingLaunch("forward", [table, ids], out, vocab, dim, groups)];
+    return [embeddingLaunch("forward", [table, ids], out, { vocab, dim, first }, groups)];
   },
-  backward(grad, [table, ids]) {
-    return [grad.graph.apply(EMBEDDING_BACKWARD, [grad, ids], { vocab: table.shape[0] }), null];
+  backward(grad, [table, ids], _out, { first }) {
+    const vocab = table.shape[0];
+    return [grad.graph.apply(EMBEDDING_BACKWARD, [grad, ids], { vocab, first }), null];
   },
 };
 
 /**
- * Rows of `table` [V, D] (f32) picked by `ids` [...] (i32 or u32): [..., D]. An id outside
- * [0, V) gives a row of zeros and no gradient. Differentiable with respect to `table`.
+ * Rows of `table` [V, D] (f32) picked by `ids` [...] (i32 or u32): [..., D], id i picking row
+ * i - `first` (`first` > 0: the table is a row shard of a larger one). An id outside
+ * [first, first + V) gives a row of zeros and no gradient. Differentiable with respect to `table`.
  */
-export function embedding(table: Tensor, ids: Tensor): Tensor {
-  return table.graph.apply(EMBEDDING, [table, ids], null);
+export function embedding(table: Tensor, ids: Tensor, first = 0): Tensor {
+  return table.graph.apply(EMBEDDING, [table, ids], { first });
 }

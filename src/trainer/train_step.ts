@@ -34,7 +34,6 @@ import { LOSS_AGG_MODES, type LossAggMode, type LossTerm } from "../algorithm/lo
 import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
 import type { Experience } from "../buffer/experience.ts";
 import { packAtNextTokenPositions, packBatch, paddedLength } from "../model/padded_batch.ts";
-import { parameterSpecs } from "../model/parameters.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import { buildLogits } from "../model/transformer.ts";
 import { AdamW, type AdamWOptions, defaultNoDecay } from "./adamw.ts";
@@ -139,8 +138,7 @@ export class TrainStep {
       : undefined;
     const needs = this.#loss.entry.needs;
     this.#needs = this.#kl && !needs.includes("refLogp") ? [...needs, "refLogp"] : needs;
-    const params = parameterSpecs(model.config).map((s) => model.params.get(s.name)!);
-    this.optimizer = new AdamW(model.gpu, params, {
+    this.optimizer = new AdamW(model.gpu, model.variables(), {
       ...config.optimizer,
       noDecay: defaultNoDecay,
     });

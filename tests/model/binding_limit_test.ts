@@ -1,8 +1,9 @@
 /**
  * Tensors against the device's storage-binding limit, on a device with WebGPU's default of
- * 128 MiB (the fallback adapter's own limit; GPUs allow more): a graph tensor or a weight above it
- * is refused with a clear error before any GPU work; logits that would exceed it are computed in
- * several graph runs (`logprobs`) or micro-batches (training).
+ * 128 MiB (the fallback adapter's own limit; GPUs allow more): a graph tensor above it is refused
+ * with a clear error before any GPU work, as is a weight other than the token embedding or LM
+ * head, which are sharded instead; logits that would exceed it are computed in several graph runs
+ * (`logprobs`) or micro-batches (training).
  */
 
 import { assertEquals, assertRejects } from "../_asserts.ts";
@@ -16,6 +17,7 @@ import { initParameters } from "../../src/model/init.ts";
 import { createModel } from "../../src/model/policy.ts";
 import { scale } from "../../src/ops/unary.ts";
 import { TrainStep } from "../../src/trainer/train_step.ts";
+import { referenceLogits } from "../../src/reference/transformer.ts";
 
 /** A one-layer llama with a large vocabulary: its logits outgrow a binding after a few hundred tokens. */
 const WIDE_VOCAB = {
@@ -64,18 +66,49 @@ Deno.test("compileGraph names a tensor larger than one storage binding", async (
   });
 });
 
-Deno.test("createModel refuses a weight larger than one storage binding, naming it", async () => {
+Deno.test("createModel refuses a weight larger than one binding that cannot be sharded", async () => {
   await withSmallBindings(async (gpu) => {
     const hidden = 64;
-    const vocab = LIMIT / 4 / hidden + 1;
+    const inner = LIMIT / 4 / hidden + 1;
     await assertRejects(
       () =>
-        createModel({ ...WIDE_VOCAB, hidden_size: hidden, vocab_size: vocab }, new Map(), { gpu }),
+        createModel({ ...WIDE_VOCAB, hidden_size: hidden, intermediate_size: inner }, new Map(), {
+          gpu,
+        }),
       Error,
-      `Cannot create model: tensor "model.embed_tokens.weight" [${vocab},${hidden}] needs ${
-        vocab * hidden * 4
-      } bytes as f32, above this adapter's maxStorageBufferBindingSize of ${LIMIT}`,
+      `Cannot create model: tensor "model.layers.0.mlp.gate_proj.weight" [${inner},${hidden}] ` +
+        `needs ${inner * hidden * 4} bytes as f32, above this adapter's ` +
+        `maxStorageBufferBindingSize of ${LIMIT}`,
     );
+  });
+});
+
+Deno.test("an embedding larger than one binding is sharded; log-probs match the f64 reference", async () => {
+  await withSmallBindings(async (gpu) => {
+    const hidden = 64;
+    const vocab = LIMIT / 4 / hidden + 1000; // 2 shards
+    const raw = { ...WIDE_VOCAB, hidden_size: hidden, vocab_size: vocab };
+    const cfg = parseHfConfig(raw);
+    const params = initParameters(cfg, 6, 0.5);
+    const model = await createModel(raw, params, { gpu });
+    assertEquals(
+      [...model.params.keys()].filter((n) => n.startsWith("model.embed_tokens.weight")),
+      ["model.embed_tokens.weight#0", "model.embed_tokens.weight#1"],
+    );
+    const tokens = [5, vocab - 1, LIMIT / 4 / hidden - 1, 17, vocab - 900]; // ids in both shards
+    const [logprobs] = await model.logprobs([tokens]);
+    const weights = new Map([...params].map(([name, data]) => [name, Float64Array.from(data)]));
+    const logits = referenceLogits(cfg, weights, tokens);
+    const expected = tokens.slice(1).map((target, t) => {
+      const row = logits.subarray(t * vocab, (t + 1) * vocab);
+      let max = -Infinity;
+      for (const x of row) max = Math.max(max, x);
+      let sum = 0;
+      for (const x of row) sum += Math.exp(x - max);
+      return row[target] - max - Math.log(sum);
+    });
+    assertClose(logprobs, expected, { atol: 1e-4, rtol: 1e-4 });
+    model.destroy();
   });
 });
 

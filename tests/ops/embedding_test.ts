@@ -44,7 +44,7 @@ Deno.test("embedding: forward matches CPU for repeated i32 and u32 ids", async (
   const values = [3, 36, 0, 3, 17, 3, 0, 36, 5, 5, 21, 9, 3, 30, 1]; // repeats, both ends
   for (const dtype of ["i32", "u32"] as const) {
     const ids = idsInput([3, 5], values, dtype);
-    const [y] = await runOps([table, ids], embedding);
+    const [y] = await runOps([table, ids], (t: Tensor, i: Tensor) => embedding(t, i));
     assertClose(y, embeddingRef(table.data, dim, values), { label: dtype, atol: 0, rtol: 0 });
   }
 });
@@ -78,6 +78,26 @@ Deno.test("embedding: out-of-range ids give zero rows and no gradient", async ()
   }
 });
 
+Deno.test("embedding: a row shard from `first` picks its own ids, and their gradient only", async () => {
+  const [rows, dim, first] = [7, 5, 11];
+  const table = randomInput([rows, dim], 205);
+  const values = [10, 11, 17, 18, 3, 14, 11, 40, -1];
+  const ids = idsInput([values.length], values);
+  const seed = uniformArray(values.length * dim, 206);
+  const [y, dTable] = await runOps([table, ids], (t: Tensor, i: Tensor) => {
+    const out = embedding(t, i, first);
+    return [out, ...grad(out, [t], t.graph.constant(seed, out.shape))];
+  });
+  assertClose(y, embeddingRef(table.data, dim, values, first), { atol: 0, rtol: 0 });
+  assertClose(dTable, embeddingGradRef(seed, dim, values, rows, first), {
+    atol: 1e-6,
+    rtol: 1e-6,
+  });
+  // Ids 11, 17, 14 and 11 again fall in [11, 18); the others give zero rows.
+  assertEquals(Array.from(y.subarray(0, dim)), [0, 0, 0, 0, 0]);
+  assertEquals(Array.from(y.subarray(dim, 2 * dim)), Array.from(table.data.subarray(0, dim)));
+});
+
 Deno.test("embedding: table gradient matches finite differences", async () => {
   const cases = [
     {
@@ -93,7 +113,7 @@ Deno.test("embedding: table gradient matches finite differences", async () => {
     await checkGradients({
       label: `embedding [${vocab},${dim}] ids [${shape}]`,
       inputs: [randomInput([vocab, dim], 204), idsInput(shape, values)],
-      build: embedding,
+      build: (t: Tensor, i: Tensor) => embedding(t, i),
       reference: (table, ids) => embeddingRef(table, dim, ids),
     });
   }
