@@ -27,7 +27,7 @@ import { checkpointNames, parameterSpecs } from "./parameters.ts";
 import { openCheckpoint, writeCheckpoint } from "./safetensors.ts";
 import { HF_TOKENIZER_FILES, loadTokenizer, type Tokenizer } from "./tokenizer.ts";
 import { CHAR_TOKENIZER_FILE, CharTokenizer } from "./char_tokenizer.ts";
-import { loadVariable, uploadTensor } from "./upload.ts";
+import { loadVariable, type RawTensor, uploadTensor } from "./upload.ts";
 import { mergeShards, shardName, shardRows } from "./row_shards.ts";
 import {
   buildLogits,
@@ -95,30 +95,38 @@ export class PolicyModel {
       return g.variable(v);
     };
     lookup.shards = (name) => {
-      if (this.params.has(name) || !this.params.has(shardName(name, 0))) return undefined;
-      const shards: RowShard[] = [];
+      const shards = this.#shards(name);
+      if (!shards) return undefined;
       let first = 0;
-      for (let k = 0; this.params.has(shardName(name, k)); k++) {
-        const v = this.params.get(shardName(name, k))!;
-        shards.push({ weight: g.variable(v), first });
+      return shards.map((v): RowShard => {
         first += v.shape[0];
-      }
-      return shards;
+        return { weight: g.variable(v), first: first - v.shape[0] };
+      });
     };
     return lookup;
   }
 
+  /** The most tokens whose f32 logits [tokens, vocab] fit one storage binding of the device. */
+  get logitsTokens(): number {
+    const bindingBytes = this.gpu.device.limits.maxStorageBufferBindingSize;
+    return Math.max(1, Math.floor(bindingBytes / (4 * this.config.vocabSize)));
+  }
+
   /** Every parameter variable (each row shard of a sharded weight), in `parameterSpecs` order. */
   variables(): Variable[] {
-    return parameterSpecs(this.config).flatMap((spec) => {
-      const whole = this.params.get(spec.name);
-      if (whole) return [whole];
-      const shards: Variable[] = [];
-      for (let k = 0; this.params.has(shardName(spec.name, k)); k++) {
-        shards.push(this.params.get(shardName(spec.name, k))!);
-      }
-      return shards;
-    });
+    return parameterSpecs(this.config).flatMap((spec) =>
+      this.#shards(spec.name) ?? [this.params.get(spec.name)!]
+    );
+  }
+
+  /** The row shards of weight `name` in row order; undefined when it is stored whole. */
+  #shards(name: string): Variable[] | undefined {
+    if (this.params.has(name)) return undefined;
+    const shards: Variable[] = [];
+    for (let k = 0; this.params.has(shardName(name, k)); k++) {
+      shards.push(this.params.get(shardName(name, k))!);
+    }
+    return shards.length ? shards : undefined;
   }
 
   /**
@@ -158,11 +166,7 @@ export class PolicyModel {
     }
     const seq = paddedLength(Math.max(...sequences.map((s) => s.length)));
     // Rows per graph run, so the logits [rows, seq, vocab] fit one storage binding.
-    const bindingBytes = this.gpu.device.limits.maxStorageBufferBindingSize;
-    const rows = Math.max(
-      1,
-      Math.min(sequences.length, Math.floor(bindingBytes / (4 * seq * vocab))),
-    );
+    const rows = Math.max(1, Math.min(sequences.length, Math.floor(this.logitsTokens / seq)));
     const result: number[][] = [];
     for (let first = 0; first < sequences.length; first += rows) {
       const chunk = sequences.slice(first, first + rows);
@@ -319,20 +323,15 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
         );
       }
       const rows = shardRows(spec.name, spec.shape, limit);
-      if (!rows) {
+      if (rows) {
+        const tensor = { name: spec.name, dtype: info.dtype, shape: spec.shape };
+        const bytes = await checkpoint.read(stored);
+        for (const v of await uploadRowShards(gpu, { ...tensor, bytes }, rows)) {
+          params.set(v.name, v);
+        }
+      } else {
         const v = await loadVariable(gpu, checkpoint, stored);
         params.set(spec.name, { ...v, name: spec.name });
-        continue;
-      }
-      const bytes = await checkpoint.read(stored);
-      const rowBytes = bytes.byteLength / spec.shape[0];
-      let first = 0;
-      for (const [k, count] of rows.entries()) {
-        const name = shardName(spec.name, k);
-        const part = bytes.slice(first * rowBytes, (first + count) * rowBytes);
-        const shape = [count, spec.shape[1]];
-        params.set(name, await uploadTensor(gpu, { name, dtype: info.dtype, shape, bytes: part }));
-        first += count;
       }
     }
   } catch (err) {
@@ -365,19 +364,42 @@ export async function createModel(
         } values, received ${data?.length ?? "none"}`,
       );
     }
-    const rows = shardRows(spec.name, spec.shape, limit) ?? [spec.shape[0]];
-    let first = 0;
-    for (const [k, count] of rows.entries()) {
-      const name = rows.length === 1 ? spec.name : shardName(spec.name, k);
-      const cols = shapeSize(spec.shape) / spec.shape[0];
-      const part = data.subarray(first * cols, (first + count) * cols);
-      const bytes = new Uint8Array(part.buffer, part.byteOffset, part.byteLength);
-      const shape = rows.length === 1 ? spec.shape : [count, cols];
-      params.set(name, await uploadTensor(gpu, { name, dtype: "F32", shape, bytes }));
-      first += count;
-    }
+    const tensor = {
+      name: spec.name,
+      dtype: "F32" as const,
+      shape: spec.shape,
+      bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+    };
+    const rows = shardRows(spec.name, spec.shape, limit);
+    const uploaded = rows
+      ? await uploadRowShards(gpu, tensor, rows)
+      : [await uploadTensor(gpu, tensor)];
+    for (const v of uploaded) params.set(v.name, v);
   }
   return new PolicyModel(gpu, rawConfig, config, params, options.tokenizer);
+}
+
+/** Uploads `tensor` [rows, cols] as row shards of `rows` rows each, named by `shardName`. */
+async function uploadRowShards(
+  gpu: GpuContext,
+  tensor: RawTensor,
+  rows: readonly number[],
+): Promise<Variable[]> {
+  const rowBytes = tensor.bytes.byteLength / tensor.shape[0];
+  const shards: Variable[] = [];
+  let first = 0;
+  for (const [k, count] of rows.entries()) {
+    shards.push(
+      await uploadTensor(gpu, {
+        name: shardName(tensor.name, k),
+        dtype: tensor.dtype,
+        shape: [count, ...tensor.shape.slice(1)],
+        bytes: tensor.bytes.slice(first * rowBytes, (first + count) * rowBytes),
+      }),
+    );
+    first += count;
+  }
+  return shards;
 }
 
 /** The storage-binding size weights are sharded to: the device's, or the test's lower one. */

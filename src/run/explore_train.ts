@@ -33,7 +33,6 @@ import { Synchronizer } from "./synchronizer.ts";
 import { createStageTrainer } from "./trainer_setup.ts";
 import type { CriticStep } from "../trainer/critic.ts";
 import { openExpertBuffer } from "./expert_buffer.ts";
-import { withGroupFilter } from "./dynamic_sampling.ts";
 
 /** Runs `stage` in mode `both` (`train` true) or `explore`. */
 export async function runExploreTrain(
@@ -92,10 +91,7 @@ export async function runExploreTrain(
     evalTasksets,
     batchSize: stage.buffer.batchSize,
     buffer,
-    operators: withGroupFilter(
-      createOperators(stage.dataProcessor.experiencePipeline.operators),
-      algorithm.dynamicSampling,
-    ),
+    operators: createOperators(stage.dataProcessor.experiencePipeline.operators),
     advantageFn: algorithm.advantageInTrainer ? undefined : algorithm.advantageFn,
     dynamicSampling: algorithm.dynamicSampling,
     stateDir: stageDir,

@@ -3,8 +3,9 @@
  * workflows on the rollout model, computes advantages when the experience pipeline owns them,
  * runs the experience operators and puts what is kept into the experience buffer (which
  * persists it before acknowledging), then saves its cursor. With dynamic sampling it draws more
- * batches until `batch_size` groups survive the operators (`dynamic_sampling.ts`). It also evaluates the rollout model
- * on the eval tasksets. Knows nothing of the trainer: the synchronizer moves weights in.
+ * batches until `batch_size` groups survive the operators (`dynamic_sampling.ts`). It also
+ * evaluates the rollout model on the eval tasksets. Knows nothing of the trainer: the
+ * synchronizer moves weights in.
  */
 
 import type { Experience } from "../buffer/experience.ts";
@@ -18,6 +19,7 @@ import {
   type DynamicSampling,
   firstGroups,
   wantsMoreBatches,
+  withGroupFilter,
 } from "./dynamic_sampling.ts";
 import { summarizeExperiences } from "./summarize.ts";
 import { runTasks, type RunTasksOptions, type TaskFailure } from "./workflow_runner.ts";
@@ -75,7 +77,7 @@ export interface ExplorerOptions extends Omit<RunTasksOptions, "signal"> {
   operators: readonly ExperienceOperator[];
   /** The advantage fn when the pipeline computes advantages. */
   advantageFn?: ConfiguredAdvantageFn;
-  /** Refill filtered groups by drawing more tasks (the operators must include the filter). */
+  /** Drop equal-reward groups and refill them by drawing more tasks (DAPO). */
   dynamicSampling?: DynamicSampling;
   /** Directory of the cursor file. */
   stateDir: string;
@@ -99,7 +101,12 @@ export class Explorer {
   #history: ExplorerCursor[] = [];
   #failures = 0;
 
-  constructor(readonly options: ExplorerOptions) {}
+  /** The pipeline: the configured operators, plus the group filter dynamic sampling needs. */
+  readonly #operators: readonly ExperienceOperator[];
+
+  constructor(readonly options: ExplorerOptions) {
+    this.#operators = withGroupFilter(options.operators, options.dynamicSampling);
+  }
 
   /** Explore steps done. */
   get step(): number {
@@ -175,9 +182,12 @@ export class Explorer {
     return { drew: true, kept, metrics };
   }
 
-  /** Advantages (when the pipeline owns them), then the operators, over one step's experiences. */
+  /**
+   * Advantages (when the pipeline owns them), then the operators, over one step's experiences;
+   * a refill runs it again over all of them, so batch-level statistics cover the whole step.
+   */
   #process(experiences: readonly Experience[]) {
-    const { advantageFn, operators } = this.options;
+    const { advantageFn } = this.options;
     const metrics: Record<string, number> = {};
     let kept = [...experiences];
     if (advantageFn) {
@@ -185,7 +195,7 @@ export class Explorer {
       kept = advantaged.experiences;
       Object.assign(metrics, advantaged.metrics);
     }
-    const processed = runOperators(operators, kept);
+    const processed = runOperators(this.#operators, kept);
     for (const [key, value] of Object.entries(processed.metrics)) {
       metrics[`pipeline/${key}`] = value;
     }

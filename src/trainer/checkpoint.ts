@@ -2,8 +2,10 @@
  * Trainer checkpoints under `<root>/checkpoints/step_<N>/`: the Hugging Face model directory,
  * the AdamW moments (`optimizer.safetensors`, PyTorch's exp_avg / exp_avg_sq names),
  * `trainer_state.json` and, for PPO, the critic (`critic/`: its `model.safetensors` with the
- * trunk's HF names plus `score.weight`, and its own `optimizer.safetensors`). Each is written into a temporary directory and renamed into place when
- * complete; `latest_checkpoint.txt` names the newest. One writer per root at a time.
+ * trunk's HF names plus `score.weight`, and its own `optimizer.safetensors`). Each is written
+ * into a temporary directory and renamed into place when complete; `latest_checkpoint.txt` names
+ * the newest. One writer per root at a time. Moments of a weight stored in row shards keep the
+ * shard names (`<name>#<k>.exp_avg`), so a resume needs the same sharding.
  */
 
 import type { GpuContext } from "../gpu/device.ts";
@@ -24,7 +26,7 @@ export const OPTIMIZER_FILE = "optimizer.safetensors";
 /** The trainer state inside a checkpoint directory; written last, so it marks a complete one. */
 export const TRAINER_STATE_FILE = "trainer_state.json";
 /** The critic's folder inside a checkpoint directory. */
-export const CRITIC_DIR = "critic";
+const CRITIC_DIR = "critic";
 /** The critic's parameters inside {@link CRITIC_DIR}. */
 const CRITIC_WEIGHTS_FILE = "model.safetensors";
 

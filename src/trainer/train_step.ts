@@ -340,8 +340,7 @@ export class TrainStep {
   #tokenBudget(lengths: readonly number[]): number | undefined {
     const configured = this.config.maxTokensPerMicroBatch;
     if (this.#loss.entry.microBatching === undefined) return configured;
-    const bindingBytes = this.model.gpu.device.limits.maxStorageBufferBindingSize;
-    const fit = Math.max(1, Math.floor(bindingBytes / (4 * this.model.config.vocabSize)));
+    const fit = this.model.logitsTokens;
     const uncut = lengths.length * paddedLength(Math.max(...lengths));
     if ((configured ?? uncut) <= fit) return configured;
     return fit;

@@ -3,7 +3,7 @@ import { Taskset } from "../../src/buffer/taskset.ts";
 import { createOperators } from "../../src/buffer/operators/mod.ts";
 import { configure } from "../../src/algorithm/registry.ts";
 import { ADVANTAGE_FN } from "../../src/algorithm/advantage/mod.ts";
-import { type DynamicSampling, withGroupFilter } from "../../src/run/dynamic_sampling.ts";
+import type { DynamicSampling } from "../../src/run/dynamic_sampling.ts";
 import { Explorer } from "../../src/run/explorer.ts";
 import { resolveAlgorithm } from "../../src/run/algorithm_setup.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
@@ -42,7 +42,7 @@ async function explorerWith(
     taskset,
     evalTasksets: [],
     batchSize: 2,
-    operators: withGroupFilter(createOperators([]), dynamicSampling),
+    operators: createOperators([]),
     advantageFn: configure(ADVANTAGE_FN, "grpo", {}),
     dynamicSampling,
     stateDir: dir,
