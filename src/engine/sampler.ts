@@ -5,7 +5,8 @@
  * mix of requests and needs no readback. Not differentiable (these ops have no backward).
  */
 
-import { grid1d, packParams } from "../gpu/dispatch.ts";
+import { grid1d } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
 import type { OpDef } from "../graph/op.ts";
 import type { DType, Tensor } from "../graph/tensor.ts";
 import { rowLaunch } from "../ops/row_launch.ts";
@@ -121,7 +122,7 @@ const ADVANCE_RNG: OpDef<null> = {
         params: true,
       },
       buffers: [rng.buffer, rng.buffer, rng.buffer, out.buffer],
-      params: packParams([rows, RNG_WIDTH]),
+      params: packParams({ rows, cols: RNG_WIDTH }),
       workgroups: grid1d(Math.ceil(rows / ADVANCE_WG)),
     }];
   },

@@ -6,6 +6,7 @@
  */
 
 import type { GpuContext } from "./device.ts";
+import { type PackedParams, paramsMismatch } from "./kernel_params.ts";
 import type { BindingKind, KernelSpec } from "./kernel_spec.ts";
 import { getKernel } from "./pipeline_cache.ts";
 
@@ -41,22 +42,6 @@ export function grid1d(groups: number): [number, number, number] {
   return [Math.ceil(n / y), y, 1];
 }
 
-/**
- * Packs a params struct: each entry is a u32 (integer given as number), an f32 (`{f32: x}`) or
- * an i32 (`{i32: x}`); the result is padded to 16 bytes as uniform buffers require.
- */
-export function packParams(fields: readonly (number | { f32: number } | { i32: number })[]) {
-  const words = Math.max(4, Math.ceil(fields.length / 4) * 4);
-  const buffer = new ArrayBuffer(words * 4);
-  const view = new DataView(buffer);
-  fields.forEach((field, i) => {
-    if (typeof field === "number") view.setUint32(i * 4, field, true);
-    else if ("f32" in field) view.setFloat32(i * 4, field.f32, true);
-    else view.setInt32(i * 4, field.i32, true);
-  });
-  return buffer;
-}
-
 /** The bind group resource of `arg`; throws when it does not fit the binding's kind. */
 function bindingResource(
   what: string,
@@ -90,13 +75,14 @@ function bindingResource(
 
 /**
  * Compiles (or reuses) the kernel and builds its bind group and params buffer. `args` holds one
- * buffer or texture view per binding of `spec`; `before` is recorded ahead of every encoding.
+ * buffer or texture view per binding of `spec`; `params` must have the fields of the shader's
+ * params struct, in its order and with its types; `before` is recorded ahead of every encoding.
  */
 export async function prepareDispatch(
   gpu: GpuContext,
   spec: KernelSpec,
   args: readonly BindingArg[],
-  params: ArrayBuffer | undefined,
+  params: PackedParams | undefined,
   workgroups: readonly [number, number, number],
   before?: EncoderCommands,
 ): Promise<PreparedDispatch> {
@@ -124,15 +110,21 @@ export async function prepareDispatch(
     ),
   }));
   const kernel = await getKernel(gpu, spec);
+  const mismatch = params && kernel.params && paramsMismatch(kernel.params, params.fields);
+  if (mismatch) {
+    throw new Error(
+      `Cannot prepare kernel "${kernel.key}" (shaders/${spec.shader}.wgsl): ${mismatch}`,
+    );
+  }
   const { device } = gpu;
   let paramsBuffer: GPUBuffer | undefined;
   if (params) {
     paramsBuffer = device.createBuffer({
       label: `${kernel.key}:params`,
-      size: params.byteLength,
+      size: params.bytes.byteLength,
       usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
     });
-    device.queue.writeBuffer(paramsBuffer, 0, params);
+    device.queue.writeBuffer(paramsBuffer, 0, params.bytes);
     entries.push({ binding: args.length, resource: { buffer: paramsBuffer } });
   }
   const bindGroup = device.createBindGroup({ label: kernel.key, layout: kernel.layout, entries });

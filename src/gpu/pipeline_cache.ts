@@ -1,10 +1,12 @@
 /**
  * Compiles and caches compute pipelines by kernel key. Compilation happens inside a validation
  * error scope and checks the shader's compilation messages, so a WGSL mistake becomes a
- * `KernelCompileError` naming the kernel, the file and the line.
+ * `KernelCompileError` naming the kernel, the file and the line. The shader's uniform params
+ * struct is parsed here, once per pipeline, for `prepareDispatch` to check packed params against.
  */
 
 import type { GpuContext } from "./device.ts";
+import { type ParamsStruct, parseParamsStruct } from "./kernel_params.ts";
 import { kernelKey, type KernelSpec } from "./kernel_spec.ts";
 import { shaderLocation, shaderSource } from "./shader_source.ts";
 
@@ -27,6 +29,8 @@ export interface CompiledKernel {
   pipeline: GPUComputePipeline;
   layout: GPUBindGroupLayout;
   spec: KernelSpec;
+  /** The shader's uniform params struct (present exactly when `spec.params` is true). */
+  params?: ParamsStruct;
 }
 
 interface DeviceCaches {
@@ -98,6 +102,7 @@ async function compileKernel(
     }
     throw err;
   }
+  const params = paramsStructOf(spec, key);
   device.pushErrorScope("validation");
   const entries: GPUBindGroupLayoutEntry[] = spec.bindings.map((kind, binding) =>
     kind === "texture"
@@ -131,5 +136,30 @@ async function compileKernel(
     const where = line ? shaderLocation(spec.shader, Number(line)) : `shaders/${spec.shader}.wgsl`;
     throw new KernelCompileError(key, where, error.message);
   }
-  return { key, pipeline, layout, spec };
+  return { key, pipeline, layout, spec, params };
+}
+
+/**
+ * The params struct of `spec`'s shader (after `#include` expansion); throws a
+ * `KernelCompileError` when it cannot be read or when the shader has a uniform and `spec` does
+ * not say so, or the other way round.
+ */
+function paramsStructOf(spec: KernelSpec, key: string): ParamsStruct | undefined {
+  const file = `shaders/${spec.shader}.wgsl`;
+  let struct: ParamsStruct | undefined;
+  try {
+    struct = parseParamsStruct(shaderSource(spec.shader));
+  } catch (err) {
+    throw new KernelCompileError(key, file, `cannot read its params: ${(err as Error).message}`);
+  }
+  if (spec.params !== (struct !== undefined)) {
+    throw new KernelCompileError(
+      key,
+      file,
+      spec.params
+        ? "the spec says the kernel takes params, but the shader binds no var<uniform>"
+        : `the shader binds struct ${struct?.name} as var<uniform>, but the spec says no params`,
+    );
+  }
+  return struct;
 }

@@ -6,6 +6,7 @@
 
 import type { GpuContext } from "../gpu/device.ts";
 import type { BindingArg, EncoderCommands } from "../gpu/dispatch.ts";
+import type { PackedParams } from "../gpu/kernel_params.ts";
 import type { KernelSpec } from "../gpu/kernel_spec.ts";
 import type { DType, Tensor } from "./tensor.ts";
 
@@ -26,7 +27,8 @@ export interface KernelLaunch {
   spec: KernelSpec;
   /** One per binding of `spec`: a buffer for a storage binding, a view for a texture binding. */
   buffers: readonly BindingArg[];
-  params?: ArrayBuffer;
+  /** The uniform params (from `packParams`), checked against the shader's struct. */
+  params?: PackedParams;
   workgroups: readonly [number, number, number];
   /**
    * Commands recorded right before this launch in every run, outside any compute pass (e.g.

@@ -7,13 +7,8 @@
 
 import { TENSOR_USAGE } from "../gpu/buffer_pool.ts";
 import type { GpuContext } from "../gpu/device.ts";
-import {
-  encodeDispatches,
-  grid1d,
-  packParams,
-  prepareDispatch,
-  releaseDispatch,
-} from "../gpu/dispatch.ts";
+import { encodeDispatches, grid1d, prepareDispatch, releaseDispatch } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
 import { shapeSize, type Variable } from "../graph/tensor.ts";
 import { type Checkpoint, DTYPE_BYTES, type SafetensorsDType } from "./safetensors.ts";
 
@@ -161,7 +156,7 @@ async function convertOnGpu(
         { buffer: packed, offset: first * 2, size: alignUp(count * 2, 4) },
         { buffer: out, offset: first * 4, size: count * 4 },
       ],
-      packParams([count]),
+      packParams({ n: count }),
       grid1d(Math.ceil(count / 2 / WG)),
     ));
   }

@@ -9,7 +9,8 @@
  * every model. f32 only; no dropout, sliding window, ALiBi, soft-capping or KV cache.
  */
 
-import { MAX_WORKGROUPS_PER_DIM, packParams } from "../gpu/dispatch.ts";
+import { MAX_WORKGROUPS_PER_DIM } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
 import type { BoundTensor, KernelLaunch, LaunchContext, OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 
@@ -164,7 +165,13 @@ function attentionLaunch(
       extra.stats ?? q.buffer,
       out,
     ],
-    params: packParams([dims.seq, dims.heads, dims.kvHeads, dims.headDim, { f32: scale }]),
+    params: packParams({
+      seq: dims.seq,
+      heads: dims.heads,
+      kv_heads: dims.kvHeads,
+      head_dim: dims.headDim,
+      scale: { f32: scale },
+    }),
     workgroups: grid,
   };
 }

@@ -3,7 +3,8 @@
  * their backward as graph ops. f32 only.
  */
 
-import { grid1d, packParams } from "../gpu/dispatch.ts";
+import { grid1d } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
 import type { OpDef } from "../graph/op.ts";
 import type { Tensor } from "../graph/tensor.ts";
 import { broadcastLayout, broadcastShape, sumTo } from "./broadcast.ts";
@@ -42,7 +43,7 @@ function binaryOp(kind: BinaryKind): OpDef<null> {
           params: true,
         },
         buffers: [a.buffer, b.buffer, out.buffer],
-        params: packParams([n, la.n, la.inner, lb.n, lb.inner]),
+        params: packParams({ n, n_a: la.n, inner_a: la.inner, n_b: lb.n, inner_b: lb.inner }),
         workgroups: grid1d(Math.ceil(n / WG)),
       }];
     },

@@ -5,7 +5,8 @@
  * output's (e.g. [C] or [R,1] against [R,C]); it is then read as (outer, n, inner).
  */
 
-import { grid1d, packParams } from "../gpu/dispatch.ts";
+import { grid1d } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
 import type { OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, shapeSize, type Tensor } from "../graph/tensor.ts";
 
@@ -71,7 +72,7 @@ const SUM_TO: OpDef<{ shape: readonly number[] }> = {
         params: true,
       },
       buffers: [x.buffer, out.buffer],
-      params: packParams([outer, n, inner]),
+      params: packParams({ outer, n, inner }),
       workgroups: grid1d(n),
     }];
   },
@@ -106,7 +107,7 @@ const EXPAND: OpDef<{ shape: readonly number[] }> = {
         params: true,
       },
       buffers: [x.buffer, out.buffer],
-      params: packParams([total, n, inner]),
+      params: packParams({ total, n, inner }),
       workgroups: grid1d(Math.ceil(total / EXPAND_WG)),
     }];
   },

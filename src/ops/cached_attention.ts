@@ -6,7 +6,8 @@
  * differentiable; no segment ids (one sequence per slot), sliding window or ALiBi.
  */
 
-import { grid1d, MAX_WORKGROUPS_PER_DIM, packParams } from "../gpu/dispatch.ts";
+import { grid1d, MAX_WORKGROUPS_PER_DIM } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
 import type { KernelSpec } from "../gpu/kernel_spec.ts";
 import type { LaunchContext, OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
@@ -137,16 +138,16 @@ const CACHED_ATTENTION: OpDef<CachedAttentionAttrs> = {
       bindings: ["read", "read", "read", "read", "read", "read_write"],
       params: true,
     });
-    const params = packParams([
-      dims.slots,
-      dims.tn,
-      dims.tmax,
-      dims.heads,
-      dims.kvHeads,
-      dims.headDim,
+    const params = packParams({
+      slots: dims.slots,
+      tn: dims.tn,
+      tmax: dims.tmax,
+      heads: dims.heads,
+      kv_heads: dims.kvHeads,
+      head_dim: dims.headDim,
       chunk,
-      { f32: scale },
-    ]);
+      scale: { f32: scale },
+    });
     const operands = [q.buffer, kCache.buffer, vCache.buffer, positions.buffer];
     const parts = splits * keyLanes;
     if (parts === 1) {

@@ -7,7 +7,8 @@
  * may be a row shard of a larger one: with `first`, id i picks row i - first.
  */
 
-import { grid1d, packParams } from "../gpu/dispatch.ts";
+import { grid1d } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
 import type { BoundTensor, KernelLaunch, OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 
@@ -40,7 +41,7 @@ function embeddingLaunch(
       params: true,
     },
     buffers: [src.buffer, ids.buffer, out.buffer],
-    params: packParams([ids.tensor.size, vocab, dim, first]),
+    params: packParams({ tokens: ids.tensor.size, vocab, dim, first }),
     workgroups: grid1d(workgroups),
   };
 }

@@ -5,7 +5,8 @@
  * ring-buffer wrap-around: a position outside the cache is skipped.
  */
 
-import { grid1d, packParams } from "../gpu/dispatch.ts";
+import { grid1d } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
 import type { OpDef } from "../graph/op.ts";
 import { sameShape, type Tensor } from "../graph/tensor.ts";
 
@@ -61,7 +62,12 @@ const WRITE_KV_CACHE: OpDef<null> = {
         params: true,
       },
       buffers: [x.buffer, positions.buffer, out.buffer],
-      params: packParams([slots * tn, tn, cache.tensor.shape[1], kvHeads * headDim]),
+      params: packParams({
+        rows: slots * tn,
+        tn,
+        tmax: cache.tensor.shape[1],
+        width: kvHeads * headDim,
+      }),
       workgroups: grid1d(Math.ceil(x.tensor.size / WG)),
     }];
   },

@@ -50,7 +50,7 @@ function normLaunch(
   eps: number,
 ): KernelLaunch {
   const constants = { LAYERNORM: Number(kind === "layer_norm") };
-  return rowLaunch("layernorm", entryPoint, constants, x, buffers, [{ f32: eps }]);
+  return rowLaunch("layernorm", entryPoint, constants, x, buffers, { eps: { f32: eps } });
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 
 import type { GpuContext } from "../gpu/device.ts";
-import { packParams } from "../gpu/dispatch.ts";
+import { type PackedParams, packParams } from "../gpu/kernel_params.ts";
 import type { KernelSpec } from "../gpu/kernel_spec.ts";
 import type { KernelLaunch, LaunchContext } from "../graph/op.ts";
 
@@ -259,8 +259,15 @@ export function matmulVariant(name: string): MatmulVariant {
 }
 
 /** The uniform params every matmul kernel takes (struct `Params` in the shaders). */
-export function matmulParams(p: MatmulProblem): ArrayBuffer {
-  return packParams([p.m, p.n, p.k, p.strideA, p.strideB, p.strideC]);
+export function matmulParams(p: MatmulProblem): PackedParams {
+  return packParams({
+    m: p.m,
+    n: p.n,
+    k: p.k,
+    stride_a: p.strideA,
+    stride_b: p.strideB,
+    stride_c: p.strideC,
+  });
 }
 
 /** The launch of `variant` for `p` on the given buffers; throws when the variant cannot do `p`. */

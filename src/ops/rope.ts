@@ -6,7 +6,8 @@
  * (linear, dynamic, yarn, llama3) and no partial rotary dimension.
  */
 
-import { grid1d, packParams } from "../gpu/dispatch.ts";
+import { grid1d } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
 import type { OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 
@@ -69,7 +70,7 @@ function ropeOp(inverse: boolean): OpDef<RopeAttrs> {
           params: true,
         },
         buffers: [x.buffer, positions.buffer, invFreq, out.buffer],
-        params: packParams([pairs, headDim / 2, heads * headDim / 2]),
+        params: packParams({ pairs, half: headDim / 2, token_pairs: heads * headDim / 2 }),
         workgroups: grid1d(Math.ceil(pairs / WG)),
       }];
     },

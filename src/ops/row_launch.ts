@@ -3,7 +3,8 @@
  * log-probs): the input check and the launch of a one-workgroup-per-row kernel.
  */
 
-import { grid1d, packParams } from "../gpu/dispatch.ts";
+import { grid1d } from "../gpu/dispatch.ts";
+import { packParams, type ParamValue } from "../gpu/kernel_params.ts";
 import type { KernelLaunch } from "../graph/op.ts";
 import type { Tensor } from "../graph/tensor.ts";
 
@@ -28,7 +29,7 @@ function rowWorkgroupSize(cols: number): number {
 /**
  * One launch of a row kernel (reduce_last, softmax, token_logprobs): one workgroup per row of
  * `x` read as [rows, cols]; every buffer is bound read-only except the last (the output);
- * params are (rows, cols, ...extraParams). `constants` gets `WG` added.
+ * params are `{rows, cols, ...extraParams}`. `constants` gets `WG` added.
  */
 export function rowLaunch(
   shader: string,
@@ -36,7 +37,7 @@ export function rowLaunch(
   constants: Readonly<Record<string, number>>,
   x: Tensor,
   buffers: readonly GPUBuffer[],
-  extraParams: readonly { f32: number }[] = [],
+  extraParams: Readonly<Record<string, ParamValue>> = {},
 ): KernelLaunch {
   const cols = x.lastDim;
   const rows = x.size / cols;
@@ -49,7 +50,7 @@ export function rowLaunch(
       params: true,
     },
     buffers,
-    params: packParams([rows, cols, ...extraParams]),
+    params: packParams({ rows, cols, ...extraParams }),
     workgroups: grid1d(rows),
   };
 }

@@ -4,7 +4,8 @@
  * axes are not supported.
  */
 
-import { grid1d, packParams } from "../gpu/dispatch.ts";
+import { grid1d } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
 import type { KernelLaunch, OpDef } from "../graph/op.ts";
 import type { Tensor } from "../graph/tensor.ts";
 
@@ -33,7 +34,7 @@ function windowLaunch(
       params: true,
     },
     buffers: [src, out.buffer],
-    params: packParams([rows, wide, width, start]),
+    params: packParams({ rows, wide, narrow: width, start }),
     workgroups: grid1d(Math.ceil(out.tensor.size / WG)),
   }];
 }

@@ -3,7 +3,8 @@
  * their backward: one kernel computes `g * f'(x)` for each. f32 only.
  */
 
-import { grid1d, packParams } from "../gpu/dispatch.ts";
+import { grid1d } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
 import type { OpDef } from "../graph/op.ts";
 import type { Tensor } from "../graph/tensor.ts";
 
@@ -51,7 +52,7 @@ function unaryLaunch(entryPoint: "forward" | "backward") {
         params: true,
       },
       buffers: [x, g, out.buffer],
-      params: packParams([n, { f32: alpha }, { f32: beta }]),
+      params: packParams({ n, alpha: { f32: alpha }, beta: { f32: beta } }),
       workgroups: grid1d(Math.ceil(n / WG)),
     }];
   };

@@ -8,7 +8,8 @@
 
 import type { GpuContext } from "../gpu/device.ts";
 import { TENSOR_USAGE } from "../gpu/buffer_pool.ts";
-import { grid1d, packParams } from "../gpu/dispatch.ts";
+import { grid1d } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
 import { readBuffers } from "../gpu/readback.ts";
 import type { OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, shapeSize, type Tensor, type Variable } from "../graph/tensor.ts";
@@ -94,15 +95,15 @@ const ADAMW: OpDef<AdamWAttrs> = {
         params: true,
       },
       buffers: [grad.buffer, step.buffer, clip.buffer, m.buffer, v.buffer, out.buffer],
-      params: packParams([
+      params: packParams({
         n,
-        { f32: a.beta1 },
-        { f32: 1 - a.beta1 },
-        { f32: a.beta2 },
-        { f32: 1 - a.beta2 },
-        { f32: a.eps },
-        { f32: a.weightDecay },
-      ]),
+        beta1: { f32: a.beta1 },
+        one_minus_beta1: { f32: 1 - a.beta1 },
+        beta2: { f32: a.beta2 },
+        one_minus_beta2: { f32: 1 - a.beta2 },
+        eps: { f32: a.eps },
+        weight_decay: { f32: a.weightDecay },
+      }),
       workgroups: grid1d(Math.ceil(n / WG)),
     }];
   },

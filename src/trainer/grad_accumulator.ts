@@ -5,7 +5,8 @@
  */
 
 import type { GpuContext } from "../gpu/device.ts";
-import { grid1d, packParams } from "../gpu/dispatch.ts";
+import { grid1d } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
 import type { OpDef } from "../graph/op.ts";
 import { sameShape, type Tensor, type Variable } from "../graph/tensor.ts";
 import { zeroVariable } from "./adamw.ts";
@@ -34,7 +35,7 @@ const ACCUMULATE: OpDef<null> = {
         params: true,
       },
       buffers: [grad.buffer, out.buffer],
-      params: packParams([n]),
+      params: packParams({ n }),
       workgroups: grid1d(Math.ceil(n / WG)),
     }];
   },

@@ -5,7 +5,8 @@
  * so nothing is read back. Not differentiable; L2 norm only (no inf-norm, no per-tensor clip).
  */
 
-import { grid1d, packParams } from "../gpu/dispatch.ts";
+import { grid1d } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
 import type { KernelLaunch, OpDef } from "../graph/op.ts";
 import type { Tensor } from "../graph/tensor.ts";
 
@@ -50,7 +51,7 @@ const GRAD_NORM: OpDef<GradNormAttrs> = {
           params: true,
         },
         buffers: [g.buffer, partials],
-        params: packParams([g.tensor.size, offset, { f32: 0 }]),
+        params: packParams({ n: g.tensor.size, offset, max_norm: { f32: 0 } }),
         workgroups: grid1d(blocks[i]),
       });
       offset += blocks[i];
@@ -64,7 +65,7 @@ const GRAD_NORM: OpDef<GradNormAttrs> = {
         params: true,
       },
       buffers: [partials, out.buffer],
-      params: packParams([total, 0, { f32: maxNorm ?? 0 }]),
+      params: packParams({ n: total, offset: 0, max_norm: { f32: maxNorm ?? 0 } }),
       workgroups: [1, 1, 1],
     });
     return launches;

@@ -9,6 +9,7 @@ import { reshape } from "../../src/ops/reshape.ts";
 import { exp, scale } from "../../src/ops/unary.ts";
 import { runTimed } from "../../src/gpu/timing.ts";
 import { prepareDispatch } from "../../src/gpu/dispatch.ts";
+import { packParams } from "../../src/gpu/kernel_params.ts";
 import { matmul } from "../../src/ops/matmul.ts";
 import { matmulRef } from "../../src/reference/matmul.ts";
 import { uniformArray } from "../../src/util/random.ts";
@@ -184,13 +185,13 @@ Deno.test("a binding of the wrong kind is rejected naming the binding", async ()
   };
   const view = texture.createView();
   await assertRejects(
-    () => prepareDispatch(gpu, spec, [view, buffer, buffer], new ArrayBuffer(32), [1, 1, 1]),
+    () => prepareDispatch(gpu, spec, [view, buffer, buffer], packParams({}), [1, 1, 1]),
     Error,
     'Cannot prepare kernel "matmul_texture.main": binding 1 is a texture, expected a ' +
       "GPUTextureView, received a buffer",
   );
   await assertRejects(
-    () => prepareDispatch(gpu, spec, [view, view, view], new ArrayBuffer(32), [1, 1, 1]),
+    () => prepareDispatch(gpu, spec, [view, view, view], packParams({}), [1, 1, 1]),
     Error,
     'binding 2 is a "read_write" storage buffer, expected a buffer, received a GPUTextureView',
   );
