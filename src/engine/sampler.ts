@@ -3,6 +3,9 @@
  * (greedy, or temperature sampling with optional top-k and top-p) and its log-prob, with per-row
  * settings and seeded counter-based randomness read from tensors, so one compiled graph serves any
  * mix of requests and needs no readback. Not differentiable (these ops have no backward).
+ * Shader: shaders/sampler.wgsl
+ * Reference: src/reference/sampler.ts
+ * Test: tests/engine/sampler_test.ts
  */
 
 import { grid1d } from "../gpu/dispatch.ts";
@@ -85,7 +88,7 @@ const SAMPLE_TOKENS: OpDef<null> = {
   },
   launch(_ctx, [logits, settings, rng], out) {
     const buffers = [logits.buffer, settings.buffer, rng.buffer, out.buffer];
-    return [rowLaunch("sample", "sample", {}, logits.tensor, buffers)];
+    return [rowLaunch("sampler", "sample", {}, logits.tensor, buffers)];
   },
 };
 
@@ -98,7 +101,7 @@ const TEMPERED_LOGPROBS: OpDef<null> = {
   },
   launch(_ctx, [logits, settings, tokens], out) {
     const buffers = [logits.buffer, settings.buffer, tokens.buffer, out.buffer];
-    return [rowLaunch("sample", "logprob", {}, logits.tensor, buffers)];
+    return [rowLaunch("sampler", "logprob", {}, logits.tensor, buffers)];
   },
 };
 
@@ -115,7 +118,7 @@ const ADVANCE_RNG: OpDef<null> = {
     const rows = rng.tensor.shape[0];
     return [{
       spec: {
-        shader: "sample",
+        shader: "sampler",
         entryPoint: "advance",
         constants: { WG: ADVANCE_WG },
         bindings: ["read", "read", "read", "read_write"],
@@ -140,7 +143,7 @@ export interface SampledTokens {
  * Samples one token per row of `logits` [N, V] (f32, finite; -inf allowed beside a finite logit)
  * with per-row `settings` [N, 3] f32 = (temperature, top_k, top_p) as in {@link SamplingParams}
  * (see {@link packSamplingSettings}) and `rng` [N, 2] u32 = (seed, step). The uniform number u of
- * a row is a hash of (seed, step) (`samplerUniform` in `src/reference/sample.ts` reproduces it on
+ * a row is a hash of (seed, step) (`samplerUniform` in `src/reference/sampler.ts` reproduces it on
  * the CPU); the token is the first, in index order, of the tokens kept by top-k/top-p whose
  * running probability exceeds u. The row index is not hashed: a request's tokens do not depend on
  * its batch slot, so rows that must differ need different seeds. The reported log-prob is over the

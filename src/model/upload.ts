@@ -3,6 +3,9 @@
  * and BF16 are uploaded packed and widened on the GPU by `shaders/convert_to_f32.wgsl`, in chunks
  * bound at aligned offsets so tensors beyond the storage-binding limit work too. Other dtypes
  * are rejected. A tensor passes through host memory whole (no streaming from disk).
+ * Shader: shaders/convert_to_f32.wgsl
+ * Reference: src/reference/convert.ts
+ * Test: tests/model/convert_test.ts
  */
 
 import { TENSOR_USAGE } from "../gpu/buffer_pool.ts";

@@ -7,6 +7,9 @@
  * queries; two ops, each recomputing P, again as an op has one output), without atomics, so
  * results are deterministic. The head dim is a runtime parameter: one pipeline per kernel serves
  * every model. f32 only; no dropout, sliding window, ALiBi, soft-capping or KV cache.
+ * Shader: shaders/attention.wgsl
+ * Reference: src/reference/attention.ts
+ * Test: tests/ops/attention_test.ts
  */
 
 import { MAX_WORKGROUPS_PER_DIM } from "../gpu/dispatch.ts";

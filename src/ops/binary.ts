@@ -1,6 +1,9 @@
 /**
  * Element-wise binary ops (add, sub, mul, div) with broadcasting (see `broadcast.ts`), and
  * their backward as graph ops. f32 only.
+ * Shader: shaders/binary.wgsl
+ * Reference: src/reference/elementwise.ts
+ * Test: tests/ops/elementwise_test.ts
  */
 
 import { grid1d } from "../gpu/dispatch.ts";

@@ -3,6 +3,9 @@
  * broadcast gradient back to its operand's shape. An operand broadcasts when, right-aligned
  * against the output, its dimensions other than 1 form one contiguous block equal to the
  * output's (e.g. [C] or [R,1] against [R,C]); it is then read as (outer, n, inner).
+ * Shaders: shaders/expand.wgsl, shaders/sum_to.wgsl
+ * Reference: src/reference/elementwise.ts
+ * Test: tests/ops/elementwise_test.ts
  */
 
 import { grid1d } from "../gpu/dispatch.ts";

@@ -4,6 +4,9 @@
  * the cached keys, parallel over (slot, kv head, query block) and, when that is too little work
  * to fill the device (decode), over key chunks merged by a second pass (flash-decoding). Not
  * differentiable; no segment ids (one sequence per slot), sliding window or ALiBi.
+ * Shader: shaders/cached_attention.wgsl
+ * Reference: src/reference/kv_cache.ts
+ * Test: tests/ops/kv_cache_test.ts
  */
 
 import { grid1d, MAX_WORKGROUPS_PER_DIM } from "../gpu/dispatch.ts";

@@ -5,6 +5,9 @@
  * the result is deterministic); ids get none. Ids are not checked on the host: an id >= V (or a
  * negative i32) gives a zero row and drops its gradient, and is never read out of bounds. A table
  * may be a row shard of a larger one: with `first`, id i picks row i - first.
+ * Shader: shaders/embedding.wgsl
+ * Reference: src/reference/embedding.ts
+ * Test: tests/ops/embedding_test.ts
  */
 
 import { grid1d } from "../gpu/dispatch.ts";

@@ -3,6 +3,9 @@
  * `inPlace` op on `shaders/kv_cache.wgsl`), for KV-cached generation. The cache is normally a
  * graph tensor bound to a long-lived variable. Not differentiable; no eviction, paging or
  * ring-buffer wrap-around: a position outside the cache is skipped.
+ * Shader: shaders/kv_cache.wgsl
+ * Reference: src/reference/kv_cache.ts
+ * Test: tests/ops/kv_cache_test.ts
  */
 
 import { grid1d } from "../gpu/dispatch.ts";

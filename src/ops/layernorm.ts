@@ -5,6 +5,9 @@
  * as per-element terms summed over rows by `sumTo`, the bias gradient as `sumTo` of the output
  * gradient. The backward ops are not differentiable. f32 only; weight and bias are [C], C the
  * last dimension of x.
+ * Shader: shaders/layernorm.wgsl
+ * Reference: src/reference/layernorm.ts
+ * Test: tests/ops/layernorm_test.ts
  */
 
 import type { KernelLaunch, OpDef } from "../graph/op.ts";

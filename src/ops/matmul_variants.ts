@@ -3,6 +3,9 @@
  * `matmul_autotune.ts` picks among them per adapter and shape. The storage
  * variants handle every shape, transpose combination and batch layout; the texture variant only
  * operand layouts it can copy into textures (see `misfit`). They differ only in speed.
+ * Shaders: shaders/matmul_regblock.wgsl, shaders/matmul_tiled.wgsl, shaders/matmul_texture.wgsl
+ * Reference: src/reference/matmul.ts
+ * Test: tests/ops/matmul_test.ts
  */
 
 import type { GpuContext } from "../gpu/device.ts";

@@ -2,6 +2,9 @@
  * Reductions over the last axis (sum, mean, max) and their backward: any tensor is read as
  * [rows, cols] with cols its last dimension, and one workgroup handles one row. Results keep the last axis as 1 ([..., 1]) unless asked
  * not to. f32 only; other axes are not supported (reshape or transpose first).
+ * Shader: shaders/reduce.wgsl
+ * Reference: src/reference/reduce.ts
+ * Test: tests/ops/reduce_test.ts
  */
 
 import type { OpDef } from "../graph/op.ts";
@@ -37,7 +40,7 @@ const MAX_BACKWARD: OpDef<null> = {
   },
   launch(_ctx, [x, g], out) {
     return [
-      rowLaunch("reduce_last", "max_backward", {}, x.tensor, [x.buffer, g.buffer, out.buffer]),
+      rowLaunch("reduce", "max_backward", {}, x.tensor, [x.buffer, g.buffer, out.buffer]),
     ];
   },
 };
@@ -54,7 +57,7 @@ function reduceOp(kind: ReduceKind): OpDef<null> {
     launch(_ctx, [x], out) {
       const constants = { OP: REDUCE_OPS.indexOf(kind) };
       return [
-        rowLaunch("reduce_last", "forward", constants, x.tensor, [x.buffer, x.buffer, out.buffer]),
+        rowLaunch("reduce", "forward", constants, x.tensor, [x.buffer, x.buffer, out.buffer]),
       ];
     },
     backward(grad, [x]) {

@@ -4,6 +4,9 @@
  * positions of x's shape without its last two dimensions ([batch, seq]), so packed sequences
  * and KV-cache offsets are just position values. Only HF's "default" rope: no rope_scaling
  * (linear, dynamic, yarn, llama3) and no partial rotary dimension.
+ * Shader: shaders/rope.wgsl
+ * Reference: src/reference/rope.ts
+ * Test: tests/ops/rope_test.ts
  */
 
 import { grid1d } from "../gpu/dispatch.ts";

@@ -27,7 +27,7 @@ function rowWorkgroupSize(cols: number): number {
 }
 
 /**
- * One launch of a row kernel (reduce_last, softmax, token_logprobs): one workgroup per row of
+ * One launch of a row kernel (reduce, softmax, token_logprobs, sampler): one workgroup per row of
  * `x` read as [rows, cols]; every buffer is bound read-only except the last (the output);
  * params are `{rows, cols, ...extraParams}`. `constants` gets `WG` added.
  */

@@ -2,6 +2,9 @@
  * `sliceLast`: a window of columns along the last axis (e.g. splitting GPT-2's fused qkv
  * projection), and its adjoint `padLast` (the window placed back among zeros). f32 only; other
  * axes are not supported.
+ * Shader: shaders/slice.wgsl
+ * Reference: src/reference/slice.ts
+ * Test: tests/ops/slice_test.ts
  */
 
 import { grid1d } from "../gpu/dispatch.ts";
@@ -27,7 +30,7 @@ function windowLaunch(
   const rows = out.tensor.size / out.tensor.lastDim;
   return [{
     spec: {
-      shader: "slice_last",
+      shader: "slice",
       entryPoint,
       constants: { WG },
       bindings: ["read", "read_write"],

@@ -2,6 +2,9 @@
  * Softmax and log-softmax over the last axis (numerically stable: the row max is subtracted
  * before exp), and their backward, a separate non-differentiable op computed from the forward
  * output and its gradient. f32 only; other axes are not supported (reshape or transpose first).
+ * Shader: shaders/softmax.wgsl
+ * Reference: src/reference/softmax.ts
+ * Test: tests/ops/softmax_test.ts
  */
 
 import type { OpDef } from "../graph/op.ts";

@@ -4,6 +4,9 @@
  * their backward as separate non-differentiable ops sharing the shader. f32 logits only; the
  * temperature is the caller's (scale the logits first). Targets are not checked on the host: one
  * >= V (or a negative i32) gives log-prob 0 and no gradient, like an ignore index.
+ * Shader: shaders/token_logprobs.wgsl
+ * Reference: src/reference/token_logprobs.ts
+ * Test: tests/ops/token_logprobs_test.ts
  */
 
 import type { KernelLaunch, OpDef } from "../graph/op.ts";

@@ -1,6 +1,9 @@
 /**
  * Element-wise unary ops (affine, exp, log, sqrt, relu, gelu, silu, sigmoid, tanh, square) and
  * their backward: one kernel computes `g * f'(x)` for each. f32 only.
+ * Shader: shaders/unary.wgsl
+ * Reference: src/reference/elementwise.ts
+ * Test: tests/ops/elementwise_test.ts
  */
 
 import { grid1d } from "../gpu/dispatch.ts";

@@ -4,6 +4,9 @@
  * corrections from a small step-state buffer the host rewrites before each run, so one compiled
  * training graph serves every step. Owns the moment buffers. No AMSGrad, no fused multi-tensor
  * launch, no f16/bf16 parameters or master weights.
+ * Shader: shaders/adamw.wgsl
+ * Reference: src/reference/adamw.ts
+ * Test: tests/trainer/adamw_test.ts
  */
 
 import type { GpuContext } from "../gpu/device.ts";

@@ -1,7 +1,10 @@
 /**
  * Gradient accumulation over micro-batches: one zero-initialised f32 buffer per parameter, an
- * in-place graph op that adds a micro-batch's gradient into it (`shaders/accumulate.wgsl`), and
+ * in-place graph op that adds a micro-batch's gradient into it (`shaders/grad_accumulator.wgsl`), and
  * a GPU-side reset after the optimizer update has read the sums. Nothing is read back.
+ * Shader: shaders/grad_accumulator.wgsl
+ * Reference: src/reference/elementwise.ts
+ * Test: tests/trainer/grad_accumulator_test.ts
  */
 
 import type { GpuContext } from "../gpu/device.ts";
@@ -28,7 +31,7 @@ const ACCUMULATE: OpDef<null> = {
     const n = acc.tensor.size;
     return [{
       spec: {
-        shader: "accumulate",
+        shader: "grad_accumulator",
         entryPoint: "main",
         constants: { WG },
         bindings: ["read", "read_write"],

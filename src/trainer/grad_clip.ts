@@ -3,6 +3,9 @@
  * [norm, scale] with scale = min(1, maxNorm / (norm + 1e-6)) (`shaders/grad_norm.wgsl`). The
  * gradients are not rewritten: the AdamW kernel multiplies them by the scale as it reads them,
  * so nothing is read back. Not differentiable; L2 norm only (no inf-norm, no per-tensor clip).
+ * Shader: shaders/grad_norm.wgsl
+ * Reference: src/reference/adamw.ts
+ * Test: tests/trainer/adamw_test.ts
  */
 
 import { grid1d } from "../gpu/dispatch.ts";

@@ -22,7 +22,7 @@ import {
   sampleRowRef,
   samplerUniform,
   temperedLogprobRef,
-} from "../../src/reference/sample.ts";
+} from "../../src/reference/sampler.ts";
 import { mulberry32, uniformArray } from "../../src/util/random.ts";
 import { assertClose } from "../_assert_close.ts";
 import { assertEquals, assertThrows } from "../_asserts.ts";

@@ -9,7 +9,7 @@ import { Graph } from "../../src/graph/graph.ts";
 import type { Tensor } from "../../src/graph/tensor.ts";
 import { layerNorm } from "../../src/ops/layernorm.ts";
 import { rmsNorm } from "../../src/ops/rmsnorm.ts";
-import { layerNormRef, rmsNormRef } from "../../src/reference/norm.ts";
+import { layerNormRef, rmsNormRef } from "../../src/reference/layernorm.ts";
 import { assertClose } from "../_assert_close.ts";
 import { assertThrows } from "../_asserts.ts";
 import { checkGradients, randomInput, runOps, type TestInput } from "../_harness.ts";
