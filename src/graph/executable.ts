@@ -1,7 +1,8 @@
 /**
  * A compiled graph: buffers allocated by the memory plan, every kernel launch prepared once,
  * and `run` that writes new inputs, encodes the whole graph into one command buffer and submits
- * it once. Build once per shape, run many times; read results with one readback.
+ * it once. Build once per shape, run many times; read results with one readback. With
+ * `RFT_VALIDATE=1` a run goes one op at a time, checked against CPU references (`validate.ts`).
  */
 
 import type { GpuContext } from "../gpu/device.ts";
@@ -17,7 +18,14 @@ import type { Graph } from "./graph.ts";
 import { planMemory, storageRoot } from "./memory_plan.ts";
 import type { BoundTensor, LaunchContext } from "./op.ts";
 import { inputsOf, schedule } from "./schedule.ts";
-import { BYTES_PER_ELEMENT, formatShape, type HostData, type Tensor } from "./tensor.ts";
+import {
+  BYTES_PER_ELEMENT,
+  formatShape,
+  type HostData,
+  hostDataOf,
+  type Tensor,
+} from "./tensor.ts";
+import { type OpStep, runValidated, validateEnabled, type ValidationReport } from "./validate.ts";
 
 /** Host data for an input tensor, or a GPU buffer to copy it from. */
 export type Feed = HostData | GPUBuffer;
@@ -40,6 +48,9 @@ export class Executable {
   readonly #bufferOf: (t: Tensor) => GPUBuffer;
   readonly #owned: readonly GPUBuffer[];
   readonly #textures: readonly GPUTexture[];
+  readonly #steps: readonly OpStep[];
+  /** What the last run compared with CPU references (validate mode, `RFT_VALIDATE=1`, only). */
+  lastValidation?: ValidationReport;
 
   constructor(
     readonly gpu: GpuContext,
@@ -51,10 +62,12 @@ export class Executable {
     bufferOf: (t: Tensor) => GPUBuffer,
     owned: readonly GPUBuffer[],
     textures: readonly GPUTexture[],
+    steps: readonly OpStep[],
   ) {
     this.#bufferOf = bufferOf;
     this.#owned = owned;
     this.#textures = textures;
+    this.#steps = steps;
   }
 
   /** The GPU buffer holding `t` (valid after a run for outputs and inputs). */
@@ -91,6 +104,17 @@ export class Executable {
         }
       }
     };
+    if (validateEnabled()) {
+      this.lastValidation = await runValidated(
+        this.gpu,
+        this.label,
+        this.#steps,
+        this.#bufferOf,
+        copyGpuFeeds,
+        hooks.after,
+      );
+      return;
+    }
     if (debugLevel() >= 2 && this.gpu.hasTimestamps) {
       printTimes(
         await runTimed(this.gpu, this.dispatches, copyGpuFeeds, hooks.after),
@@ -111,14 +135,7 @@ export class Executable {
       this.gpu.device,
       tensors.map((t) => ({ buffer: this.#bufferOf(t), bytes: t.size * BYTES_PER_ELEMENT })),
     );
-    return raw.map((data, i) => {
-      const dtype = tensors[i].dtype;
-      return dtype === "f32"
-        ? new Float32Array(data)
-        : dtype === "i32"
-        ? new Int32Array(data)
-        : new Uint32Array(data);
-    });
+    return raw.map((data, i) => hostDataOf(data, tensors[i].dtype));
   }
 
   /** Returns the executable's buffers to the pool (variables stay) and destroys its textures. */
@@ -185,6 +202,7 @@ export async function compileGraph(
   };
 
   const dispatches: PreparedDispatch[] = [];
+  const steps: OpStep[] = [];
   const inputs: Tensor[] = [];
   for (const node of order) {
     const source = node.source;
@@ -198,6 +216,7 @@ export async function compileGraph(
       bind(node),
       source.attrs,
     );
+    const first = dispatches.length;
     for (const l of launches) {
       try {
         dispatches.push(
@@ -210,6 +229,7 @@ export async function compileGraph(
         throw err;
       }
     }
+    steps.push({ node, dispatches: dispatches.slice(first) });
   }
   return new Executable(
     gpu,
@@ -226,5 +246,6 @@ export async function compileGraph(
     bufferOf,
     owned,
     textures,
+    steps,
   );
 }

@@ -8,7 +8,7 @@ import type { GpuContext } from "../gpu/device.ts";
 import type { BindingArg, EncoderCommands } from "../gpu/dispatch.ts";
 import type { PackedParams } from "../gpu/kernel_params.ts";
 import type { KernelSpec } from "../gpu/kernel_spec.ts";
-import type { DType, Tensor } from "./tensor.ts";
+import type { DType, HostData, Tensor } from "./tensor.ts";
 
 /** Shape and dtype of an op's output. */
 export interface OutputSpec {
@@ -72,6 +72,11 @@ export interface OpDef<A> {
     output: BoundTensor,
     attrs: A,
   ): KernelLaunch[] | Promise<KernelLaunch[]>;
+  /**
+   * CPU reference of the output (row-major values) from the inputs' `data`, for validate mode
+   * (`RFT_VALIDATE=1`, `validate.ts`). Absent where none is wired: the op then runs unchecked.
+   */
+  reference?(data: readonly HostData[], inputs: readonly Tensor[], attrs: A): ArrayLike<number>;
   /**
    * Gradients of the inputs given the output's gradient, as graph tensors (null where an input
    * gets none, e.g. integer indices). Absent for ops that are not differentiable.

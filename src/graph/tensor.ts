@@ -18,6 +18,15 @@ export type HostData =
   | Int32Array<ArrayBuffer>
   | Uint32Array<ArrayBuffer>;
 
+/** `bytes` read back from a tensor of `dtype`, as the typed array of that dtype. */
+export function hostDataOf(bytes: ArrayBuffer, dtype: DType): HostData {
+  return dtype === "f32"
+    ? new Float32Array(bytes)
+    : dtype === "i32"
+    ? new Int32Array(bytes)
+    : new Uint32Array(bytes);
+}
+
 /** How a tensor comes to exist. */
 export type TensorSource =
   | { kind: "input" }

@@ -12,6 +12,7 @@ import type { OpDef } from "../graph/op.ts";
 import type { Tensor } from "../graph/tensor.ts";
 import { broadcastLayout, broadcastShape, sumTo } from "./broadcast.ts";
 import { neg } from "./unary.ts";
+import { binaryRef } from "../reference/elementwise.ts";
 
 /** The binary ops, in the order of the shader's `OP` codes. */
 export const BINARY_OPS = ["add", "sub", "mul", "div"] as const;
@@ -50,6 +51,7 @@ function binaryOp(kind: BinaryKind): OpDef<null> {
         workgroups: grid1d(Math.ceil(n / WG)),
       }];
     },
+    reference: ([a, b], [at, bt]) => binaryRef(kind, a, at.shape, b, bt.shape).data,
     backward(g, [a, b], out) {
       switch (kind) {
         case "add":

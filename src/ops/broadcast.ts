@@ -12,6 +12,7 @@ import { grid1d } from "../gpu/dispatch.ts";
 import { packParams } from "../gpu/kernel_params.ts";
 import type { OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, shapeSize, type Tensor } from "../graph/tensor.ts";
+import { expandToRef, sumToRef } from "../reference/elementwise.ts";
 
 /** How an operand maps onto the output: index = (i / inner) % n. */
 export interface BroadcastLayout {
@@ -79,6 +80,7 @@ const SUM_TO: OpDef<{ shape: readonly number[] }> = {
       workgroups: grid1d(n),
     }];
   },
+  reference: ([x], [xt], { shape }) => sumToRef(x, xt.shape, shape),
   backward(grad, [x]) {
     return [expandTo(grad, x.shape)];
   },
@@ -114,6 +116,7 @@ const EXPAND: OpDef<{ shape: readonly number[] }> = {
       workgroups: grid1d(Math.ceil(total / EXPAND_WG)),
     }];
   },
+  reference: ([x], [xt], { shape }) => expandToRef(x, xt.shape, shape),
   backward(grad, [x]) {
     return [sumTo(grad, x.shape)];
   },

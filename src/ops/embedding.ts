@@ -14,6 +14,7 @@ import { grid1d } from "../gpu/dispatch.ts";
 import { packParams } from "../gpu/kernel_params.ts";
 import type { BoundTensor, KernelLaunch, OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
+import { embeddingRef } from "../reference/embedding.ts";
 
 const WG = 256;
 
@@ -85,6 +86,8 @@ const EMBEDDING: OpDef<{ first: number }> = {
     const groups = Math.ceil(out.tensor.size / WG);
     return [embeddingLaunch("forward", [table, ids], out, { vocab, dim, first }, groups)];
   },
+  reference: ([table, ids], [tableT], { first }) =>
+    embeddingRef(table, tableT.shape[1], ids, first),
   backward(grad, [table, ids], _out, { first }) {
     const vocab = table.shape[0];
     return [grad.graph.apply(EMBEDDING_BACKWARD, [grad, ids], { vocab, first }), null];

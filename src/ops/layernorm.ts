@@ -14,6 +14,7 @@ import type { KernelLaunch, OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 import { sumTo } from "./broadcast.ts";
 import { checkLastAxisInput, rowLaunch } from "./row_launch.ts";
+import { layerNormRef, rmsNormRef } from "../reference/layernorm.ts";
 
 /** The normalizations: LayerNorm (centered, with bias) and RMSNorm (neither). */
 export type NormKind = "layer_norm" | "rms_norm";
@@ -94,6 +95,8 @@ function normOp(kind: NormKind): OpDef<NormAttrs> {
       const buffers = [x.buffer, w.buffer, (b ?? x).buffer, x.buffer, out.buffer] as const;
       return [normLaunch(kind, "forward", x.tensor, buffers, eps)];
     },
+    reference: ([x, w, b], [xt], { eps }) =>
+      layer ? layerNormRef(x, w, b, xt.lastDim, eps) : rmsNormRef(x, w, xt.lastDim, eps),
     backward(grad, [x, w, b], _out, attrs) {
       const dx = x.graph.apply(backwardOp, [x, w, grad], attrs);
       const dw = sumTo(x.graph.apply(weightGradOp, [x, w, grad], attrs), w.shape);

@@ -12,6 +12,7 @@ import { sumTo } from "./broadcast.ts";
 import { chooseMatmulVariant } from "./matmul_autotune.ts";
 import { matmulLaunch, type MatmulProblem, matmulVariant } from "./matmul_variants.ts";
 import { reshape } from "./reshape.ts";
+import { matmulRef } from "../reference/matmul.ts";
 
 /** Options of {@link matmul}. */
 export interface MatmulOptions {
@@ -101,6 +102,7 @@ const MATMUL: OpDef<MatmulAttrs> = {
       : matmulVariant(attrs.variant);
     return [matmulLaunch(ctx, variant, problem, a.buffer, b.buffer, out.buffer)];
   },
+  reference: ([a, b], [at, bt], attrs) => matmulRef(a, b, matmulShapes(at.shape, bt.shape, attrs)),
   backward(g, [a, b], _out, { transA, transB, variant }) {
     // With A' = op(a) [M,K], B' = op(b) [K,N] and G [M,N]: dA' = G B'^T and dB' = A'^T G.
     const mm = (x: Tensor, y: Tensor, tx: boolean, ty: boolean) =>

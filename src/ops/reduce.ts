@@ -13,6 +13,7 @@ import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 import { expandTo } from "./broadcast.ts";
 import { reshape } from "./reshape.ts";
 import { scale } from "./unary.ts";
+import { reduceLastRef } from "../reference/reduce.ts";
 
 /** Shape of a last-axis reduction of `shape` with the axis kept: [..., 1]. */
 function keptShape(shape: readonly number[]): number[] {
@@ -60,6 +61,7 @@ function reduceOp(kind: ReduceKind): OpDef<null> {
         rowLaunch("reduce", "forward", constants, x.tensor, [x.buffer, x.buffer, out.buffer]),
       ];
     },
+    reference: ([x], [xt]) => reduceLastRef(kind, x, xt.lastDim),
     backward(grad, [x]) {
       switch (kind) {
         case "sum":

@@ -11,6 +11,7 @@ import { grid1d } from "../gpu/dispatch.ts";
 import { packParams } from "../gpu/kernel_params.ts";
 import type { KernelLaunch, OpDef } from "../graph/op.ts";
 import type { Tensor } from "../graph/tensor.ts";
+import { padLastRef, sliceLastRef } from "../reference/slice.ts";
 
 /** The window: columns [start, start + width) of a last axis of `wide` columns. */
 interface Window {
@@ -60,6 +61,7 @@ const PAD_LAST: OpDef<Window> = {
     return { shape: [...x.shape.slice(0, -1), w.wide], dtype: "f32" };
   },
   launch: (_ctx, [x], out, w) => windowLaunch("pad", x.buffer, out, w),
+  reference: ([x], _inputs, w) => padLastRef(x, w.width, w.start, w.wide),
   backward: (grad, _inputs, _out, w) => [sliceLast(grad, w.start, w.width)],
 };
 
@@ -70,6 +72,7 @@ const SLICE_LAST: OpDef<Window> = {
     return { shape: [...x.shape.slice(0, -1), w.width], dtype: "f32" };
   },
   launch: (_ctx, [x], out, w) => windowLaunch("slice", x.buffer, out, w),
+  reference: ([x], _inputs, w) => sliceLastRef(x, w.wide, w.start, w.width),
   backward: (grad, _inputs, _out, w) => [padLast(grad, w.start, w.wide)],
 };
 

@@ -10,6 +10,7 @@
 import type { OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 import { checkLastAxisInput, rowLaunch } from "./row_launch.ts";
+import { logSoftmaxRef, softmaxRef } from "../reference/softmax.ts";
 
 /** The forward op (`log` selects log-softmax) with its backward op, sharing one shader. */
 function softmaxOp(log: boolean): OpDef<null> {
@@ -45,6 +46,7 @@ function softmaxOp(log: boolean): OpDef<null> {
         rowLaunch("softmax", "forward", constants, x.tensor, [x.buffer, x.buffer, out.buffer]),
       ];
     },
+    reference: ([x], [xt]) => (log ? logSoftmaxRef : softmaxRef)(x, xt.lastDim),
     backward(grad, _inputs, out) {
       return [out.graph.apply(backwardOp, [out, grad], null)];
     },

@@ -12,6 +12,7 @@
 import type { KernelLaunch, OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 import { checkLastAxisInput, rowLaunch } from "./row_launch.ts";
+import { tokenEntropyRef, tokenLogprobsRef } from "../reference/token_logprobs.ts";
 
 /**
  * One launch of `shaders/token_logprobs.wgsl`: one workgroup per row of `z` read as [rows, cols],
@@ -83,6 +84,7 @@ const TOKEN_LOGPROBS: OpDef<null> = {
       logitsRowLaunch("forward", false, z.tensor, [z.buffer, targets.buffer, z.buffer, out.buffer]),
     ];
   },
+  reference: ([z, targets], [zt]) => tokenLogprobsRef(z, zt.lastDim, targets),
   backward(grad, [z, targets]) {
     return [grad.graph.apply(TOKEN_LOGPROBS_BACKWARD, [z, targets, grad], null), null];
   },
@@ -112,6 +114,7 @@ const TOKEN_ENTROPY: OpDef<null> = {
   launch(_ctx, [z], out) {
     return [logitsRowLaunch("forward", true, z.tensor, [z.buffer, z.buffer, z.buffer, out.buffer])];
   },
+  reference: ([z], [zt]) => tokenEntropyRef(z, zt.lastDim),
   backward(grad, [z]) {
     return [grad.graph.apply(TOKEN_ENTROPY_BACKWARD, [z, grad], null)];
   },

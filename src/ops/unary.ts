@@ -10,6 +10,7 @@ import { grid1d } from "../gpu/dispatch.ts";
 import { packParams } from "../gpu/kernel_params.ts";
 import type { OpDef } from "../graph/op.ts";
 import type { Tensor } from "../graph/tensor.ts";
+import { unaryRef } from "../reference/elementwise.ts";
 
 /** The unary functions, in the order of the shader's `OP` codes. */
 export const UNARY_OPS = [
@@ -83,6 +84,7 @@ const UNARY: OpDef<UnaryAttrs> = {
     return { shape: x.shape, dtype: "f32" };
   },
   launch: unaryLaunch("forward"),
+  reference: ([x], _inputs, { kind, alpha, beta }) => unaryRef(kind, x, alpha, beta),
   backward(grad, [x], _out, attrs) {
     if (attrs.kind === "affine") return [unary("affine", grad, attrs.alpha, 0)];
     return [x.graph.apply(UNARY_BACKWARD, [x, grad], attrs)];

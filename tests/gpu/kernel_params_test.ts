@@ -102,12 +102,13 @@ Deno.test("a spec and a shader that disagree on having params fail at compile na
 fn main() { out[0] = 1u; }
 `,
   );
+  const out = gpu.device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE });
   await assertRejects(
     () =>
       prepareDispatch(
         gpu,
         { ...ECHO_SPEC, shader: "test_no_params" },
-        [gpu.device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE })],
+        [out],
         packParams({ n: 1 }),
         [1, 1, 1],
       ),
@@ -115,6 +116,7 @@ fn main() { out[0] = 1u; }
     'Cannot compile kernel "test_no_params" (shaders/test_no_params.wgsl): the spec says the ' +
       "kernel takes params, but the shader binds no var<uniform>",
   );
+  out.destroy();
 });
 
 Deno.test("parseParamsStruct reads the uniform's struct and refuses what packParams cannot write", () => {
