@@ -16,7 +16,8 @@ export class KernelCompileError extends Error {
     readonly kernel: string,
     /** `shaders/<file>.wgsl`, or `shaders/<file>.wgsl:<line>` when the line is known. */
     readonly where: string,
-    detail: string,
+    /** The compiler's or validator's message. */
+    readonly detail: string,
   ) {
     super(`Cannot compile kernel "${kernel}" (${where}): ${detail.trim()}`);
     this.name = "KernelCompileError";
@@ -98,7 +99,7 @@ async function compileKernel(
     module = await shaderModule(gpu, spec.shader, caches);
   } catch (err) {
     if (err instanceof KernelCompileError) {
-      throw new KernelCompileError(key, err.where, err.message.replace(/^[^:]*\): /, ""));
+      throw new KernelCompileError(key, err.where, err.detail);
     }
     throw err;
   }

@@ -1,4 +1,4 @@
-import { assertRejects } from "../_asserts.ts";
+import { assertEquals, assertRejects } from "../_asserts.ts";
 import { getGpu } from "../../src/gpu/device.ts";
 import { getKernel, KernelCompileError } from "../../src/gpu/pipeline_cache.ts";
 import { defineShaderSource } from "../../src/gpu/shader_source.ts";
@@ -26,6 +26,19 @@ Deno.test("a bad WGSL kernel fails with the kernel key and WGSL line", async () 
     KernelCompileError,
     'Cannot compile kernel "test_broken:TM=4" (shaders/test_broken.wgsl:5)',
   );
+});
+
+Deno.test("a compile error names the kernel once, with the compiler's message after it", async () => {
+  const gpu = await getGpu();
+  defineShaderSource("test_broken_once", BROKEN);
+  const err = await getKernel(gpu, {
+    shader: "test_broken_once",
+    entryPoint: "main",
+    bindings: ["read_write"],
+    params: false,
+  }).then(() => undefined, (e: KernelCompileError) => e);
+  assertEquals(err?.message.split("Cannot compile kernel").length, 2);
+  assertEquals(err?.message.includes("undefined_name"), true);
 });
 
 Deno.test("an unknown override constant fails naming the kernel", async () => {
