@@ -1,7 +1,7 @@
 // Token sampler over logits z viewed as [rows, cols] (cols: the vocabulary), one workgroup per
 // row (row = wid.x + wid.y * nwg.x, 2-D grid when rows > 65535); WG must be a power of two.
 // Per-row settings [rows, 3] f32 = (temperature t, top_k, top_p); rng [rows, 2] u32 = (seed,
-// step). No sort: top-k and top-p are thresholds on the logits found by bisection.
+// step). No sort: top-k and top-p are thresholds on the logits found by an 8-way search.
 // Logits must be finite (-inf allowed when the row has a finite one); NaN is not handled.
 //
 // Entry points and bindings (storage 0..3, params at 4 = (rows, cols)):
@@ -134,12 +134,47 @@ fn above(base: u32, lid: u32, theta: u32, with_mass: bool, m: f32, t: f32) -> Ac
   return workgroup_reduce(a, lid);
 }
 
+// A search pass's 8 thresholds (or the counts / weight sums above them), as two vec4s.
+struct Probes {
+  a: vec4<u32>,
+  b: vec4<u32>,
+}
+
+var<workgroup> probe_acc: array<Probes, WG>;
+
+// Sums the threads' probes over the workgroup (as f32 bits when by_mass); every thread gets the
+// result as a uniform value.
+fn reduce_probes(v: Probes, lid: u32, by_mass: bool) -> Probes {
+  probe_acc[lid] = v;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    if (lid < s) {
+      let x = probe_acc[lid];
+      let y = probe_acc[lid + s];
+      if (by_mass) {
+        probe_acc[lid] = Probes(
+          bitcast<vec4<u32>>(bitcast<vec4<f32>>(x.a) + bitcast<vec4<f32>>(y.a)),
+          bitcast<vec4<u32>>(bitcast<vec4<f32>>(x.b) + bitcast<vec4<f32>>(y.b)),
+        );
+      } else {
+        probe_acc[lid] = Probes(x.a + y.a, x.b + y.b);
+      }
+    }
+    workgroupBarrier();
+  }
+  let total = workgroupUniformLoad(&probe_acc[0]);
+  workgroupBarrier();
+  return total;
+}
+
 // The largest key theta in [lo0, hi0) whose tokens (key >= theta) number at least `count`, or
-// with by_mass weigh at least `mass`. The condition must hold at lo0; hi0 - 1 must be a key of the
-// row, and the condition fail at hi0 unless it holds everywhere (then the result is hi0 - 1). Each
-// pass halves [lo, hi) and snaps lo and hi - 1 to keys present in the row (so the kept set never
-// empties), hence at most 32 passes, fewer when few distinct keys lie in between.
-fn bisect(
+// with by_mass weigh at least `mass`; the condition must hold at lo0, and it fails at hi0 unless
+// it holds everywhere (then the result is hi0 - 1). Each pass counts (or weighs) the tokens above
+// 8 thresholds that cut [lo, hi) into 9 near-equal parts and keeps the part where the condition
+// changes: at most 11 passes over the row for any 32-bit range. The result is the key a bisection
+// finds (the condition changes only at keys of the row), and each weight sum is formed in the
+// order `above` forms it.
+fn search(
   base: u32,
   lid: u32,
   lo0: u32,
@@ -150,16 +185,44 @@ fn bisect(
   m: f32,
   t: f32,
 ) -> u32 {
+  let steps_a = vec4<u32>(1u, 2u, 3u, 4u);
+  let steps_b = vec4<u32>(5u, 6u, 7u, 8u);
   var lo = lo0;
   var hi = hi0;
-  for (var i = 0u; i < 32u && hi - lo > 1u; i++) {
-    let mid = lo + (hi - lo) / 2u;
-    let a = above(base, lid, mid, by_mass, m, t);
-    if (select(a.n >= count, a.f >= mass, by_mass)) {
-      lo = a.lo;
-    } else {
-      hi = a.hi + 1u;
+  for (var round = 0u; round < 12u && hi - lo > 1u; round++) {
+    let span = hi - lo;
+    let th_a = lo + steps_a * (span / 9u) + steps_a * (span % 9u) / 9u;
+    let th_b = lo + steps_b * (span / 9u) + steps_b * (span % 9u) / 9u;
+    var n_a = vec4<u32>();
+    var n_b = vec4<u32>();
+    var f_a = vec4<f32>();
+    var f_b = vec4<f32>();
+    for (var c = lid; c < p.cols; c += WG) {
+      let x = z[base + c];
+      let k = vec4<u32>(key_of(x));
+      if (by_mass) {
+        let w = vec4<f32>(exp((x - m) / t));
+        f_a += select(vec4<f32>(), w, k >= th_a);
+        f_b += select(vec4<f32>(), w, k >= th_b);
+      } else {
+        n_a += select(vec4<u32>(), vec4<u32>(1u), k >= th_a);
+        n_b += select(vec4<u32>(), vec4<u32>(1u), k >= th_b);
+      }
     }
+    var mine = Probes(n_a, n_b);
+    if (by_mass) { mine = Probes(bitcast<vec4<u32>>(f_a), bitcast<vec4<u32>>(f_b)); }
+    let total = reduce_probes(mine, lid, by_mass);
+    let by_count_a = total.a >= vec4<u32>(count);
+    let by_count_b = total.b >= vec4<u32>(count);
+    let by_mass_a = bitcast<vec4<f32>>(total.a) >= vec4<f32>(mass);
+    let by_mass_b = bitcast<vec4<f32>>(total.b) >= vec4<f32>(mass);
+    let ones = vec4<u32>(1u);
+    // The condition holds at the first `held` thresholds and fails at the others.
+    let held = dot(select(vec4<u32>(), ones, select(by_count_a, by_mass_a, by_mass)), ones) +
+      dot(select(vec4<u32>(), ones, select(by_count_b, by_mass_b, by_mass)), ones);
+    let th = array<u32, 8>(th_a.x, th_a.y, th_a.z, th_a.w, th_b.x, th_b.y, th_b.z, th_b.w);
+    if (held > 0u) { lo = th[held - 1u]; }
+    if (held < 8u) { hi = th[held]; }
   }
   return lo;
 }
@@ -185,11 +248,11 @@ fn sample(
 
   var theta = 0u;
   if (top_k >= 1u && top_k < p.cols) {
-    theta = bisect(base, lid, 0u, top.key + 1u, false, top_k, 0.0, m, t);
+    theta = search(base, lid, 0u, top.key + 1u, false, top_k, 0.0, m, t);
   }
   if (top_p < 1.0) {
     let kept = above(base, lid, theta, true, m, t).f;
-    theta = bisect(base, lid, theta, top.key + 1u, true, 0u, top_p * kept, m, t);
+    theta = search(base, lid, theta, top.key + 1u, true, 0u, top_p * kept, m, t);
   }
 
   // Inverse CDF: thread lid owns the contiguous columns [start, end); the thread whose share of
