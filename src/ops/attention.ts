@@ -16,6 +16,7 @@ import { MAX_WORKGROUPS_PER_DIM } from "../gpu/dispatch.ts";
 import { packParams } from "../gpu/kernel_params.ts";
 import type { BoundTensor, KernelLaunch, LaunchContext, OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
+import { causalAttentionRef } from "../reference/attention.ts";
 
 /** Options of {@link causalAttention}. */
 export interface AttentionOptions {
@@ -227,6 +228,15 @@ const CAUSAL_ATTENTION: OpDef<AttentionAttrs> = {
   launch(ctx, inputs, out, attrs) {
     return [attentionLaunch(ctx, "causal_attention", "forward", inputs, {}, out.buffer, attrs)];
   },
+  reference: ([q, k, v, segmentIds], [qt, kt, vt, st], { scale }) =>
+    causalAttentionRef(
+      q,
+      k,
+      v,
+      segmentIds,
+      attentionDims("causal_attention", qt, kt, vt, st),
+      scale,
+    ),
   backward(grad, [q, k, v, segmentIds], out, attrs) {
     const g = grad.graph;
     const stats = g.apply(ATTENTION_STATS, [q, k, v, segmentIds, grad, out], attrs);

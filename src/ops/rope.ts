@@ -13,6 +13,7 @@ import { grid1d } from "../gpu/dispatch.ts";
 import { packParams } from "../gpu/kernel_params.ts";
 import type { OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
+import { ropeRef } from "../reference/rope.ts";
 
 /** Attributes of the rope ops. */
 export interface RopeAttrs {
@@ -77,6 +78,15 @@ function ropeOp(inverse: boolean): OpDef<RopeAttrs> {
         workgroups: grid1d(Math.ceil(pairs / WG)),
       }];
     },
+    // The inverse rotation is the rotation at the negated positions (an exact f32 negation).
+    reference: ([x, positions], [xt], { theta }) =>
+      ropeRef(
+        x,
+        inverse ? Array.from(positions, (p) => -p) : positions,
+        xt.shape[xt.rank - 2],
+        xt.lastDim,
+        theta,
+      ),
     backward(grad, [, positions], _out, attrs) {
       // A rotation's transpose is the opposite rotation; positions get no gradient.
       return [grad.graph.apply(inverse ? ROPE : ROPE_INVERSE, [grad, positions], attrs), null];

@@ -11,11 +11,13 @@ import { compileGraph, type Executable } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import type { OpDef } from "../../src/graph/op.ts";
 import type { HostData, Tensor } from "../../src/graph/tensor.ts";
+import { causalAttention } from "../../src/ops/attention.ts";
 import { add } from "../../src/ops/binary.ts";
 import { embedding } from "../../src/ops/embedding.ts";
 import { layerNorm } from "../../src/ops/layernorm.ts";
 import { matmul } from "../../src/ops/matmul.ts";
 import { sumLast } from "../../src/ops/reduce.ts";
+import { rope } from "../../src/ops/rope.ts";
 import { sliceLast } from "../../src/ops/slice.ts";
 import { logSoftmax } from "../../src/ops/softmax.ts";
 import { tokenLogprobs } from "../../src/ops/token_logprobs.ts";
@@ -89,6 +91,29 @@ Deno.test("RFT_VALIDATE=1 checks every op of a small model-like graph against it
   } finally {
     exe.destroy();
   }
+});
+
+Deno.test("RFT_VALIDATE=1 checks rope and grouped-query causal attention with padding", async () => {
+  const g = new Graph();
+  const q = g.input([2, 5, 4, 6], "f32", "q");
+  const k = g.input([2, 5, 2, 6], "f32", "k");
+  const v = g.input([2, 5, 2, 6], "f32", "v");
+  const positions = g.input([2, 5], "i32", "positions");
+  const segments = g.input([2, 5], "i32", "segments");
+  const out = causalAttention(rope(q, positions, 1e4), rope(k, positions, 1e4), v, segments);
+  const feeds = new Map<Tensor, HostData>([
+    [q, uniformArray(240, 7)],
+    [k, uniformArray(120, 8)],
+    [v, uniformArray(120, 9)],
+    [positions, Int32Array.from([0, 1, 2, 3, 4, 0, 1, 0, 1, 2])],
+    [segments, Int32Array.from([0, 0, 0, 0, 0, 0, 0, 1, 1, -1])],
+  ]);
+  const { exe } = await withValidate("1", () => runOnce([out], feeds));
+  exe.destroy();
+  assertEquals(exe.lastValidation, {
+    checked: ["rope", "rope", "causal_attention"],
+    unchecked: [],
+  });
 });
 
 Deno.test("RFT_VALIDATE=1 reports the first element where a kernel and its reference differ", async () => {
