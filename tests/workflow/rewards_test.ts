@@ -1,6 +1,6 @@
 import { configure } from "../../src/algorithm/registry.ts";
 import { evaluateArithmetic } from "../../src/workflow/rewards/arithmetic.ts";
-import { answersEqual, extractAnswer } from "../../src/workflow/rewards/math.ts";
+import { answersEqual, extractAnswer } from "../../src/workflow/rewards/math_answer.ts";
 import {
   computeReward,
   REWARD_FUNCTIONS,
