@@ -70,14 +70,15 @@ export function workflowArgs(factory: WorkflowFactory, task: Task): Args {
 
 /**
  * The reward fn a workflow uses: the context's when given (the explorer configures it from the
- * task's `reward_fn` and `reward_fn_args`), else `task.rewardFn`, else `fallback` (a workflow's
- * default), both with default args; its calls get the context's auxiliary models. Throws naming
- * the task when there is none.
+ * task's `reward_fn` and `reward_fn_args`), else `task.rewardFn` with default args, else
+ * `fallback` (a workflow's default) with `fallbackArgs`; its calls get the context's auxiliary
+ * models. Throws naming the task when there is none.
  */
 export function resolveRewardFn(
   task: Task,
   context: WorkflowContext,
   fallback?: string,
+  fallbackArgs?: Args,
 ): ConfiguredRewardFn {
   const { auxiliaryModels } = context;
   if (context.rewardFn) {
@@ -94,5 +95,6 @@ export function resolveRewardFn(
       })`,
     );
   }
-  return { ...configure(REWARD_FUNCTIONS, name), auxiliaryModels };
+  const args = task.rewardFn === undefined ? fallbackArgs : undefined;
+  return { ...configure(REWARD_FUNCTIONS, name, args), auxiliaryModels };
 }

@@ -24,11 +24,18 @@ const reward = async (name: string, response: string, row: Record<string, unknow
   (await score(name, response, row, args)).reward;
 
 Deno.test("rewards: the registry lists the built-ins; a typo lists them with a suggestion", () => {
-  assertEquals(REWARD_FUNCTIONS.names(), ["countdown", "exact_match", "format", "math"]);
+  assertEquals(REWARD_FUNCTIONS.names(), [
+    "countdown",
+    "exact_match",
+    "format",
+    "math",
+    "math_boxed_reward",
+    "math_dapo_reward",
+  ]);
   assertThrows(
     () => REWARD_FUNCTIONS.get("mathh"),
     Error,
-    'Unknown reward fn "mathh"; known: countdown, exact_match, format, math. Did you mean "math"?',
+    'Unknown reward fn "mathh"; known: countdown, exact_match, format, math, math_boxed_reward, math_dapo_reward. Did you mean "math"?',
   );
   assertThrows(
     () => configure(REWARD_FUNCTIONS, "math", { correct: 2 }),

@@ -115,7 +115,7 @@ function normalize(answer: string): NormalizedAnswer {
 }
 
 /** The content of the last `\boxed{...}` or `\fbox{...}` of `text` whose braces balance. */
-function lastBoxed(text: string): string | undefined {
+export function lastBoxed(text: string): string | undefined {
   const opens = [...text.matchAll(/\\(?:boxed|fbox)\s*\{/g)].reverse();
   for (const open of opens) {
     let depth = 1;
