@@ -131,3 +131,28 @@ Deno.test("math_dapo_reward: +1 / -1 on the answer after </think>, plus DAPO's o
     'key "penalty_factor" expected a number when enable_overlong_penalty is true',
   );
 });
+
+Deno.test("reward_fn_args: the taskset's args reach its reward fn, over a workflow's defaults", async () => {
+  const task = makeTask(GSM8K_ROW, { rewardFn: "math_dapo_reward", rolloutArgs: { n: 2 } });
+  // "Answer: 5" + eos is 10 tokens: past max 12 - cache 4 = 8 by 2, penalty -2 / 4 * 1.
+  const rewardFnArgs = {
+    enable_overlong_penalty: true,
+    penalty_factor: 1,
+    max_response_length: 12,
+    cache_length: 4,
+  };
+  const model = new ScriptedModel(["Answer: 5", "Answer: 4"]);
+  const exps = await createWorkflow(task, { model, rewardFnArgs }).run();
+  assertEquals(exps.map((e) => e.reward), [0.5, -1.5]);
+  const boxed = makeTask(GSM8K_ROW, { workflow: "math_boxed_workflow" });
+  const penalized = await createWorkflow(boxed, {
+    model: new ScriptedModel(["\\boxed{5}"]),
+    rewardFnArgs: { with_think: true },
+  }).run();
+  assertEquals(penalized[0].metrics, { accuracy: 1, format_score: -0.1 });
+  assertThrows(
+    () => createWorkflow(task, { model, rewardFnArgs: { penalty: 1 } }),
+    Error,
+    'Cannot configure reward fn "math_dapo_reward": unknown key "penalty"',
+  );
+});
