@@ -11,22 +11,11 @@ import { parameterSpecs } from "../../src/model/parameters.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { writeSafetensors } from "../../src/model/safetensors.ts";
 import { assertEquals } from "../_asserts.ts";
+import { runRft } from "../_rft_cli.ts";
 import { type Fixture, makeFixture } from "../run/_fixture.ts";
 
-const LAUNCHER = new URL("../../rft", import.meta.url).pathname;
-const ROOT = new URL("../..", import.meta.url).pathname;
-
 /** Runs `./rft run` with `args`; stdout and stderr are pipes (not terminals). */
-async function rftRun(args: string[]) {
-  const out = await new Deno.Command(LAUNCHER, {
-    args: ["run", ...args],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
-  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
-}
+const rftRun = (args: string[]) => runRft(["run", ...args]);
 
 /**
  * Asserts `./rft run` exits 2 with one stderr line (after the run's own progress lines, which

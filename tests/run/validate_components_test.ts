@@ -22,6 +22,14 @@ async function validate(dir: string, text: string): Promise<string> {
   }
 }
 
+/** Asserts each config text validates to a message that starts with its expected one. */
+async function assertCases(dir: string, cases: readonly [string, string][]) {
+  for (const [text, expected] of cases) {
+    const message = await validate(dir, text);
+    assertEquals(message.startsWith(expected), true, `${message}\nexpected: ${expected}`);
+  }
+}
+
 Deno.test("validateComponents: taskset workflows, workflow_args, reward fns and reward_fn_args", async () => {
   await withFixture(async (dir) => {
     const taskset = (lines: string) => `${BASE}${lines}`;
@@ -66,7 +74,7 @@ Deno.test("validateComponents: taskset workflows, workflow_args, reward fns and 
         'config.yaml: buffer.explorer_input.eval_tasksets[0].workflow_args: Cannot configure workflow "countdown": unknown key "max_turns"; known: use_chat_template',
       ],
     ];
-    for (const [text, expected] of cases) assertEquals(await validate(dir, text), expected, text);
+    await assertCases(dir, cases);
   });
 });
 
@@ -112,9 +120,6 @@ Deno.test("validateComponents: algorithm components and their args, operators, a
         'config.yaml (stage "rl"): stages[1].buffer.explorer_input.taskset.workflow_args: Cannot configure workflow "math_workflow": unknown key "use_bse"',
       ],
     ];
-    for (const [text, expected] of cases) {
-      const message = await validate(dir, text);
-      assertEquals(message.startsWith(expected), true, `${message}\nexpected: ${expected}`);
-    }
+    await assertCases(dir, cases);
   });
 });

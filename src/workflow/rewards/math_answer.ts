@@ -6,7 +6,7 @@
  * spirit of Trinity's math_verify-based reward. No symbolic algebra: `x+1` and `1+x` differ.
  */
 
-import { latexValue } from "./latex_value.ts";
+import { latexValue } from "./expression.ts";
 
 /** A number in running text: a fraction, a number with thousands commas, or a plain number. */
 const NUMBER = /-?\d+\/\d+|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?|-?\.\d+/g;
