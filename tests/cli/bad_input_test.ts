@@ -10,6 +10,7 @@
 import { parameterSpecs } from "../../src/model/parameters.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { writeSafetensors } from "../../src/model/safetensors.ts";
+import { InputError, isInputError, oneLineMessage } from "../../src/util/input_error.ts";
 import { assertEquals } from "../_asserts.ts";
 import { runRft } from "../_rft_cli.ts";
 import { type Fixture, makeFixture } from "../run/_fixture.ts";
@@ -145,4 +146,19 @@ Deno.test("bad input: a taskset that is not parquet", async () => {
   } finally {
     await f.remove();
   }
+});
+
+Deno.test("bad input: InputError survives wrapping; messages become one line without colour", () => {
+  const source = new InputError("Cannot load model.safetensors: file is truncated");
+  assertEquals(isInputError(source), true);
+  assertEquals(isInputError(new Error("stage main failed", { cause: source })), true);
+  assertEquals(isInputError(new Error("out of memory")), false);
+  assertEquals(isInputError("a string"), false);
+  const frame = "SyntaxError: Expression expected\n  |\n1 | const x = ;\n  |           ~\n" +
+    "    at \x1b[36mfile:///p/bad.ts\x1b[0m:\x1b[33m1\x1b[0m:\x1b[33m11\x1b[0m";
+  assertEquals(
+    oneLineMessage(new Error(frame)),
+    "SyntaxError: Expression expected (at file:///p/bad.ts:1:11)",
+  );
+  assertEquals(oneLineMessage(new Error("one line")), "one line");
 });
