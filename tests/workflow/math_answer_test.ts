@@ -84,6 +84,7 @@ Deno.test("math answers: marks are read in order <answer>, \\boxed, ####, answer
   assertEquals(markedAnswer("lots of steps\nAnswer: \\frac{2}{3}"), "\\frac{2}{3}");
   assertEquals(markedAnswer("<answer>so \\boxed{7}</answer> \\boxed{8}"), "7");
   assertEquals(markedAnswer("no marks, 42"), undefined);
+  assertEquals(markedAnswer("the answer isn't 3; it is 4"), undefined);
   // Unmarked responses: the whole one when it is a value, else the last number.
   assertEquals(extractAnswer(" \\frac{1}{2} "), "\\frac{1}{2}");
   assertEquals(extractAnswer("first 3, then 1,234.5 is it."), "1,234.5");

@@ -32,7 +32,7 @@ export function markedAnswer(text: string): string | undefined {
   const boxed = lastBoxed(text);
   if (boxed !== undefined) return boxed;
   const line = (pattern: RegExp) => [...text.matchAll(pattern)].at(-1)?.[1]?.trim() || undefined;
-  return line(/####\s*([^\n]*)/g) ?? line(/\banswer\s*(?:is|:)\s*:?\s*([^\n]*)/gi);
+  return line(/####\s*([^\n]*)/g) ?? line(/\banswer\s*(?:is\b|:)\s*:?\s*([^\n]*)/gi);
 }
 
 /**
