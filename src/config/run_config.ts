@@ -7,7 +7,7 @@
  * registries as they are). Types only: no parsing here.
  */
 
-import type { Args } from "../algorithm/registry.ts";
+import type { Args } from "../util/registry.ts";
 import type { Selector } from "../buffer/taskset.ts";
 
 /** What a run does (`mode`). */

@@ -7,10 +7,10 @@
 
 import { ADVANTAGE_FN } from "../algorithm/advantage/mod.ts";
 import { ALGORITHM_TYPE, type AlgorithmType } from "../algorithm/algorithm_type.ts";
-import { type Args, configure } from "../algorithm/registry.ts";
+import { type Args, configure } from "../util/registry.ts";
 import type { AlgorithmSection } from "../config/run_config.ts";
-import type { ConfiguredAdvantageFn } from "./apply_advantages.ts";
-import type { DynamicSampling } from "./dynamic_sampling.ts";
+import type { ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
+import type { DynamicSampling } from "../explorer/dynamic_sampling.ts";
 
 /** An algorithm ready to run. */
 export interface ResolvedAlgorithm {

@@ -9,14 +9,11 @@ import type { StageConfig } from "../config/run_config.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import { loadModel } from "../model/policy.ts";
 import { listCheckpoints } from "../trainer/checkpoint.ts";
-import { Explorer } from "./explorer.ts";
+import { Explorer } from "../explorer/explorer.ts";
 import { loadStagePolicy } from "./policy_setup.ts";
-import {
-  openEvalTasksets,
-  rolloutModel,
-  type StageContext,
-  type StageOutcome,
-} from "./stage_parts.ts";
+import { openEvalTasksets } from "./stage_tasksets.ts";
+import { rolloutModel } from "./policy_setup.ts";
+import type { StageContext, StageOutcome } from "./stage_context.ts";
 
 /** Runs `stage` in mode `bench`. */
 export async function runBench(stage: StageConfig, ctx: StageContext): Promise<StageOutcome> {

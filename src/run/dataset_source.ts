@@ -10,7 +10,7 @@ import { Taskset, type TasksetState } from "../buffer/taskset.ts";
 import type { StageConfig } from "../config/run_config.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import { dpoExperiences, sftExperience } from "./sft_data.ts";
-import { logSkipped } from "./stage_parts.ts";
+import { logSkipped } from "./stage_tasksets.ts";
 
 /** Where a train-only stage gets its batches. */
 export interface BatchSource {

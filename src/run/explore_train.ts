@@ -14,22 +14,21 @@ import { Taskset } from "../buffer/taskset.ts";
 import type { StageConfig } from "../config/run_config.ts";
 import { configureSampleStrategy } from "../algorithm/sample_strategy.ts";
 import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
-import { cursorForVersion, Explorer, EXPLORER_STATE_FILE, type ExplorerState } from "./explorer.ts";
-import { cloneModel, loadStagePolicy } from "./policy_setup.ts";
 import {
-  evalDue,
-  logSkipped,
-  openEvalTasksets,
-  rewindBuffer,
-  rolloutModel,
-  saveStageCheckpoint,
-  type StageContext,
-  type StageOutcome,
-  tasksetConfig,
-  trainStepFor,
-} from "./stage_parts.ts";
+  cursorForVersion,
+  Explorer,
+  EXPLORER_STATE_FILE,
+  type ExplorerState,
+} from "../explorer/explorer.ts";
+import { cloneModel, loadStagePolicy } from "./policy_setup.ts";
+import { evalDue } from "./stage_eval.ts";
+import { logSkipped, openEvalTasksets, tasksetConfig } from "./stage_tasksets.ts";
+import { rewindBuffer, saveStageCheckpoint } from "./stage_checkpoint.ts";
+import { rolloutModel } from "./policy_setup.ts";
+import type { StageContext, StageOutcome } from "./stage_context.ts";
+import { trainStepFor } from "./trainer_setup.ts";
 import { startStageServer } from "../serve/stage_server.ts";
-import { Synchronizer } from "./synchronizer.ts";
+import { Synchronizer } from "../sync/synchronizer.ts";
 import { createStageTrainer } from "./trainer_setup.ts";
 import type { CriticStep } from "../trainer/critic.ts";
 import { openExpertBuffer } from "./expert_buffer.ts";

@@ -16,7 +16,7 @@ import { findLatestCheckpoint } from "../trainer/checkpoint.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
 import { runStage } from "./run_stage.ts";
-import type { StageOutcome } from "./stage_parts.ts";
+import type { StageOutcome } from "./stage_context.ts";
 
 /** Name of the file marking a finished stage. */
 export const STAGE_DONE_FILE = "stage_done.json";

@@ -7,7 +7,7 @@ import type { StageConfig } from "../config/run_config.ts";
 import { resolveAlgorithm } from "./algorithm_setup.ts";
 import { runBench } from "./bench_mode.ts";
 import { runExploreTrain } from "./explore_train.ts";
-import type { StageContext, StageOutcome } from "./stage_parts.ts";
+import type { StageContext, StageOutcome } from "./stage_context.ts";
 import { runTrainOnly } from "./train_only.ts";
 
 /** Runs `stage` (see the file comment). */

@@ -10,18 +10,15 @@
 import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
 import type { StageConfig } from "../config/run_config.ts";
 import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
-import { Explorer } from "./explorer.ts";
+import { Explorer } from "../explorer/explorer.ts";
 import { loadStagePolicy } from "./policy_setup.ts";
 import { type BatchSource, datasetSource } from "./dataset_source.ts";
-import {
-  evalDue,
-  openEvalTasksets,
-  rolloutModel,
-  saveStageCheckpoint,
-  type StageContext,
-  type StageOutcome,
-  trainStepFor,
-} from "./stage_parts.ts";
+import { evalDue } from "./stage_eval.ts";
+import { openEvalTasksets } from "./stage_tasksets.ts";
+import { rolloutModel } from "./policy_setup.ts";
+import { saveStageCheckpoint } from "./stage_checkpoint.ts";
+import type { StageContext, StageOutcome } from "./stage_context.ts";
+import { trainStepFor } from "./trainer_setup.ts";
 import { createStageTrainer } from "./trainer_setup.ts";
 
 /** Runs `stage` in mode `train`. */

@@ -1,20 +1,21 @@
 /**
- * Builds a stage's Trainer around its TrainStep: the frozen reference model when the loss needs
- * reference log-probs (the stage's initial weights, never its resumed ones), and for algorithms
- * with a critic (`ppo`) a value model whose trunk starts from the policy's current weights (as
- * verl initialises the critic from the actor's path) with its own AdamW at `trainer.critic_lr`;
- * a resumed stage takes the critic and its optimizer state from the checkpoint it resumes.
+ * Builds a stage's TrainStep (the resolved algorithm's losses, the stage's optimizer and clip) and
+ * its Trainer around it: the frozen reference model when the loss needs reference log-probs (the
+ * stage's initial weights, never its resumed ones), and for algorithms with a critic (`ppo`) a
+ * value model whose trunk starts from the policy's current weights (as verl initialises the
+ * critic from the actor's path) with its own AdamW at `trainer.critic_lr`; a resumed stage takes
+ * the critic and its optimizer state from the checkpoint it resumes.
  */
 
 import type { StageConfig } from "../config/run_config.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import { loadCriticCheckpoint } from "../trainer/checkpoint.ts";
 import { createCritic, CriticStep } from "../trainer/critic.ts";
-import type { TrainStep } from "../trainer/train_step.ts";
+import { TrainStep, type TrainStepConfig } from "../trainer/train_step.ts";
 import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
 import { loadStagePolicy } from "./policy_setup.ts";
-import { gradClipFor, optimizerFor, type StageContext } from "./stage_parts.ts";
-import { Trainer } from "./trainer.ts";
+import type { StageContext } from "./stage_context.ts";
+import { Trainer } from "../trainer/trainer.ts";
 
 /** A stage's trainer and what to free after the stage. */
 export interface StageTrainer {
@@ -92,4 +93,51 @@ async function createStageCritic(
   });
   if (saved) step.optimizer.loadState(saved.optimizerState);
   return step;
+}
+
+/** AdamW and schedule settings of the stage's `algorithm.optimizer`, at peak rate `lr`. */
+export function optimizerFor(
+  stage: StageConfig,
+  lr: number,
+  totalSteps?: number,
+): TrainStepConfig["optimizer"] {
+  const o = stage.algorithm.optimizer;
+  return {
+    lr,
+    betas: o.betas,
+    eps: o.eps,
+    weightDecay: o.weightDecay,
+    lr_warmup_steps: o.lrWarmupSteps,
+    warmup_style: o.warmupStyle,
+    min_lr_ratio: o.minLrRatio,
+    total_training_steps: totalSteps,
+  };
+}
+
+/** The stage's gradient-norm clip (`algorithm.optimizer.grad_clip`; 0 = none). */
+export function gradClipFor(stage: StageConfig): number | undefined {
+  const clip = stage.algorithm.optimizer.gradClip;
+  return clip > 0 ? clip : undefined;
+}
+
+/** The train step of `model` for the resolved algorithm and the stage's optimizer. */
+export function trainStepFor(
+  stage: StageConfig,
+  algorithm: ResolvedAlgorithm,
+  model: PolicyModel,
+  totalSteps?: number,
+): TrainStep {
+  return new TrainStep(model, {
+    policyLossFn: algorithm.policyLossFn,
+    policyLossArgs: algorithm.policyLossFnArgs,
+    optimizer: optimizerFor(stage, stage.algorithm.optimizer.lr, totalSteps),
+    gradClip: gradClipFor(stage),
+    temperature: stage.model.temperature > 0 ? stage.model.temperature : 1,
+    klLossFn: algorithm.klLossFn,
+    klLossArgs: algorithm.klLossFnArgs,
+    entropyLossFn: algorithm.entropyLossFn,
+    entropyLossArgs: algorithm.entropyLossFnArgs,
+    maxTokensPerMicroBatch: stage.trainer.maxTokensPerMicroBatch,
+    packSequences: stage.trainer.packSequences,
+  });
 }

@@ -1,4 +1,4 @@
-import { configure } from "../../src/algorithm/registry.ts";
+import { configure } from "../../src/util/registry.ts";
 import { evaluateArithmetic } from "../../src/workflow/rewards/arithmetic.ts";
 import { answersEqual, extractAnswer } from "../../src/workflow/rewards/math.ts";
 import {

@@ -5,7 +5,7 @@
  * A workflow of this shape only says how its prompt is built and which reward fn is its default.
  */
 
-import type { Args } from "../../algorithm/registry.ts";
+import type { Args } from "../../util/registry.ts";
 import type { Task } from "../../buffer/task.ts";
 import type { ChatMessage } from "../../model/chat_template.ts";
 import { experienceFromRollout } from "../experience_from_rollout.ts";

@@ -13,9 +13,9 @@
 
 import type { Experience } from "../buffer/experience.ts";
 import type { PolicyModel } from "../model/policy.ts";
-import type { CriticStep } from "../trainer/critic.ts";
-import type { StepOptions, TrainStep } from "../trainer/train_step.ts";
-import { applyAdvantages, type ConfiguredAdvantageFn } from "./apply_advantages.ts";
+import type { CriticStep } from "./critic.ts";
+import type { StepOptions, TrainStep } from "./train_step.ts";
+import { applyAdvantages, type ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
 
 /** Options of a {@link Trainer}. */
 export interface TrainerOptions {

@@ -20,7 +20,7 @@
 
 import type { SyncStyle } from "../config/run_config.ts";
 import type { PolicyModel } from "../model/policy.ts";
-import { copyWeights } from "./weight_sync.ts";
+import { copyWeights } from "./weight_copy.ts";
 
 /** Options of a {@link Synchronizer}. */
 export interface SynchronizerOptions {

@@ -13,7 +13,7 @@ import type { ExperienceBuffer } from "../buffer/experience_buffer.ts";
 import { type ExperienceOperator, runOperators } from "../buffer/operators/mod.ts";
 import type { Taskset, TasksetState } from "../buffer/taskset.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
-import { applyAdvantages, type ConfiguredAdvantageFn } from "./apply_advantages.ts";
+import { applyAdvantages, type ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
 import {
   countGroups,
   type DynamicSampling,

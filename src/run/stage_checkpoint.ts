@@ -1,0 +1,64 @@
+/**
+ * A stage's checkpoints: saved with the buffer's consumption record (so a resume hands out again
+ * exactly what the lost steps took), and the buffer rewound to a checkpoint's record before a
+ * resumed stage opens it. The checkpoint format itself is `trainer/checkpoint.ts`.
+ */
+
+import { BUFFER_STATE_FILE } from "../buffer/experience_buffer.ts";
+import type { StageConfig } from "../config/run_config.ts";
+import { saveCheckpoint } from "../trainer/checkpoint.ts";
+import type { CriticStep } from "../trainer/critic.ts";
+import type { TrainStep } from "../trainer/train_step.ts";
+import { writeAtomic } from "../util/write_atomic.ts";
+
+/** What a stage checkpoint holds beside the policy and its optimizer. */
+export interface StageCheckpointParts {
+  /** JSON fields for the trainer state (e.g. a data cursor). */
+  extra?: Record<string, unknown>;
+  /** The experience buffer whose handed-out experiences the checkpoint records. */
+  bufferDir?: string;
+  /** The PPO critic, saved under `critic/`. */
+  critic?: CriticStep;
+}
+
+/**
+ * Saves a checkpoint of `trainStep` at stage step `step`, recording in its trainer state the
+ * experiences the buffer in `bufferDir` has handed out (so a resume from it hands out again
+ * exactly those taken after it), `extra` and the critic.
+ */
+export async function saveStageCheckpoint(
+  stage: StageConfig,
+  stageDir: string,
+  step: number,
+  trainStep: TrainStep,
+  { extra = {}, bufferDir, critic }: StageCheckpointParts = {},
+): Promise<string> {
+  let retired: string[] = [];
+  if (bufferDir) {
+    try {
+      retired = JSON.parse(await Deno.readTextFile(`${bufferDir}/${BUFFER_STATE_FILE}`)).retired;
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
+  }
+  return await saveCheckpoint(
+    stageDir,
+    step,
+    trainStep,
+    { ...extra, stage: stage.stageName, buffer_retired: retired },
+    { maxToKeep: stage.trainer.maxCheckpointsToKeep, critic },
+  );
+}
+
+/**
+ * Before a resumed stage opens its buffer: makes the buffer's consumption record that of the
+ * checkpoint resumed from (none: nothing consumed), so experiences whose training was lost with
+ * the killed process are handed out again.
+ */
+export async function rewindBuffer(bufferDir: string, retired: readonly string[]): Promise<void> {
+  await Deno.mkdir(bufferDir, { recursive: true });
+  await writeAtomic(
+    `${bufferDir}/${BUFFER_STATE_FILE}`,
+    JSON.stringify({ version: 1, retired, useCounts: {} }) + "\n",
+  );
+}
