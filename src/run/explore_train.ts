@@ -29,6 +29,7 @@ import type { StageContext, StageOutcome } from "./stage_context.ts";
 import { trainStepFor } from "./trainer_setup.ts";
 import { startStageServer } from "../serve/stage_server.ts";
 import { Synchronizer } from "../sync/synchronizer.ts";
+import { copyWeights } from "../sync/weight_copy.ts";
 import { createStageTrainer } from "./trainer_setup.ts";
 import type { CriticStep } from "../trainer/critic.ts";
 import { openExpertBuffer } from "./expert_buffer.ts";
@@ -113,8 +114,7 @@ export async function runExploreTrain(
     style: stage.synchronizer.syncStyle,
     interval: stage.synchronizer.syncInterval,
     offset: stage.synchronizer.syncOffset,
-    trainerModel,
-    explorerModel,
+    copyWeights: (then) => copyWeights(trainerModel, explorerModel, then),
     onSync: (version) => {
       rollout.setPolicyVersion(version);
       buffer.setPolicyVersion(version);
