@@ -256,6 +256,11 @@ export class ExperienceBuffer {
     }
   }
 
+  /** {@link close}, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   /**
    * Closes the buffer: waiting puts reject, waiting takes resolve with what is left, cooldown
    * timers stop. Resolves when the state file is written.

@@ -71,6 +71,7 @@ export async function runCommand(args: string[]): Promise<number> {
     return 0;
   } catch (err) {
     if (controller.signal.aborted) return 130;
+    if (err instanceof ConfigError) throw new CliError(err.message);
     throw new CliError((err as Error).message, 1);
   } finally {
     Deno.removeSignalListener("SIGINT", stop);

@@ -2,7 +2,8 @@
  * A whole run: the run directory (`<checkpoint_root_dir>/<project>/<name>/`), the resolved
  * config written into it, the monitor, and the stages in order, each starting from the previous
  * stage's final checkpoint. A stage that finished is recorded in `<stage dir>/stage_done.json`
- * and skipped when the run is started again; an unfinished one resumes from its own state. A
+ * and skipped when the run is started again; an unfinished one resumes from its own state. Every
+ * stage is checked before any GPU work (`preflight.ts`). A
  * bench stage is never recorded: it evaluates the checkpoints there each time it runs.
  * Ends with the plot and a summary.
  */
@@ -14,7 +15,7 @@ import { Monitor } from "../monitor/monitor.ts";
 import { writePlot } from "../monitor/plot.ts";
 import { findLatestCheckpoint } from "../trainer/checkpoint.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
-import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
+import { checkStages } from "./preflight.ts";
 import { runStage } from "./run_stage.ts";
 import type { StageOutcome } from "./stage_context.ts";
 
@@ -50,7 +51,7 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
   const log = options.log ?? ((line: string) => console.error(line));
   const signal = options.signal ?? new AbortController().signal;
   const first = config.stages[0];
-  for (const stage of config.stages) checkComponents(stage);
+  await checkStages(config);
   const runDir = await chooseRunDir(first);
   await Deno.mkdir(runDir, { recursive: true });
   await writeAtomic(`${runDir}/config.yaml`, resolvedConfigYaml(config));
@@ -179,26 +180,5 @@ async function readStageDone(dir: string): Promise<StageDone | undefined> {
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return undefined;
     throw new Error(`Cannot read ${dir}/${STAGE_DONE_FILE}: ${(err as Error).message}`);
-  }
-}
-
-/** Throws before any GPU work when a taskset names an unknown workflow or reward fn. */
-function checkComponents(stage: StageConfig): void {
-  const input = stage.buffer.explorerInput;
-  const sections = [...(input.taskset ? [input.taskset] : []), ...input.evalTasksets];
-  for (const s of sections) {
-    const workflow = s.defaultWorkflowType ?? input.defaultWorkflowType;
-    const reward = s.defaultRewardFnType ?? input.defaultRewardFnType;
-    const where = `stage "${stage.stageName}", taskset "${s.name}"`;
-    if (!WORKFLOWS.has(workflow)) {
-      throw new Error(
-        `${where}: unknown workflow "${workflow}"; known: ${WORKFLOWS.names().join(", ")}`,
-      );
-    }
-    if (reward !== undefined && !REWARD_FUNCTIONS.has(reward)) {
-      throw new Error(
-        `${where}: unknown reward fn "${reward}"; known: ${REWARD_FUNCTIONS.names().join(", ")}`,
-      );
-    }
   }
 }

@@ -62,3 +62,42 @@ export async function rewindBuffer(bufferDir: string, retired: readonly string[]
     JSON.stringify({ version: 1, retired, useCounts: {} }) + "\n",
   );
 }
+
+/** What {@link StageCheckpoints} saves beside the train step. */
+export interface StageCheckpointSources {
+  /** The experience buffer whose handed-out experiences each checkpoint records. */
+  bufferDir?: string;
+  /** The PPO critic, saved under `critic/`. */
+  critic?: CriticStep;
+  /** The data source's cursor (`data_cursor` in the trainer state). */
+  cursor?: () => unknown;
+}
+
+/** A stage's checkpoints of one train step, and the latest one saved or resumed from. */
+export class StageCheckpoints {
+  constructor(
+    readonly stage: StageConfig,
+    readonly stageDir: string,
+    readonly trainStep: TrainStep,
+    readonly sources: StageCheckpointSources,
+    /** The checkpoint the stage resumed from, if any. */
+    public latest?: string,
+  ) {}
+
+  /** Saves a checkpoint at stage step `step`. */
+  async save(step: number): Promise<void> {
+    const { bufferDir, critic, cursor } = this.sources;
+    const extra = cursor ? { data_cursor: cursor() } : {};
+    this.latest = await saveStageCheckpoint(this.stage, this.stageDir, step, this.trainStep, {
+      extra,
+      bufferDir,
+      critic,
+    });
+  }
+
+  /** The final checkpoint at `step`: the latest one when it is of `step`, else a new one. */
+  async saveFinal(step: number): Promise<string> {
+    if (this.latest === undefined || !this.latest.endsWith(`step_${step}`)) await this.save(step);
+    return this.latest!;
+  }
+}

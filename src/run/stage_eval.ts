@@ -1,14 +1,39 @@
 /**
- * When a stage evaluates: at startup (`eval_on_startup`), every `eval_interval` train steps and
- * (the runners' business) at the end. Runs no evaluation itself.
+ * A stage's Evaluator: its eval tasksets run on a rollout model with the stage's runner settings,
+ * due at startup (`eval_on_startup`) and every `eval_interval` train steps, rows logged at the
+ * stage's global step of the version measured. The evaluation itself is `explorer/evaluator.ts`.
  */
 
 import type { StageConfig } from "../config/run_config.ts";
+import { type EvalTaskset, Evaluator } from "../explorer/evaluator.ts";
+import type { RolloutModel } from "../workflow/rollout_model.ts";
+import type { WorkflowServices } from "../workflow/workflow.ts";
+import type { StageContext } from "./stage_context.ts";
 
-/** Whether to evaluate before training step `step` + 1 (weights of version `step`). */
-export function evalDue(stage: StageConfig, step: number, startStep: number): boolean {
-  const { evalInterval, evalOnStartup } = stage.explorer;
-  if (stage.buffer.explorerInput.evalTasksets.length === 0) return false;
-  if (step === startStep && step === 0) return evalOnStartup;
-  return evalInterval > 0 && step % evalInterval === 0 && step !== startStep;
+/** Options of {@link stageEvaluator}. */
+export interface StageEvaluatorOptions {
+  /** The version the stage starts at (a resumed stage's checkpoint step). */
+  startVersion: number;
+  /** What workflows get besides the model (OpenAI endpoint, auxiliary models). */
+  services?: WorkflowServices;
+  /** Global step of version 0 (default: the stage's step offset). */
+  stepOffset?: number;
+}
+
+/** The evaluator of `stage` on `model` (see the file comment). */
+export function stageEvaluator(
+  stage: StageConfig,
+  ctx: StageContext,
+  evalTasksets: readonly EvalTaskset[],
+  model: RolloutModel,
+  { startVersion, services, stepOffset = ctx.stepOffset }: StageEvaluatorOptions,
+): Evaluator {
+  const { runnerNum, maxTimeout, maxRetryTimes, evalInterval, evalOnStartup } = stage.explorer;
+  return new Evaluator({
+    evalTasksets,
+    run: { model, runnerNum, maxTimeout, maxRetryTimes, signal: ctx.signal, services },
+    schedule: { interval: evalInterval, onStartup: evalOnStartup, startVersion },
+    logRow: (version, metrics) => ctx.monitor.log(stepOffset + version, metrics),
+    log: ctx.log,
+  });
 }

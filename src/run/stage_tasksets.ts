@@ -6,7 +6,7 @@
 
 import { Taskset, type TasksetConfig } from "../buffer/taskset.ts";
 import type { StageConfig, TasksetSection } from "../config/run_config.ts";
-import type { EvalTaskset } from "../explorer/explorer.ts";
+import type { EvalTaskset } from "../explorer/evaluator.ts";
 
 /** A `TasksetConfig` for `section` of `stage`. */
 export function tasksetConfig(
@@ -29,7 +29,7 @@ export function tasksetConfig(
     seed: section.seed,
     defaultWorkflowType: section.defaultWorkflowType ?? input.defaultWorkflowType,
     defaultRewardFnType: section.defaultRewardFnType ?? input.defaultRewardFnType,
-    rolloutArgs: { ...rolloutArgs, n: n ?? (isEval ? 1 : repeatTimes) },
+    rolloutArgs: { ...rolloutArgs, n: n ?? section.repeatTimes ?? (isEval ? 1 : repeatTimes) },
     workflowArgs: section.workflowArgs,
     isEval,
   };
@@ -41,9 +41,10 @@ export async function openEvalTasksets(
   log: (line: string) => void,
 ): Promise<EvalTaskset[]> {
   return await Promise.all(stage.buffer.explorerInput.evalTasksets.map(async (section) => {
-    const taskset = await Taskset.open(tasksetConfig(stage, section, 1, true));
+    const config = tasksetConfig(stage, section, 1, true);
+    const taskset = await Taskset.open(config);
     logSkipped(taskset, log);
-    return { name: section.name, taskset };
+    return { name: section.name, taskset, repeatTimes: config.rolloutArgs?.n ?? 1 };
   }));
 }
 

@@ -105,14 +105,17 @@ export class Synchronizer {
   }
 
   /**
-   * Called by the trainer before train step `step`: under `fixed`, past a sync point it waits
-   * until the explorer has taken the version it is about to overwrite (or has finished).
+   * Called by the trainer before train step `step`: waits until the explorer has done explore
+   * step `step` (or finished), and under `fixed`, past a sync point, until the explorer has
+   * taken the version the step is about to overwrite (or has finished).
    */
   async beforeTrainStep(step: number): Promise<void> {
     const { style, interval } = this.options;
     const version = step - 1;
-    if (style !== "fixed" || version === 0 || version % interval !== 0) return;
-    await this.#until(() => this.#explorerVersion >= version || this.#explorerDone);
+    if (style === "fixed" && version > 0 && version % interval === 0) {
+      await this.#until(() => this.#explorerVersion >= version || this.#explorerDone);
+    }
+    await this.untilExplored(step);
   }
 
   /** Called by the explorer after explore step `step` is in the buffer. */
@@ -133,6 +136,14 @@ export class Synchronizer {
     if (this.options.style === "trainer_driven" && step % this.options.interval === 0) {
       await this.#copy();
     }
+  }
+
+  /**
+   * After both loops: copies the trainer's final weights into the explorer's model when it holds
+   * an older version (any style), e.g. for the stage's final evaluation.
+   */
+  async finalSync(): Promise<void> {
+    if (this.#trainerVersion > this.#explorerVersion) await this.#copy();
   }
 
   /** The explorer will run no more steps: nothing waits for it any longer. */

@@ -434,6 +434,11 @@ export class TrainStep {
     this.#accumulator?.destroy();
     this.optimizer.destroy();
   }
+
+  /** {@link destroy}, for `using`. */
+  [Symbol.dispose](): void {
+    this.destroy();
+  }
 }
 
 /** The `loss_agg_mode` and `loss_scale_factor` of a component's args (token-mean when unset). */

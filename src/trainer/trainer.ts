@@ -1,14 +1,16 @@
 /**
- * The Trainer: turns one batch of experiences into weight updates. It computes advantages when
- * the algorithm computes them in the trainer, reference log-probs from the frozen reference
- * model when the loss needs them (a KL loss, DPO), the critic's values before GAE when there is a
- * critic (PPO), then runs `ppo_epochs` passes over the batch,
- * each pass one optimizer step per mini-batch of `ppo_mini_batch_size` experiences (in batch
- * order; the TrainStep cuts each into micro-batches under the token budget; the critic takes a
- * step on the same mini-batch against the rollout-time values). The learning rate
+ * The Trainer: the trainer's side of the RL loop, as Trinity's reads. `run` repeats sample ->
+ * train -> sync -> save -> log: each train step draws a batch from its {@link BatchSource}
+ * (the sample strategy over the buffers, or a dataset), `train`s on it, tells the synchronizer,
+ * checkpoints every `save_interval` steps and logs the step's row. `train` turns one batch into
+ * weight updates: advantages when the algorithm computes them in the trainer, reference
+ * log-probs from the frozen reference model when the loss needs them (a KL loss, DPO), the
+ * critic's values before GAE when there is a critic (PPO), then `ppo_epochs` passes over the
+ * batch, each pass one optimizer step per mini-batch of `ppo_mini_batch_size` experiences (in
+ * batch order; the TrainStep cuts each into micro-batches under the token budget; the critic
+ * takes a step on the same mini-batch against the rollout-time values). The learning rate
  * follows the train step, not the optimizer step (verl steps its scheduler once per train step).
- * Where batches come from (the buffer's sample strategy or an SFT dataset) and when to
- * checkpoint is the stage runner's business.
+ * What a checkpoint holds and where rows go is the caller's (`run` gets them as functions).
  */
 
 import type { Experience } from "../buffer/experience.ts";
@@ -16,6 +18,7 @@ import type { PolicyModel } from "../model/policy.ts";
 import type { CriticStep } from "./critic.ts";
 import type { StepOptions, TrainStep } from "./train_step.ts";
 import { applyAdvantages, type ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
+import type { BatchSource } from "./batch_source.ts";
 
 /** Options of a {@link Trainer}. */
 export interface TrainerOptions {
@@ -32,6 +35,38 @@ export interface TrainerOptions {
   miniBatchSize?: number;
   /** The rollout temperature, at which reference log-probs are taken. */
   temperature: number;
+}
+
+/** The synchronizer as the trainer sees it (`sync/synchronizer.ts`). */
+export interface TrainerSync {
+  /** Waits until train step `step` may start (its experiences explored, its version taken). */
+  beforeTrainStep(step: number): Promise<void>;
+  /** Train step `step` is done: its weights are version `step`. */
+  afterTrainStep(step: number): Promise<void>;
+  /** No train step follows. */
+  trainerFinished(): void;
+  /** `sync/...` metrics for the step's row. */
+  metrics(): Record<string, number>;
+}
+
+/** Options of {@link Trainer.run}. */
+export interface TrainerRunOptions {
+  /** Rows asked of the source per step. */
+  batchSize: number;
+  /** Train steps already done (a resumed stage's checkpoint step). */
+  startStep: number;
+  /** The step to stop after (`buffer.total_steps`); Infinity: until the source ends. */
+  totalSteps: number;
+  sync?: TrainerSync;
+  /** Receives each step's row; the row is logged before that step's checkpoint is saved. */
+  logRow: (step: number, metrics: Record<string, number>) => Promise<void>;
+  /** Checkpoints every `every` steps (0: never; the caller saves the final one). */
+  checkpoint: { every: number; save: (step: number) => Promise<void> };
+  /** Runs before each step with the weights' version (e.g. an evaluation when due). */
+  beforeStep?: (version: number) => Promise<void>;
+  /** Prints one line. */
+  log: (line: string) => void;
+  signal?: AbortSignal;
 }
 
 /** Trains the policy batch by batch. */
@@ -104,5 +139,43 @@ export class Trainer {
     metrics["actor/tokens_per_s"] = tokens / seconds;
     metrics["actor/batch_size"] = batch.length;
     return metrics;
+  }
+
+  /**
+   * The trainer's loop (see the file comment) from `startStep` until `totalSteps` or the end of
+   * `source`; returns the last step done. Tells the synchronizer it finished however it ends.
+   */
+  async run(source: BatchSource, options: TrainerRunOptions): Promise<number> {
+    const { sync, checkpoint, signal } = options;
+    let step = options.startStep;
+    let skippedTotal = 0;
+    try {
+      while (step < options.totalSteps) {
+        signal?.throwIfAborted();
+        await options.beforeStep?.(step);
+        await sync?.beforeTrainStep(step + 1);
+        const next = await source.next(options.batchSize, { policyVersion: step, signal });
+        if (!next) break;
+        step++;
+        const row: Record<string, number> = { ...next.metrics };
+        if (next.batch.length) {
+          const trainOptions = { lrStep: step - 1, isExpert: next.isExpert };
+          Object.assign(row, await this.train(next.batch, trainOptions));
+        } else {
+          options.log(`train step ${step}: no experience survived the pipeline; weights unchanged`);
+        }
+        if (next.skipped !== undefined) {
+          skippedTotal += next.skipped;
+          row["data/skipped_rows_total"] = skippedTotal;
+        }
+        await sync?.afterTrainStep(step);
+        // The row goes first: a resume from this step's checkpoint must find it.
+        await options.logRow(step, { ...row, ...sync?.metrics(), ...source.metrics?.() });
+        if (checkpoint.every > 0 && step % checkpoint.every === 0) await checkpoint.save(step);
+      }
+      return step;
+    } finally {
+      sync?.trainerFinished();
+    }
   }
 }

@@ -2,7 +2,7 @@
 
 import { assertEquals } from "../_asserts.ts";
 import { readExperienceDir } from "../../src/buffer/experience_io.ts";
-import { makeFixture, metricsRows, readJson, trainRows } from "./_fixture.ts";
+import { exists, makeFixture, metricsRows, readJson, trainRows } from "./_fixture.ts";
 
 const LAUNCHER = new URL("../../rft", import.meta.url).pathname;
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -16,16 +16,6 @@ async function rft(args: string[]) {
   }).output();
   const decode = (b: Uint8Array) => new TextDecoder().decode(b);
   return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
 }
 
 Deno.test("rft run killed with SIGKILL after checkpoint step_2 resumes to the end, no step twice", async () => {

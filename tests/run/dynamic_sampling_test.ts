@@ -40,7 +40,6 @@ async function explorerWith(
     maxTimeout: 60,
     maxRetryTimes: 0,
     taskset,
-    evalTasksets: [],
     batchSize: 2,
     operators: createOperators([]),
     advantageFn: configure(ADVANTAGE_FN, "grpo", {}),

@@ -34,7 +34,6 @@ function scripted(style: SyncStyle, interval: number, offset: number, signal?: A
     /** Train step `step` as the trainer loop runs it. */
     async train(step: number) {
       await sync.beforeTrainStep(step);
-      await sync.untilExplored(step);
       trainerVersion = step;
       await sync.afterTrainStep(step);
     },
