@@ -71,6 +71,7 @@ export interface Configured<T extends Configurable> {
  *
  * @example
  * ```ts
+ * import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
  * const { entry, args } = configure(POLICY_LOSS_FN, "ppo", { clip_range_high: 0.28 });
  * ```
  */

@@ -55,6 +55,8 @@ export const WORKFLOWS: Registry<WorkflowFactory> = new Registry<WorkflowFactory
  *
  * @example
  * ```ts
+ * import type { Task } from "../buffer/task.ts";
+ * declare const task: Task, model: RolloutModel;
  * const exps = await createWorkflow(task, { model }).run();
  * ```
  */

@@ -60,6 +60,8 @@ export interface WorkflowFactory extends Configurable {
  *
  * @example
  * ```ts
+ * import type { Task } from "../buffer/task.ts";
+ * declare const myFactory: WorkflowFactory, task: Task;
  * const args = workflowArgs(myFactory, task); // { use_chat_template: true, ... }
  * ```
  */
