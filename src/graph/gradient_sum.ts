@@ -6,7 +6,7 @@
  */
 
 import { grid1d, packParams } from "../gpu/dispatch.ts";
-import type { OpDef } from "./op.ts";
+import type { KernelLaunch, OpDef } from "./op.ts";
 import { formatShape, sameShape, type Tensor } from "./tensor.ts";
 
 const WG = 256;
@@ -26,16 +26,7 @@ const GRADIENT_SUM: OpDef<null> = {
   launch(_ctx, [a, b], out) {
     const n = out.tensor.size;
     return [{
-      spec: {
-        shader: "accumulate",
-        entryPoint: "main",
-        constants: { WG },
-        bindings: ["read", "read_write"],
-        params: true,
-      },
-      buffers: [b.buffer, out.buffer],
-      params: packParams([n]),
-      workgroups: grid1d(Math.ceil(n / WG)),
+      ...accumulateLaunch(b.buffer, out.buffer, n),
       before: (encoder) => encoder.copyBufferToBuffer(a.buffer, 0, out.buffer, 0, n * 4),
     }];
   },
@@ -43,6 +34,22 @@ const GRADIENT_SUM: OpDef<null> = {
     return [g, g];
   },
 };
+
+/** The launch of `shaders/accumulate.wgsl`: `acc[i] += grad[i]` for the first `n` elements. */
+export function accumulateLaunch(grad: GPUBuffer, acc: GPUBuffer, n: number): KernelLaunch {
+  return {
+    spec: {
+      shader: "accumulate",
+      entryPoint: "main",
+      constants: { WG },
+      bindings: ["read", "read_write"],
+      params: true,
+    },
+    buffers: [grad, acc],
+    params: packParams([n]),
+    workgroups: grid1d(Math.ceil(n / WG)),
+  };
+}
 
 /** `a + b` where two gradients of one tensor meet (see the file comment). */
 export function gradientSum(a: Tensor, b: Tensor): Tensor {

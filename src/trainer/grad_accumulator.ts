@@ -5,12 +5,10 @@
  */
 
 import type { GpuContext } from "../gpu/device.ts";
-import { grid1d, packParams } from "../gpu/dispatch.ts";
+import { accumulateLaunch } from "../graph/gradient_sum.ts";
 import type { OpDef } from "../graph/op.ts";
 import { sameShape, type Tensor, type Variable } from "../graph/tensor.ts";
 import { zeroVariable } from "./adamw.ts";
-
-const WG = 256;
 
 const ACCUMULATE: OpDef<null> = {
   name: "accumulate",
@@ -24,19 +22,7 @@ const ACCUMULATE: OpDef<null> = {
     return { shape: acc.shape, dtype: "f32" };
   },
   launch(_ctx, [acc, grad], out) {
-    const n = acc.tensor.size;
-    return [{
-      spec: {
-        shader: "accumulate",
-        entryPoint: "main",
-        constants: { WG },
-        bindings: ["read", "read_write"],
-        params: true,
-      },
-      buffers: [grad.buffer, out.buffer],
-      params: packParams([n]),
-      workgroups: grid1d(Math.ceil(n / WG)),
-    }];
+    return [accumulateLaunch(grad.buffer, out.buffer, acc.tensor.size)];
   },
 };
 

@@ -1,13 +1,6 @@
 import { Synchronizer, type SyncStyle } from "../../src/sync/synchronizer.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
-
-/** Whether `promise` has settled after pending tasks ran. */
-async function isSettled(promise: Promise<unknown>): Promise<boolean> {
-  let settled = false;
-  promise.then(() => settled = true, () => settled = true);
-  await new Promise((resolve) => setTimeout(resolve, 0));
-  return settled;
-}
+import { isSettled } from "../_settled.ts";
 
 /** A synchronizer whose weight copy records the versions it hands over. */
 function scripted(style: SyncStyle, interval: number, offset: number, signal?: AbortSignal) {

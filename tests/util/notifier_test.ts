@@ -1,13 +1,6 @@
 import { Notifier } from "../../src/util/notifier.ts";
 import { assertEquals, assertRejects } from "../_asserts.ts";
-
-/** Whether `promise` has settled after pending tasks ran. */
-async function isSettled(promise: Promise<unknown>): Promise<boolean> {
-  let settled = false;
-  promise.then(() => settled = true, () => settled = true);
-  await new Promise((resolve) => setTimeout(resolve, 0));
-  return settled;
-}
+import { isSettled } from "../_settled.ts";
 
 Deno.test("Notifier: notify wakes every waiter once; later waiters wait for the next notify", async () => {
   const n = new Notifier();
