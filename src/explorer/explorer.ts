@@ -265,8 +265,9 @@ export class Explorer {
   }
 
   #runOptions(): RunTasksOptions {
-    const { model, runnerNum, maxTimeout, maxRetryTimes, signal, services } = this.options;
-    return { model, runnerNum, maxTimeout, maxRetryTimes, signal, services };
+    const { model, runnerNum, maxTimeout, maxRetryTimes, signal, services, workflows } =
+      this.options;
+    return { model, runnerNum, maxTimeout, maxRetryTimes, signal, services, workflows };
   }
 
   #report(failures: readonly TaskFailure[]): void {
