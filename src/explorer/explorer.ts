@@ -138,7 +138,7 @@ export class Explorer {
   restore(state: ExplorerState): void {
     this.#step = state.step;
     this.#history = state.history ?? [];
-    this.options.taskset?.restore(state.taskset);
+    this.options.taskset.restore(state.taskset);
   }
 
   /**

@@ -11,45 +11,6 @@ import type { CriticStep } from "../trainer/critic.ts";
 import type { TrainStep } from "../trainer/train_step.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 
-/** What a stage checkpoint holds beside the policy and its optimizer. */
-export interface StageCheckpointParts {
-  /** JSON fields for the trainer state (e.g. a data cursor). */
-  extra?: Record<string, unknown>;
-  /** The experience buffer whose handed-out experiences the checkpoint records. */
-  bufferDir?: string;
-  /** The PPO critic, saved under `critic/`. */
-  critic?: CriticStep;
-}
-
-/**
- * Saves a checkpoint of `trainStep` at stage step `step`, recording in its trainer state the
- * experiences the buffer in `bufferDir` has handed out (so a resume from it hands out again
- * exactly those taken after it), `extra` and the critic.
- */
-export async function saveStageCheckpoint(
-  stage: StageConfig,
-  stageDir: string,
-  step: number,
-  trainStep: TrainStep,
-  { extra = {}, bufferDir, critic }: StageCheckpointParts = {},
-): Promise<string> {
-  let retired: string[] = [];
-  if (bufferDir) {
-    try {
-      retired = JSON.parse(await Deno.readTextFile(`${bufferDir}/${BUFFER_STATE_FILE}`)).retired;
-    } catch (err) {
-      if (!(err instanceof Deno.errors.NotFound)) throw err;
-    }
-  }
-  return await saveCheckpoint(
-    stageDir,
-    step,
-    trainStep,
-    { ...extra, stage: stage.stageName, buffer_retired: retired },
-    { maxToKeep: stage.trainer.maxCheckpointsToKeep, critic },
-  );
-}
-
 /**
  * Before a resumed stage opens its buffer: makes the buffer's consumption record that of the
  * checkpoint resumed from (none: nothing consumed), so experiences whose training was lost with
@@ -84,15 +45,29 @@ export class StageCheckpoints {
     public latest?: string,
   ) {}
 
-  /** Saves a checkpoint at stage step `step`. */
+  /**
+   * Saves a checkpoint at stage step `step`, recording in its trainer state the experiences the
+   * buffer has handed out (so a resume from it hands out again exactly those taken after it),
+   * the data cursor and the critic.
+   */
   async save(step: number): Promise<void> {
     const { bufferDir, critic, cursor } = this.sources;
+    let retired: string[] = [];
+    if (bufferDir) {
+      try {
+        retired = JSON.parse(await Deno.readTextFile(`${bufferDir}/${BUFFER_STATE_FILE}`)).retired;
+      } catch (err) {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+      }
+    }
     const extra = cursor ? { data_cursor: cursor() } : {};
-    this.latest = await saveStageCheckpoint(this.stage, this.stageDir, step, this.trainStep, {
-      extra,
-      bufferDir,
-      critic,
-    });
+    this.latest = await saveCheckpoint(
+      this.stageDir,
+      step,
+      this.trainStep,
+      { ...extra, stage: this.stage.stageName, buffer_retired: retired },
+      { maxToKeep: this.stage.trainer.maxCheckpointsToKeep, critic },
+    );
   }
 
   /** The final checkpoint at `step`: the latest one when it is of `step`, else a new one. */

@@ -44,6 +44,11 @@ const CASES: { name: string; late: Record<string, unknown>; expected: string }[]
     late: { buffer: { explorer_input: { taskset: { default_workflow_type: "nope" } } } },
     expected: 'stages[1].buffer.explorer_input.taskset: Unknown workflow "nope"',
   },
+  {
+    name: "a model directory without weights",
+    late: { model: { from_scratch: false } },
+    expected: "stages[1].model.model_path: Cannot open checkpoint",
+  },
 ];
 
 for (const { name, late, expected } of CASES) {
