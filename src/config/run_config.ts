@@ -8,6 +8,7 @@
  */
 
 import type { AuxiliaryModelSpec } from "../auxiliary/auxiliary_models.ts";
+import type { SyncStyle } from "../sync/synchronizer.ts";
 import type { Args } from "../util/registry.ts";
 import type { Selector } from "../buffer/taskset.ts";
 
@@ -15,7 +16,7 @@ import type { Selector } from "../buffer/taskset.ts";
 export type RunMode = "both" | "explore" | "train" | "bench";
 
 /** How explorer and trainer hand over weights (`synchronizer.sync_style`). */
-export type SyncStyle = "fixed" | "explorer_driven" | "trainer_driven";
+export type { SyncStyle } from "../sync/synchronizer.ts";
 
 /** `model`: the policy and its sampling defaults. */
 export interface ModelSection {

@@ -161,6 +161,21 @@ Deno.test("fixed, offset 1: one step off, batches sampled with version max(0, t 
   });
 });
 
+for (const style of ["explorer_driven", "trainer_driven"] as const) {
+  Deno.test(`${style}: both loops finish; batches come from versions that existed, never newer`, async () => {
+    await inTempDir("rft-loop-", async (dir) => {
+      const r = await runLoops(dir, style, 0, 6);
+      assertEquals([r.explored.status, r.trainedSteps.status], ["fulfilled", "fulfilled"]);
+      assertEquals(r.exploreRows, [1, 2, 3, 4, 5, 6]);
+      // Train step t sees weights of version t - 1 at most; versions never go back.
+      const versions = r.trained.map((batch) => Math.max(...batch));
+      versions.forEach((v, i) => assertEquals(v <= i, true, `step ${i + 1} trained on v${v}`));
+      assertEquals(versions.every((v, i) => i === 0 || v >= versions[i - 1]), true);
+      assertEquals(r.trainRows.map((row) => row["sync/trainer_version"]), [1, 2, 3, 4, 5, 6]);
+    });
+  });
+}
+
 Deno.test("a failing explorer ends the trainer's wait instead of leaving it hanging", async () => {
   await inTempDir("rft-loop-", async (dir) => {
     const broken: WorkflowFactory = {
