@@ -14,12 +14,14 @@ import { parseArgs } from "node:util";
 import { createOperators, runOperators } from "../src/buffer/operators/mod.ts";
 import { Taskset } from "../src/buffer/taskset.ts";
 import { getGpu } from "../src/gpu/device.ts";
-import { applyAdvantages } from "../src/run/apply_advantages.ts";
+import { applyAdvantages } from "../src/algorithm/apply_advantages.ts";
 import { cloneModel } from "../src/run/policy_setup.ts";
-import { summarizeExperiences } from "../src/run/summarize.ts";
-import { rolloutModel, tasksetConfig, trainStepFor } from "../src/run/stage_parts.ts";
-import { copyWeights } from "../src/run/weight_sync.ts";
-import { runTasks } from "../src/run/workflow_runner.ts";
+import { summarizeExperiences } from "../src/explorer/summarize.ts";
+import { rolloutModel } from "../src/run/policy_setup.ts";
+import { tasksetConfig } from "../src/run/stage_tasksets.ts";
+import { trainStepFor } from "../src/run/trainer_setup.ts";
+import { copyWeights } from "../src/sync/weight_copy.ts";
+import { runTasks } from "../src/explorer/workflow_runner.ts";
 import {
   EXAMPLE_CONFIG,
   EXAMPLE_RL_STAGE,

@@ -6,8 +6,8 @@
  * says `warmup` (default plus an SFT warm-up buffer; later Trinity versions use `default` too).
  */
 
-import type { Args } from "./registry.ts";
-import { Registry } from "./registry.ts";
+import type { Args } from "../util/registry.ts";
+import { Registry } from "../util/registry.ts";
 
 /** Component names and arguments of an algorithm (YAML `algorithm:` keys, camel-cased). */
 export interface AlgorithmDefaults {

@@ -11,7 +11,7 @@ import { reshape } from "../ops/reshape.ts";
 import { tokenEntropy } from "../ops/token_logprobs.ts";
 import { affine, scale } from "../ops/unary.ts";
 import { aggregateByArgs, LOSS_AGG_DEFAULTS, type LossTerm } from "./loss_agg.ts";
-import { type Args, Registry } from "./registry.ts";
+import { type Args, Registry } from "../util/registry.ts";
 
 /** What an entropy loss reads. */
 export interface EntropyInputs {

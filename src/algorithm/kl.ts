@@ -11,7 +11,7 @@ import { add, sub } from "../ops/binary.ts";
 import { affine, exp, neg, scale, square } from "../ops/unary.ts";
 import { abs, clamp } from "./_piecewise.ts";
 import { aggregateLoss, type LossAggMode, type LossTerm } from "./loss_agg.ts";
-import { Registry } from "./registry.ts";
+import { Registry } from "../util/registry.ts";
 
 /** Arguments of every KL fn. */
 export type KlArgs = {

@@ -10,7 +10,7 @@ import { div, mul } from "../ops/binary.ts";
 import { meanLast, sumLast } from "../ops/reduce.ts";
 import { reshape } from "../ops/reshape.ts";
 import { affine, scale } from "../ops/unary.ts";
-import { type Args, checkChoice } from "./registry.ts";
+import { type Args, checkChoice } from "../util/registry.ts";
 
 /** The aggregation modes, named as in verl and Trinity. */
 export const LOSS_AGG_MODES = [

@@ -7,7 +7,7 @@
 
 import type { Experience } from "../buffer/experience.ts";
 import type { ExperienceBuffer } from "../buffer/experience_buffer.ts";
-import { type Args, configure, type Configured, Registry } from "./registry.ts";
+import { type Args, configure, type Configured, Registry } from "../util/registry.ts";
 
 /** The buffers a strategy draws from. */
 export interface SampleBuffers {

@@ -6,7 +6,6 @@
  * name or kind is an error listing what is configured.
  */
 
-import type { AuxiliaryModelSection } from "../config/run_config.ts";
 import type { GpuContext } from "../gpu/device.ts";
 import { loadModel, type PolicyModel } from "../model/policy.ts";
 import { PolicyRolloutModel } from "../workflow/policy_rollout_model.ts";
@@ -20,6 +19,22 @@ interface Generator {
 }
 
 type Entry = Generator | { kind: "onnx"; onnx: OnnxModel };
+
+/** One auxiliary model as `explorer.auxiliary_models` lists it: exactly one of the two paths. */
+export interface AuxiliaryModelSpec {
+  /** Name workflows and reward fns look it up by. */
+  name: string;
+  /** HF model directory, run on rft's engine. */
+  modelPath?: string;
+  /** ONNX file, run on onnxruntime-web. */
+  onnxPath?: string;
+  /** HF model: longer prompts are cut from the left. Default 512. */
+  maxPromptTokens: number;
+  /** HF model: most tokens per response. Default 128. */
+  maxResponseTokens: number;
+  /** HF model: sampling temperature of calls that give none. Default 1. */
+  temperature: number;
+}
 
 /** The auxiliary models of a run, by name. */
 export class AuxiliaryModels {
@@ -36,7 +51,7 @@ export class AuxiliaryModels {
    * freeing those already open.
    */
   static async open(
-    sections: readonly AuxiliaryModelSection[],
+    sections: readonly AuxiliaryModelSpec[],
     gpu: GpuContext,
     seed: number,
   ): Promise<AuxiliaryModels> {
@@ -80,6 +95,7 @@ export class AuxiliaryModels {
    *
    * @example
    * ```ts
+   * declare const auxiliaryModels: AuxiliaryModels, content: string;
    * const [judgement] = await auxiliaryModels.generator("judge").chat([{ role: "user", content }]);
    * ```
    */
@@ -93,6 +109,7 @@ export class AuxiliaryModels {
    *
    * @example
    * ```ts
+   * declare const auxiliaryModels: AuxiliaryModels, response: string;
    * const [score] = await auxiliaryModels.onnx("scorer").score([[response.length, 1]]);
    * ```
    */
@@ -141,7 +158,7 @@ export class AuxiliaryModels {
 
 /** Loads the HF model of `section` with its limits and sampling defaults. */
 async function openGenerator(
-  section: AuxiliaryModelSection,
+  section: AuxiliaryModelSpec,
   gpu: GpuContext,
   seed: number,
 ): Promise<Generator> {

@@ -59,6 +59,7 @@ export class OnnxModel {
    *
    * @example
    * ```ts
+   * const model = await OnnxModel.load("scorer.onnx");
    * const { score } = await model.run({ features: { data: new Float32Array([1, 2]), dims: [1, 2] } });
    * ```
    */
@@ -94,6 +95,7 @@ export class OnnxModel {
    *
    * @example
    * ```ts
+   * const scorer = await OnnxModel.load("scorer.onnx");
    * const [a, b] = await scorer.score([[0.1, 3], [0.9, 1]]);
    * ```
    */

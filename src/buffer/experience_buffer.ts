@@ -6,6 +6,7 @@
  * priority, and resumes from its directory, never handing out an experience twice.
  */
 
+import { Notifier } from "../util/notifier.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import { type Experience, validateExperience } from "./experience.ts";
 import { readExperienceDir, type ReadWarning, writeExperiencePart } from "./experience_io.ts";
@@ -112,8 +113,8 @@ export class ExperienceBuffer {
   #reserved = 0;
   #seq = 0;
   #closed = false;
-  /** Resolvers of everyone waiting for a change (a take, a put, close, a cooldown's end). */
-  #waiters = new Set<() => void>();
+  /** Wakes everyone waiting for a change (a take, a put, close, a cooldown's end). */
+  readonly #changes = new Notifier();
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
   /** The latest state write; writes run one after another, each of the state when it runs. */
   #stateWrite: Promise<void> = Promise.resolve();
@@ -182,7 +183,7 @@ export class ExperienceBuffer {
       );
     }
     this.#version = version;
-    this.#notify();
+    this.#changes.notify();
   }
 
   /**
@@ -212,7 +213,7 @@ export class ExperienceBuffer {
         );
       }
       while (this.#entries.size + this.#reserved + batch.length > this.#capacity) {
-        await this.#changed();
+        await this.#changes.changed();
         this.#checkOpen("put");
       }
     }
@@ -226,7 +227,7 @@ export class ExperienceBuffer {
     this.#counts.accepted += batch.length;
     const evicted = this.#evictOverCapacity();
     if (evicted) await this.#persistState();
-    this.#notify();
+    this.#changes.notify();
     return { accepted: batch.length, rejected, evicted };
   }
 
@@ -247,12 +248,17 @@ export class ExperienceBuffer {
       if (ready.length >= n || this.#closed) {
         const chosen = ready.slice(0, n);
         this.#handOut(chosen);
-        this.#notify();
+        this.#changes.notify();
         if (chosen.length || dropped) await this.#persistState();
         return chosen.map((entry) => entry.exp);
       }
-      await this.#changed(signal);
+      await this.#changes.changed(signal);
     }
+  }
+
+  /** {@link close}, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 
   /**
@@ -264,7 +270,7 @@ export class ExperienceBuffer {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
     for (const entry of this.#entries.values()) entry.cooling = false;
-    this.#notify();
+    this.#changes.notify();
     await this.#stateWrite;
   }
 
@@ -331,7 +337,7 @@ export class ExperienceBuffer {
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
       for (const entry of cooling) entry.cooling = false;
-      this.#notify();
+      this.#changes.notify();
     }, this.#replay!.reuseCooldownMs);
     this.#timers.add(timer);
   }
@@ -347,7 +353,7 @@ export class ExperienceBuffer {
       }
     }
     this.#counts.droppedStale += dropped;
-    if (dropped) this.#notify();
+    if (dropped) this.#changes.notify();
     return dropped;
   }
 
@@ -379,28 +385,6 @@ export class ExperienceBuffer {
 
   #checkOpen(action: string): void {
     if (this.#closed) throw new Error(`Cannot ${action}: the buffer at ${this.#dir} is closed`);
-  }
-
-  /** Resolves at the next change; rejects with the signal's reason when it aborts first. */
-  #changed(signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        this.#waiters.delete(wake);
-        reject(signal!.reason);
-      };
-      const wake = () => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      };
-      this.#waiters.add(wake);
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
-  }
-
-  #notify(): void {
-    const waiters = [...this.#waiters];
-    this.#waiters.clear();
-    for (const wake of waiters) wake();
   }
 }
 

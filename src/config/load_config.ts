@@ -42,6 +42,8 @@ export interface LoadConfigOptions {
 interface StageTree {
   name: string;
   tree: ConfigNode;
+  /** Whether it is an entry of `stages` (not the whole config). */
+  staged: boolean;
 }
 
 /**
@@ -84,7 +86,24 @@ export async function loadConfig(
     );
   }
   const configDir = dirname(absolute);
-  return { file: absolute, stages: stageTrees(root).map((s) => resolveStage(s, configDir)) };
+  // An override of a shared key wins over the stages' own values too (the command line is last).
+  const shared = (options.overrides ?? []).filter((o) => !/^\s*stages\s*[[.=]/.test(o));
+  const stages = stageTrees(root).map((s) =>
+    s.staged ? { ...s, tree: applyOverrides(s.tree, shared, STAGE_SCHEMA) } : s
+  );
+  return { file: absolute, stages: stages.map((s, i) => resolveStaged(s, i, configDir)) };
+}
+
+/** {@link resolveStage}; an override's error in a stage names the stage (`stages[i].key`). */
+function resolveStaged(s: StageTree, index: number, configDir: string): StageConfig {
+  try {
+    return resolveStage(s, configDir);
+  } catch (err) {
+    const overridden = err instanceof ConfigError && err.where.startsWith("--set") &&
+      err.keyPath !== undefined && !err.keyPath.startsWith("stages");
+    if (!s.staged || !overridden) throw err;
+    throw new ConfigError(err.where, `stages[${index}].${err.keyPath}`, err.detail);
+  }
 }
 
 /** The stages of `root`: its `stages` merged over the rest, or the rest alone as "main". */
@@ -95,7 +114,7 @@ function stageTrees(root: ConfigNode & { kind: "map" }): StageTree[] {
   top.delete("stages");
   const base: ConfigNode = { ...root, entries: top };
   if (stages === undefined || (stages.kind === "scalar" && stages.value === null)) {
-    return [{ name: "main", tree: base }];
+    return [{ name: "main", tree: base, staged: false }];
   }
   const fail = (at: Origin, detail: string): never => {
     throw new ConfigError(at.where, at.path, detail);
@@ -130,7 +149,7 @@ function stageTrees(root: ConfigNode & { kind: "map" }): StageTree[] {
     firstAt.set(name as string, nameAt.path);
     const entries = new Map(item.entries);
     entries.delete("stage_name");
-    return { name: name as string, tree: mergeTrees(base, { ...item, entries }) };
+    return { name: name as string, tree: mergeTrees(base, { ...item, entries }), staged: true };
   });
 }
 

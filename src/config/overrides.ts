@@ -5,7 +5,7 @@
  * path, creating mappings on the way. Values are not validated here (the loader does that).
  */
 
-import { knownNames } from "../algorithm/registry.ts";
+import { knownNames } from "../util/registry.ts";
 import { ConfigError } from "./config_error.ts";
 import {
   childPath,

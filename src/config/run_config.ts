@@ -7,14 +7,16 @@
  * registries as they are). Types only: no parsing here.
  */
 
-import type { Args } from "../algorithm/registry.ts";
+import type { AuxiliaryModelSpec } from "../auxiliary/auxiliary_models.ts";
+import type { SyncStyle } from "../sync/synchronizer.ts";
+import type { Args } from "../util/registry.ts";
 import type { Selector } from "../buffer/taskset.ts";
 
 /** What a run does (`mode`). */
 export type RunMode = "both" | "explore" | "train" | "bench";
 
 /** How explorer and trainer hand over weights (`synchronizer.sync_style`). */
-export type SyncStyle = "fixed" | "explorer_driven" | "trainer_driven";
+export type { SyncStyle } from "../sync/synchronizer.ts";
 
 /** `model`: the policy and its sampling defaults. */
 export interface ModelSection {
@@ -85,6 +87,8 @@ export interface TasksetSection {
   /** A .jsonl / .parquet file or a HF-style dataset directory (resolved against the config). */
   path: string;
   split: string;
+  /** Samples per task (Trinity's `repeat_times`); `rollout_args.n` wins when both are set. */
+  repeatTimes?: number;
   selector: Selector;
   /** Seed of shuffle / random; default: the run's `seed`. */
   seed: number;
@@ -164,20 +168,7 @@ export interface BufferSection {
 }
 
 /** One of `explorer.auxiliary_models`: exactly one of `modelPath`, `onnxPath`. */
-export interface AuxiliaryModelSection {
-  /** Name workflows and reward fns look it up by. */
-  name: string;
-  /** HF model directory, run on rft's engine. */
-  modelPath?: string;
-  /** ONNX file, run on onnxruntime-web. */
-  onnxPath?: string;
-  /** HF model: longer prompts are cut from the left. Default 512. */
-  maxPromptTokens: number;
-  /** HF model: most tokens per response. Default 128. */
-  maxResponseTokens: number;
-  /** HF model: sampling temperature of calls that give none. Default 1. */
-  temperature: number;
-}
+export type AuxiliaryModelSection = AuxiliaryModelSpec;
 
 /** `explorer`. */
 export interface ExplorerSection {

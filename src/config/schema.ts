@@ -135,6 +135,11 @@ const TASKSET = section(
       path: "exists",
     }),
     split: str("Split read from a dataset directory", { default: "train" }),
+    repeat_times: int("Samples per task (eval tasksets log mean@k and best@k for k samples)", {
+      min: 1,
+      defaultDoc:
+        "rollout_args.n; else 1 for eval tasksets, algorithm.repeat_times for the taskset",
+    }),
     selector: oneOf(SELECTORS, "Order of tasks within an epoch", { default: "sequential" }),
     seed: int("Seed of shuffle / random", { defaultDoc: "the run's seed" }),
     format: section({

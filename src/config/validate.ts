@@ -6,7 +6,7 @@
  */
 
 import { isAbsolute, resolve } from "node:path";
-import { knownNames } from "../algorithm/registry.ts";
+import { knownNames } from "../util/registry.ts";
 import { ConfigError } from "./config_error.ts";
 import {
   childPath,

@@ -11,14 +11,14 @@
  */
 
 import type { GpuContext } from "../gpu/device.ts";
+import type { Mutex } from "../util/mutex.ts";
 import { TENSOR_USAGE } from "../gpu/buffer_pool.ts";
 import { readBuffers } from "../gpu/readback.ts";
 import { compileGraph, type Executable } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
 import type { Tensor } from "../graph/tensor.ts";
 import type { ModelConfig } from "../model/hf_config.ts";
-import type { PolicyModel } from "../model/policy.ts";
-import { type AttentionFn, buildHidden, lmHead } from "../model/transformer.ts";
+import { type AttentionFn, buildHidden, lmHead, type WeightLookup } from "../model/transformer.ts";
 import { cachedAttention } from "../ops/cached_attention.ts";
 import { embedding } from "../ops/embedding.ts";
 import { writeKvCache } from "../ops/kv_cache.ts";
@@ -132,6 +132,19 @@ export function checkRequest(config: ModelConfig, request: GenerationRequest, in
   }
 }
 
+/**
+ * What the engine needs of a policy (a `PolicyModel` is one): its GPU, architecture and current
+ * weights as variables of a graph. The engine keeps no weights of its own.
+ */
+export interface WeightSource {
+  readonly gpu: GpuContext;
+  readonly config: ModelConfig;
+  /** Serializes GPU work on the weights (generation against a weight copy or train step). */
+  readonly gpuLock: Mutex;
+  /** The weights as variables of `g`, by HF parameter name. */
+  weights(g: Graph): WeightLookup;
+}
+
 /** Generation over a policy model's current weights. */
 export class GenerationEngine {
   readonly stats: EngineStats = { readbacks: 0, decodeSteps: 0, generatedTokens: 0 };
@@ -139,7 +152,7 @@ export class GenerationEngine {
   readonly #graphs = new Map<string, StepGraph | PrefillGraph>();
 
   /** `blockSize`: decode steps per readback. */
-  constructor(readonly model: PolicyModel, readonly blockSize = 16) {}
+  constructor(readonly model: WeightSource, readonly blockSize = 16) {}
 
   get #gpu(): GpuContext {
     return this.model.gpu;

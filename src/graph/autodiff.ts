@@ -1,10 +1,11 @@
 /**
  * Reverse-mode autodiff over a graph: walks the nodes between the wrt tensors and the output in
  * reverse order, asks each op for its input gradients (as new graph ops) and sums gradients
- * that meet. The backward pass is derived from the ops, never assembled by hand.
+ * that meet (`gradient_sum.ts`). The backward pass is derived from the ops, never assembled by
+ * hand.
  */
 
-import { add } from "../ops/binary.ts";
+import { gradientSum } from "./gradient_sum.ts";
 import { inputsOf, schedule } from "./schedule.ts";
 import { formatShape, sameShape, type Tensor } from "./tensor.ts";
 
@@ -52,7 +53,7 @@ export function grad(output: Tensor, wrt: readonly Tensor[], seed?: Tensor): Ten
         );
       }
       const prev = grads.get(input);
-      grads.set(input, prev ? add(prev, gi) : gi);
+      grads.set(input, prev ? gradientSum(prev, gi) : gi);
     });
   }
   return wrt.map((w) =>

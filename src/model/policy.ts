@@ -274,6 +274,11 @@ export class PolicyModel {
     this.#graphs.clear();
     for (const v of this.params.values()) v.buffer.destroy();
   }
+
+  /** {@link destroy}, for `using`. */
+  [Symbol.dispose](): void {
+    this.destroy();
+  }
 }
 
 /** Options of {@link loadModel} and {@link createModel}. */

@@ -1,7 +1,9 @@
 /**
  * A run's monitor: each `log(step, metrics)` appends a row to `<runDir>/metrics.jsonl`, writes
  * the scalars to TensorBoard under `<runDir>/tensorboard/` and prints a console line, each
- * optional but the metrics file. It computes no metrics itself; the run loop hands them in.
+ * optional but the metrics file. Parts of a step's row produced elsewhere (the explorer's, in a
+ * stage whose trainer writes the row) are held until that step is logged, so each step keeps
+ * one row. It computes no metrics itself; the run loop hands them in.
  */
 
 import { ProgressPrinter } from "./console_progress.ts";
@@ -22,6 +24,8 @@ export interface MonitorOptions {
 
 /** Logs a run's metrics to its files and the console. */
 export class Monitor {
+  readonly #held = new Map<number, Record<string, number>>();
+
   private constructor(
     private readonly metrics: MetricsLog,
     private readonly tensorboard: TensorBoardWriter | undefined,
@@ -40,8 +44,20 @@ export class Monitor {
     return new Monitor(metrics, tensorboard, progress);
   }
 
-  /** Records `metrics` (flat keys such as `actor/loss`) for `step`. */
-  async log(step: number, metrics: Record<string, number>): Promise<void> {
+  /** Holds `metrics` of `step` until that step is logged; they go first in its row. */
+  hold(step: number, metrics: Record<string, number>): void {
+    this.#held.set(step, { ...this.#held.get(step), ...metrics });
+  }
+
+  /** Logs the held parts no `log` took, each as its step's row. */
+  async logHeld(): Promise<void> {
+    for (const [step, metrics] of [...this.#held]) await this.log(step, metrics);
+  }
+
+  /** Records `metrics` (flat keys such as `actor/loss`) for `step`, after any held part. */
+  async log(step: number, logged: Record<string, number>): Promise<void> {
+    const metrics = { ...this.#held.get(step), ...logged };
+    this.#held.delete(step);
     const time = Date.now() / 1000;
     await this.metrics.append(step, metrics, time);
     await this.tensorboard?.writeScalars(step, metrics, time);

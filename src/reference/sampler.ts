@@ -5,7 +5,12 @@
  * ties included, are those of `SamplingParams` in `src/engine/sampler.ts`.
  */
 
-import type { SamplingParams } from "../engine/sampler.ts";
+/** A row's sampling settings: the fields of the engine's `SamplingParams` (see the file comment). */
+export interface SamplingRule {
+  temperature: number;
+  topK?: number;
+  topP?: number;
+}
 
 /** PCG hash (Jarzynski and Olano 2020) of a u32, as the sampler shader computes it. */
 export function pcgHash(v: number): number {
@@ -38,7 +43,7 @@ function weights(row: ArrayLike<number>, temperature: number): Float64Array {
  * of the first token, in descending order, where the running weight of the top-k set reaches
  * topP of its total); ties at a threshold are kept.
  */
-export function keptTokensRef(row: ArrayLike<number>, params: SamplingParams): boolean[] {
+export function keptTokensRef(row: ArrayLike<number>, params: SamplingRule): boolean[] {
   const { temperature, topK = 0, topP = 1 } = params;
   if (temperature <= 0) return Array.from(row, (_, c) => c === argmax(row));
   const k = Math.trunc(Math.min(Math.max(topK, 0), row.length));
@@ -63,7 +68,7 @@ export function keptTokensRef(row: ArrayLike<number>, params: SamplingParams): b
  * first kept token, in index order, whose running weight exceeds `u` times the kept weight (the
  * last kept one of positive weight if rounding leaves none).
  */
-export function sampleRowRef(row: ArrayLike<number>, params: SamplingParams, u: number): number {
+export function sampleRowRef(row: ArrayLike<number>, params: SamplingRule, u: number): number {
   if (params.temperature <= 0) return argmax(row);
   const kept = keptTokensRef(row, params);
   const w = weights(row, params.temperature);

@@ -7,10 +7,14 @@
 
 import { ADVANTAGE_FN } from "../algorithm/advantage/mod.ts";
 import { ALGORITHM_TYPE, type AlgorithmType } from "../algorithm/algorithm_type.ts";
-import { type Args, configure } from "../algorithm/registry.ts";
+import { ENTROPY_LOSS_FN } from "../algorithm/entropy.ts";
+import { KL_FN } from "../algorithm/kl.ts";
+import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
+import { SAMPLE_STRATEGY } from "../algorithm/sample_strategy.ts";
+import { type Args, configure } from "../util/registry.ts";
 import type { AlgorithmSection } from "../config/run_config.ts";
-import type { ConfiguredAdvantageFn } from "./apply_advantages.ts";
-import type { DynamicSampling } from "./dynamic_sampling.ts";
+import type { ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
+import type { DynamicSampling } from "../explorer/dynamic_sampling.ts";
 
 /** An algorithm ready to run. */
 export interface ResolvedAlgorithm {
@@ -35,6 +39,19 @@ export interface ResolvedAlgorithm {
 
 /** The algorithm of `section` (see the file comment); throws naming the bad component. */
 export function resolveAlgorithm(section: AlgorithmSection): ResolvedAlgorithm {
+  const resolved = resolveComponents(section);
+  const { policyLossFn, klLossFn, entropyLossFn, sampleStrategy } = resolved;
+  configure(POLICY_LOSS_FN, policyLossFn, resolved.policyLossFnArgs);
+  if (klLossFn !== "none") configure(KL_FN, klLossFn, resolved.klLossFnArgs);
+  if (entropyLossFn !== "none") {
+    configure(ENTROPY_LOSS_FN, entropyLossFn, resolved.entropyLossFnArgs);
+  }
+  configure(SAMPLE_STRATEGY, sampleStrategy, resolved.sampleStrategyArgs);
+  return resolved;
+}
+
+/** The components of `section` over its type's defaults (the advantage fn configured). */
+function resolveComponents(section: AlgorithmSection): ResolvedAlgorithm {
   const type = ALGORITHM_TYPE.get(section.algorithmType);
   const d = type.defaultConfig;
   const advantageName = section.advantageFn ?? d.advantageFn;

@@ -1,22 +1,19 @@
 /**
  * Mode `bench` of a stage: evaluates the stage's initial model and every checkpoint saved in
- * its directory on the eval tasksets, logging `eval/<taskset>/mean@k` (the mean accuracy over
- * the k samples of each task, k = the taskset's `rollout_args.n`), `best@k` (the share of
- * tasks with an accurate sample, when k > 1) and the reward, each at the checkpoint's step.
+ * its directory on the eval tasksets with the stage's Evaluator, logging `eval/<taskset>/mean@k`
+ * (the mean accuracy over the k samples of each task, k = the taskset's `repeat_times` or
+ * `rollout_args.n`), `best@k` (the share of tasks with an accurate sample, when k > 1) and the
+ * reward, each at the checkpoint's step. Each model is freed before the next is loaded.
  */
 
 import type { StageConfig } from "../config/run_config.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import { loadModel } from "../model/policy.ts";
 import { listCheckpoints } from "../trainer/checkpoint.ts";
-import { Explorer } from "./explorer.ts";
-import { loadStagePolicy } from "./policy_setup.ts";
-import {
-  openEvalTasksets,
-  rolloutModel,
-  type StageContext,
-  type StageOutcome,
-} from "./stage_parts.ts";
+import { loadStagePolicy, rolloutModel } from "./policy_setup.ts";
+import type { StageContext, StageOutcome } from "./stage_context.ts";
+import { stageEvaluator } from "./stage_eval.ts";
+import { openEvalTasksets } from "./stage_tasksets.ts";
 
 /** Runs `stage` in mode `bench`. */
 export async function runBench(stage: StageConfig, ctx: StageContext): Promise<StageOutcome> {
@@ -32,10 +29,7 @@ export async function runBench(stage: StageConfig, ctx: StageContext): Promise<S
       step: 0,
       label: "the initial model",
       load: async () =>
-        (await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, {
-          previousCheckpoint: ctx.previousCheckpoint,
-          resume: false,
-        })).model,
+        (await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, { ...ctx, resume: false })).model,
     },
     ...checkpoints.map((c) => ({
       step: c.step,
@@ -46,30 +40,14 @@ export async function runBench(stage: StageConfig, ctx: StageContext): Promise<S
   let lastEval: Record<string, number> = {};
   for (const { step, load, label } of models) {
     ctx.log(`bench: evaluating ${label} (step ${step})`);
-    const model = await load();
-    const rollout = rolloutModel(stage, model, stage.seed);
+    using model = await load();
+    using rollout = rolloutModel(stage, model, stage.seed);
     rollout.setPolicyVersion(step);
-    const explorer = new Explorer({
-      model: rollout,
-      runnerNum: stage.explorer.runnerNum,
-      maxTimeout: stage.explorer.maxTimeout,
-      maxRetryTimes: stage.explorer.maxRetryTimes,
-      evalTasksets,
-      batchSize: stage.buffer.batchSize,
-      operators: [],
-      stateDir: ctx.stageDir,
-      log: ctx.log,
-      signal: ctx.signal,
+    const evaluator = stageEvaluator(stage, ctx, evalTasksets, rollout, {
+      startVersion: step,
+      stepOffset: 0,
     });
-    const metrics = await explorer.evaluate();
-    for (const section of stage.buffer.explorerInput.evalTasksets) {
-      const k = section.rolloutArgs.n ?? 1;
-      metrics[`eval/${section.name}/mean@${k}`] = metrics[`eval/${section.name}/accuracy`];
-    }
-    lastEval = metrics;
-    await ctx.monitor.log(step, metrics);
-    rollout.destroy();
-    model.destroy();
+    lastEval = await evaluator.evaluate(step);
   }
   return { steps: checkpoints.at(-1)?.step ?? 0, lastEval };
 }

@@ -9,17 +9,9 @@ import type { Task } from "../buffer/task.ts";
 import { Taskset, type TasksetState } from "../buffer/taskset.ts";
 import type { StageConfig } from "../config/run_config.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
+import type { BatchSource } from "../trainer/batch_source.ts";
 import { dpoExperiences, sftExperience } from "./sft_data.ts";
-import { logSkipped } from "./stage_parts.ts";
-
-/** Where a train-only stage gets its batches. */
-export interface BatchSource {
-  /** The next batch of about `size` rows (and how many rows were skipped), or null at the end. */
-  next(size: number): Promise<{ batch: Experience[]; skipped: number } | null>;
-  /** The state to save in a checkpoint (null when the source keeps its own). */
-  cursor(): unknown;
-  close(): Promise<void>;
-}
+import { logSkipped } from "./stage_tasksets.ts";
 
 /**
  * Batches of demonstrations (sft) or preference pairs (dpo: `size` rows give `2 * size`

@@ -32,7 +32,8 @@ export async function openExpertBuffer(
   }
   const source = await datasetSource(stage, tokenizer, maxTokens, log, { totalEpochs: 1 });
   let filled = 0;
-  for (let next = await source.next(FILL_BATCH); next; next = await source.next(FILL_BATCH)) {
+  const draw = () => source.next(FILL_BATCH, { policyVersion: 0 });
+  for (let next = await draw(); next; next = await draw()) {
     // Zero advantages: the mix loss reads them on every row, and masks expert rows out of the
     // RL part.
     for (const exp of next.batch) exp.advantages = exp.actionMask.map(() => 0);

@@ -10,7 +10,7 @@ import { ALGORITHM_TYPE } from "../algorithm/algorithm_type.ts";
 import { ENTROPY_LOSS_FN } from "../algorithm/entropy.ts";
 import { KL_FN } from "../algorithm/kl.ts";
 import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
-import type { Registry } from "../algorithm/registry.ts";
+import type { Registry } from "../util/registry.ts";
 import { SAMPLE_STRATEGY } from "../algorithm/sample_strategy.ts";
 import { EXPERIENCE_OPERATORS } from "../buffer/operators/mod.ts";
 import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";

@@ -1,8 +1,9 @@
 /**
  * Where a stage's policy comes from: the stage's own latest checkpoint when it resumes, else
  * the previous stage's final checkpoint, else `model.model_path` (loaded, or initialised from
- * its config.json with the run's seed and its `initializer_range` when `from_scratch`). Also copies of a model on the GPU
- * for the explorer and the frozen reference.
+ * its config.json with the run's seed and its `initializer_range` when `from_scratch`). Also
+ * copies of a model on the GPU for the explorer and the frozen reference, and the rollout model
+ * over a policy with the stage's limits.
  */
 
 import type { StageConfig } from "../config/run_config.ts";
@@ -11,6 +12,7 @@ import { parseHfConfig } from "../model/hf_config.ts";
 import { INIT_STD, initParameters } from "../model/init.ts";
 import { createModel, loadModel, type PolicyModel } from "../model/policy.ts";
 import { loadTokenizer } from "../model/tokenizer.ts";
+import { PolicyRolloutModel } from "../workflow/policy_rollout_model.ts";
 import type { AdamWState } from "../trainer/adamw.ts";
 import { findLatestCheckpoint, loadCheckpoint, type TrainerState } from "../trainer/checkpoint.ts";
 
@@ -59,5 +61,20 @@ export async function cloneModel(model: PolicyModel): Promise<PolicyModel> {
   return await createModel(model.rawConfig, await model.gpuLock.run(() => model.readParameters()), {
     gpu: model.gpu,
     tokenizer: model.tokenizer,
+  });
+}
+
+/** The rollout model of `model` with the stage's limits and sampling defaults. */
+export function rolloutModel(
+  stage: StageConfig,
+  model: PolicyModel,
+  seed: number,
+): PolicyRolloutModel {
+  const { maxPromptTokens, maxResponseTokens, temperature, topP, topK } = stage.model;
+  return new PolicyRolloutModel(model, {
+    maxPromptTokens,
+    maxResponseTokens,
+    defaults: { temperature, topP, topK },
+    seed,
   });
 }

@@ -2,7 +2,8 @@
  * A whole run: the run directory (`<checkpoint_root_dir>/<project>/<name>/`), the resolved
  * config written into it, the monitor, and the stages in order, each starting from the previous
  * stage's final checkpoint. A stage that finished is recorded in `<stage dir>/stage_done.json`
- * and skipped when the run is started again; an unfinished one resumes from its own state. A
+ * and skipped when the run is started again; an unfinished one resumes from its own state. Every
+ * stage is checked before any GPU work (`preflight.ts`). A
  * bench stage is never recorded: it evaluates the checkpoints there each time it runs.
  * Ends with the plot and a summary.
  */
@@ -14,8 +15,9 @@ import { Monitor } from "../monitor/monitor.ts";
 import { writePlot } from "../monitor/plot.ts";
 import { findLatestCheckpoint } from "../trainer/checkpoint.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
+import { checkStages } from "./preflight.ts";
 import { runStage } from "./run_stage.ts";
-import type { StageOutcome } from "./stage_parts.ts";
+import type { StageOutcome } from "./stage_context.ts";
 import { validateComponents } from "./validate_components.ts";
 
 /** Name of the file marking a finished stage. */
@@ -51,6 +53,7 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
   const signal = options.signal ?? new AbortController().signal;
   const first = config.stages[0];
   validateComponents(config);
+  await checkStages(config);
   const runDir = await chooseRunDir(first);
   await Deno.mkdir(runDir, { recursive: true });
   await writeAtomic(`${runDir}/config.yaml`, resolvedConfigYaml(config));

@@ -6,8 +6,8 @@
 import type { StageConfig } from "../config/run_config.ts";
 import { resolveAlgorithm } from "./algorithm_setup.ts";
 import { runBench } from "./bench_mode.ts";
-import { runExploreTrain } from "./explore_train.ts";
-import type { StageContext, StageOutcome } from "./stage_parts.ts";
+import { runExploreOnly, runExploreTrain } from "./explore_train.ts";
+import type { StageContext, StageOutcome } from "./stage_context.ts";
 import { runTrainOnly } from "./train_only.ts";
 
 /** Runs `stage` (see the file comment). */
@@ -15,9 +15,9 @@ export async function runStage(stage: StageConfig, ctx: StageContext): Promise<S
   const algorithm = resolveAlgorithm(stage.algorithm);
   switch (stage.mode) {
     case "both":
-      return await runExploreTrain(stage, algorithm, ctx, true);
+      return await runExploreTrain(stage, algorithm, ctx);
     case "explore":
-      return await runExploreTrain(stage, algorithm, ctx, false);
+      return await runExploreOnly(stage, algorithm, ctx);
     case "train":
       return await runTrainOnly(stage, algorithm, ctx);
     case "bench":

@@ -1,53 +1,65 @@
 /**
- * Builds a stage's Trainer around its TrainStep: the frozen reference model when the loss needs
- * reference log-probs (the stage's initial weights, never its resumed ones), and for algorithms
- * with a critic (`ppo`) a value model whose trunk starts from the policy's current weights (as
- * verl initialises the critic from the actor's path) with its own AdamW at `trainer.critic_lr`;
- * a resumed stage takes the critic and its optimizer state from the checkpoint it resumes.
+ * Builds a stage's TrainStep (the resolved algorithm's losses, the stage's optimizer and clip) and
+ * its Trainer around it: the frozen reference model when the loss needs reference log-probs (the
+ * stage's initial weights, never its resumed ones), and for algorithms with a critic (`ppo`) a
+ * value model whose trunk starts from the policy's current weights (as verl initialises the
+ * critic from the actor's path) with its own AdamW at `trainer.critic_lr`; a resumed stage takes
+ * the critic and its optimizer state from the checkpoint it resumes.
  */
 
 import type { StageConfig } from "../config/run_config.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import { loadCriticCheckpoint } from "../trainer/checkpoint.ts";
 import { createCritic, CriticStep } from "../trainer/critic.ts";
-import type { TrainStep } from "../trainer/train_step.ts";
+import { TrainStep, type TrainStepConfig } from "../trainer/train_step.ts";
 import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
-import { loadStagePolicy } from "./policy_setup.ts";
-import { gradClipFor, optimizerFor, type StageContext } from "./stage_parts.ts";
-import { Trainer } from "./trainer.ts";
+import { loadStagePolicy, type StagePolicy } from "./policy_setup.ts";
+import { StageCheckpoints, type StageCheckpointSources } from "./stage_checkpoint.ts";
+import type { StageContext } from "./stage_context.ts";
+import { Trainer } from "../trainer/trainer.ts";
 
-/** A stage's trainer and what to free after the stage. */
-export interface StageTrainer {
+/** A stage's trainer with its train step, critic and checkpoints; disposing frees them all. */
+export interface StageTrainer extends Disposable {
   trainer: Trainer;
-  /** The critic, for checkpoints (algorithms with a critic). */
+  trainStep: TrainStep;
+  /** The critic (algorithms with a critic). */
   critic?: CriticStep;
-  /** Frees the reference model and the critic (the TrainStep is the caller's). */
-  destroy(): void;
+  checkpoints: StageCheckpoints;
 }
 
-/**
- * The trainer of `stage` training `model` with `trainStep`; `computeAdvantages` says whether
- * it computes the algorithm's advantages itself; `resumedDir` is the checkpoint the stage
- * resumes from, if any (its critic is loaded).
- */
-export async function createStageTrainer(
+/** Options of {@link openStageTrainer}. */
+export interface StageTrainerOptions {
+  /** The checkpoint the stage resumes from (optimizer state, critic). */
+  resumed?: StagePolicy["resumed"];
+  /** Whether the trainer computes the algorithm's advantages (else the explorer's pipeline). */
+  computeAdvantages: boolean;
+  /** What each checkpoint records beside the weights (buffer, data cursor). */
+  checkpointSources?: StageCheckpointSources;
+}
+
+/** The trainer of `stage` training `model` (see the file comment). */
+export async function openStageTrainer(
   stage: StageConfig,
   algorithm: ResolvedAlgorithm,
   ctx: StageContext,
   model: PolicyModel,
-  trainStep: TrainStep,
-  computeAdvantages: boolean,
-  resumedDir?: string,
+  { resumed, computeAdvantages, checkpointSources = {} }: StageTrainerOptions,
 ): Promise<StageTrainer> {
+  using owned = new DisposableStack();
+  const trainStep = owned.use(trainStepFor(stage, algorithm, model, stage.buffer.totalSteps));
+  if (resumed) trainStep.optimizer.loadState(resumed.optimizerState);
   const reference = trainStep.needsReference
-    ? (await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, {
-      previousCheckpoint: ctx.previousCheckpoint,
-      resume: false,
-    })).model
+    ? owned.use(
+      (await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, {
+        previousCheckpoint: ctx.previousCheckpoint,
+        resume: false,
+      })).model,
+    )
     : undefined;
   const critic = algorithm.type.useCritic
-    ? await createStageCritic(stage, model, resumedDir)
+    ? owned.use(await createStageCritic(stage, model, resumed?.dir))
     : undefined;
+  if (critic) owned.use(critic.critic);
   const temperature = stage.model.temperature > 0 ? stage.model.temperature : 1;
   const trainer = new Trainer({
     trainStep,
@@ -58,15 +70,15 @@ export async function createStageTrainer(
     miniBatchSize: stage.trainer.ppoMiniBatchSize,
     temperature,
   });
-  return {
-    trainer,
-    critic,
-    destroy() {
-      reference?.destroy();
-      critic?.destroy();
-      critic?.critic.destroy();
-    },
-  };
+  const checkpoints = new StageCheckpoints(
+    stage,
+    ctx.stageDir,
+    trainStep,
+    { ...checkpointSources, critic },
+    resumed?.dir,
+  );
+  const free = owned.move();
+  return { trainer, trainStep, critic, checkpoints, [Symbol.dispose]: () => free.dispose() };
 }
 
 /**
@@ -92,4 +104,51 @@ async function createStageCritic(
   });
   if (saved) step.optimizer.loadState(saved.optimizerState);
   return step;
+}
+
+/** AdamW and schedule settings of the stage's `algorithm.optimizer`, at peak rate `lr`. */
+export function optimizerFor(
+  stage: StageConfig,
+  lr: number,
+  totalSteps?: number,
+): TrainStepConfig["optimizer"] {
+  const o = stage.algorithm.optimizer;
+  return {
+    lr,
+    betas: o.betas,
+    eps: o.eps,
+    weightDecay: o.weightDecay,
+    lr_warmup_steps: o.lrWarmupSteps,
+    warmup_style: o.warmupStyle,
+    min_lr_ratio: o.minLrRatio,
+    total_training_steps: totalSteps,
+  };
+}
+
+/** The stage's gradient-norm clip (`algorithm.optimizer.grad_clip`; 0 = none). */
+export function gradClipFor(stage: StageConfig): number | undefined {
+  const clip = stage.algorithm.optimizer.gradClip;
+  return clip > 0 ? clip : undefined;
+}
+
+/** The train step of `model` for the resolved algorithm and the stage's optimizer. */
+export function trainStepFor(
+  stage: StageConfig,
+  algorithm: ResolvedAlgorithm,
+  model: PolicyModel,
+  totalSteps?: number,
+): TrainStep {
+  return new TrainStep(model, {
+    policyLossFn: algorithm.policyLossFn,
+    policyLossArgs: algorithm.policyLossFnArgs,
+    optimizer: optimizerFor(stage, stage.algorithm.optimizer.lr, totalSteps),
+    gradClip: gradClipFor(stage),
+    temperature: stage.model.temperature > 0 ? stage.model.temperature : 1,
+    klLossFn: algorithm.klLossFn,
+    klLossArgs: algorithm.klLossFnArgs,
+    entropyLossFn: algorithm.entropyLossFn,
+    entropyLossArgs: algorithm.entropyLossFnArgs,
+    maxTokensPerMicroBatch: stage.trainer.maxTokensPerMicroBatch,
+    packSequences: stage.trainer.packSequences,
+  });
 }

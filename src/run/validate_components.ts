@@ -11,7 +11,7 @@ import { ALGORITHM_TYPE } from "../algorithm/algorithm_type.ts";
 import { ENTROPY_LOSS_FN } from "../algorithm/entropy.ts";
 import { KL_FN } from "../algorithm/kl.ts";
 import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
-import { configure } from "../algorithm/registry.ts";
+import { configure } from "../util/registry.ts";
 import { SAMPLE_STRATEGY } from "../algorithm/sample_strategy.ts";
 import { createOperators } from "../buffer/operators/mod.ts";
 import { ConfigError } from "../config/config_error.ts";
@@ -28,6 +28,7 @@ type Checker = (keyPath: string, check: () => void) => void;
  *
  * @example
  * ```ts
+ * import { loadConfig } from "../config/load_config.ts";
  * validateComponents(await loadConfig("run.yaml")); // throws before any stage runs
  * ```
  */

@@ -78,6 +78,7 @@ const MESSAGE_FIELDS = new Set(["role", "content", "name", "tool_call_id"]);
  *
  * @example
  * ```ts
+ * declare const req: Request;
  * const request = parseCompletionRequest("chat", await req.json(), { maxN: 8, maxTokens: 64 });
  * ```
  */

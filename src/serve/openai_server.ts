@@ -70,6 +70,9 @@ export class OpenAIServer implements OpenAIEndpoint {
    *
    * @example
    * ```ts
+   * import { ServedModel } from "./served_model.ts";
+   * import type { PolicyRolloutModel } from "../workflow/policy_rollout_model.ts";
+   * declare const rollout: PolicyRolloutModel;
    * const server = await OpenAIServer.start({ models: [new ServedModel("tiny", rollout)] });
    * console.log(`${server.url}/v1`);
    * ```

@@ -147,6 +147,11 @@ export class CriticModel {
     this.#graphs.clear();
     for (const v of this.params.values()) v.buffer.destroy();
   }
+
+  /** {@link destroy}, for `using`. */
+  [Symbol.dispose](): void {
+    this.destroy();
+  }
 }
 
 /** Options of {@link createCritic}. */
@@ -361,6 +366,11 @@ export class CriticStep {
   destroy(): void {
     for (const { exe } of this.#graphs.values()) exe.destroy();
     this.optimizer.destroy();
+  }
+
+  /** {@link destroy}, for `using`. */
+  [Symbol.dispose](): void {
+    this.destroy();
   }
 }
 

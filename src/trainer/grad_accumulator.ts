@@ -1,20 +1,15 @@
 /**
  * Gradient accumulation over micro-batches: one zero-initialised f32 buffer per parameter, an
- * in-place graph op that adds a micro-batch's gradient into it (`shaders/grad_accumulator.wgsl`), and
- * a GPU-side reset after the optimizer update has read the sums. Nothing is read back.
- * Shader: shaders/grad_accumulator.wgsl
- * Reference: src/reference/elementwise.ts
- * Test: tests/trainer/grad_accumulator_test.ts
+ * in-place graph op that adds a micro-batch's gradient into it (the launch of
+ * `shaders/gradient_sum.wgsl` from graph/gradient_sum.ts), and a GPU-side reset after the
+ * optimizer update has read the sums. Nothing is read back.
  */
 
 import type { GpuContext } from "../gpu/device.ts";
-import { grid1d } from "../gpu/dispatch.ts";
-import { packParams } from "../gpu/kernel_params.ts";
+import { accumulateLaunch } from "../graph/gradient_sum.ts";
 import type { OpDef } from "../graph/op.ts";
 import { sameShape, type Tensor, type Variable } from "../graph/tensor.ts";
 import { zeroVariable } from "./adamw.ts";
-
-const WG = 256;
 
 const ACCUMULATE: OpDef<null> = {
   name: "accumulate",
@@ -28,19 +23,7 @@ const ACCUMULATE: OpDef<null> = {
     return { shape: acc.shape, dtype: "f32" };
   },
   launch(_ctx, [acc, grad], out) {
-    const n = acc.tensor.size;
-    return [{
-      spec: {
-        shader: "grad_accumulator",
-        entryPoint: "main",
-        constants: { WG },
-        bindings: ["read", "read_write"],
-        params: true,
-      },
-      buffers: [grad.buffer, out.buffer],
-      params: packParams({ n }),
-      workgroups: grid1d(Math.ceil(n / WG)),
-    }];
+    return [accumulateLaunch(grad.buffer, out.buffer, acc.tensor.size)];
   },
 };
 

@@ -27,7 +27,7 @@ import type { Tensor } from "../graph/tensor.ts";
 import { tokenLogprobs } from "../ops/token_logprobs.ts";
 import { scale } from "../ops/unary.ts";
 import { add, mul } from "../ops/binary.ts";
-import { type Args, configure } from "../algorithm/registry.ts";
+import { type Args, configure } from "../util/registry.ts";
 import { ENTROPY_LOSS_FN } from "../algorithm/entropy.ts";
 import { KL_FN, type KlArgs, klLoss } from "../algorithm/kl.ts";
 import { LOSS_AGG_MODES, type LossAggMode, type LossTerm } from "../algorithm/loss_agg.ts";
@@ -433,6 +433,11 @@ export class TrainStep {
     this.#update?.exe.destroy();
     this.#accumulator?.destroy();
     this.optimizer.destroy();
+  }
+
+  /** {@link destroy}, for `using`. */
+  [Symbol.dispose](): void {
+    this.destroy();
   }
 }
 

@@ -10,6 +10,7 @@ export class InputError extends Error {
   /**
    * @example
    * ```ts
+   * const path = "tasks.parquet";
    * throw new InputError(`Cannot read ${path}: expected a parquet file, found text`);
    * ```
    */

@@ -38,6 +38,9 @@ export interface RolloutExtras {
  *
  * @example
  * ```ts
+ * import type { Task } from "../buffer/task.ts";
+ * import type { Rollout } from "./rollout_model.ts";
+ * declare const task: Task, rollouts: Rollout[], metrics: Record<string, number>;
  * const exps = rollouts.map((r, i) => experienceFromRollout(task, i, r, 1, { metrics }));
  * ```
  */

@@ -4,7 +4,7 @@
  * plugins add theirs with `WORKFLOWS.register(name, factory)`. Reward fns are in `rewards/`.
  */
 
-import { Registry } from "../algorithm/registry.ts";
+import { Registry } from "../util/registry.ts";
 import type { Task } from "../buffer/task.ts";
 import type { Workflow, WorkflowContext, WorkflowFactory } from "./workflow.ts";
 import { countdownWorkflow } from "./workflows/countdown.ts";
@@ -62,6 +62,8 @@ export const WORKFLOWS: Registry<WorkflowFactory> = new Registry<WorkflowFactory
  *
  * @example
  * ```ts
+ * import type { Task } from "../buffer/task.ts";
+ * declare const task: Task, model: RolloutModel;
  * const exps = await createWorkflow(task, { model }).run();
  * ```
  */

@@ -53,6 +53,7 @@ export class OpenAIConversation {
    *
    * @example
    * ```ts
+   * declare const conversation: OpenAIConversation;
    * const reply = await conversation.client().chat.completions.create({
    *   model: conversation.model,
    *   messages: [{ role: "user", content: "2+2=" }],

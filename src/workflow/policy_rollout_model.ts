@@ -101,6 +101,11 @@ export class PolicyRolloutModel implements RolloutModel {
     this.#engine.destroy();
   }
 
+  /** {@link destroy}, for `using`. */
+  [Symbol.dispose](): void {
+    this.destroy();
+  }
+
   async #sample(ids: readonly number[], options: RolloutOptions): Promise<Rollout[]> {
     const { defaults, maxPromptTokens, maxResponseTokens } = this.options;
     const promptTokens = ids.slice(-maxPromptTokens);

@@ -4,7 +4,7 @@
  * Holds no workflow (see `workflows/`) and no registry (`mod.ts`).
  */
 
-import { type Args, type Configurable, configure, Registry } from "../algorithm/registry.ts";
+import { type Args, type Configurable, configure, Registry } from "../util/registry.ts";
 import type { AuxiliaryModels } from "../auxiliary/auxiliary_models.ts";
 import type { Experience } from "../buffer/experience.ts";
 import type { Task } from "../buffer/task.ts";
@@ -66,6 +66,8 @@ export interface WorkflowFactory extends Configurable {
  *
  * @example
  * ```ts
+ * import type { Task } from "../buffer/task.ts";
+ * declare const myFactory: WorkflowFactory, task: Task;
  * const args = workflowArgs(myFactory, task); // { use_chat_template: true, ... }
  * ```
  */

@@ -9,7 +9,7 @@ import { ALGORITHM_TYPE } from "../../src/algorithm/algorithm_type.ts";
 import { ENTROPY_LOSS_FN } from "../../src/algorithm/entropy.ts";
 import { KL_FN } from "../../src/algorithm/kl.ts";
 import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
-import { configure } from "../../src/algorithm/registry.ts";
+import { configure } from "../../src/util/registry.ts";
 import { assertEquals } from "../_asserts.ts";
 
 Deno.test("algorithm types: defaults name registered components with valid args", () => {

@@ -4,7 +4,7 @@
  * finite differences of a CPU reference (ppo, gspo; cispo's detached weight is checked by hand).
  */
 
-import { configure } from "../../src/algorithm/registry.ts";
+import { configure } from "../../src/util/registry.ts";
 import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
 import type { Tensor } from "../../src/graph/tensor.ts";
 import { assertClose } from "../_assert_close.ts";

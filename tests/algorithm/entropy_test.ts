@@ -4,7 +4,7 @@
  */
 
 import { ENTROPY_LOSS_FN } from "../../src/algorithm/entropy.ts";
-import { configure } from "../../src/algorithm/registry.ts";
+import { configure } from "../../src/util/registry.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import { tokenEntropyRef } from "../../src/reference/token_logprobs.ts";
 import { assertClose } from "../_assert_close.ts";

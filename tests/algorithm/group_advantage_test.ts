@@ -6,7 +6,7 @@
 
 import type { AdvantageSample } from "../../src/algorithm/advantage/mod.ts";
 import { ADVANTAGE_FN } from "../../src/algorithm/advantage/mod.ts";
-import { configure } from "../../src/algorithm/registry.ts";
+import { configure } from "../../src/util/registry.ts";
 import { assertClose } from "../_assert_close.ts";
 import { assertEquals, assertThrows } from "../_asserts.ts";
 

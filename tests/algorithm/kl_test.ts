@@ -5,7 +5,7 @@
  */
 
 import { KL_FN, klLoss } from "../../src/algorithm/kl.ts";
-import { configure } from "../../src/algorithm/registry.ts";
+import { configure } from "../../src/util/registry.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import { assertClose } from "../_assert_close.ts";
 import { assertEquals, assertThrows } from "../_asserts.ts";

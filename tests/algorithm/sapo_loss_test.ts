@@ -5,7 +5,7 @@
  */
 
 import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
-import { configure } from "../../src/algorithm/registry.ts";
+import { configure } from "../../src/util/registry.ts";
 import type { Tensor } from "../../src/graph/tensor.ts";
 import { assertClose } from "../_assert_close.ts";
 import { assertRejects } from "../_asserts.ts";

@@ -7,7 +7,7 @@
 
 import type { Experience } from "../../src/buffer/experience.ts";
 import { createOperators, runOperators } from "../../src/buffer/operators/mod.ts";
-import { withGroupFilter } from "../../src/run/dynamic_sampling.ts";
+import { withGroupFilter } from "../../src/explorer/dynamic_sampling.ts";
 import { assertEquals } from "../_asserts.ts";
 
 /** A 2-token prompt + 2-token response experience of `taskId`. */

@@ -3,7 +3,7 @@ import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";
 import { createModel, type PolicyModel } from "../../src/model/policy.ts";
 import { GenerationEngine, type GenerationRequest } from "../../src/engine/engine.ts";
-import { referenceLogits } from "../../src/reference/transformer.ts";
+import { referenceLogits } from "../../src/model/transformer_reference.ts";
 import { assertClose } from "../_assert_close.ts";
 
 const CONFIGS: Record<string, Record<string, unknown>> = {

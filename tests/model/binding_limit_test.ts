@@ -17,7 +17,7 @@ import { initParameters } from "../../src/model/init.ts";
 import { createModel } from "../../src/model/policy.ts";
 import { scale } from "../../src/ops/unary.ts";
 import { TrainStep } from "../../src/trainer/train_step.ts";
-import { referenceLogits } from "../../src/reference/transformer.ts";
+import { referenceLogits } from "../../src/model/transformer_reference.ts";
 
 /** A one-layer llama with a large vocabulary: its logits outgrow a binding after a few hundred tokens. */
 const WIDE_VOCAB = {

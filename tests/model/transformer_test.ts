@@ -9,7 +9,7 @@ import { parameterSpecs } from "../../src/model/parameters.ts";
 import { createModel, loadModel } from "../../src/model/policy.ts";
 import { buildLogits } from "../../src/model/transformer.ts";
 import { padBatch } from "../../src/model/padded_batch.ts";
-import { referenceLogits, type ReferenceWeights } from "../../src/reference/transformer.ts";
+import { referenceLogits, type ReferenceWeights } from "../../src/model/transformer_reference.ts";
 import { logSoftmaxRef } from "../../src/reference/softmax.ts";
 import { uniformArray } from "../../src/util/random.ts";
 import { assertClose } from "../_assert_close.ts";

@@ -150,6 +150,17 @@ export async function readJson<T = Record<string, unknown>>(path: string): Promi
   return JSON.parse(await Deno.readTextFile(path)) as T;
 }
 
+/** Whether `path` exists. */
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
+  }
+}
+
 /** Run options that keep the run's log out of the test output. */
 export const quiet = { log: () => {} };
 

@@ -3,20 +3,10 @@
 import { assertEquals } from "../_asserts.ts";
 import { runRft } from "../_rft_cli.ts";
 import { readExperienceDir } from "../../src/buffer/experience_io.ts";
-import { makeFixture, metricsRows, readJson, trainRows } from "./_fixture.ts";
+import { exists, makeFixture, metricsRows, readJson, trainRows } from "./_fixture.ts";
 
 const LAUNCHER = new URL("../../rft", import.meta.url).pathname;
 const ROOT = new URL("../..", import.meta.url).pathname;
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
-}
 
 Deno.test("rft run killed with SIGKILL after checkpoint step_2 resumes to the end, no step twice", async () => {
   const f = await makeFixture();

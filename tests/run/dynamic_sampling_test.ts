@@ -1,10 +1,10 @@
 import { assertEquals } from "../_asserts.ts";
 import { Taskset } from "../../src/buffer/taskset.ts";
 import { createOperators } from "../../src/buffer/operators/mod.ts";
-import { configure } from "../../src/algorithm/registry.ts";
+import { configure } from "../../src/util/registry.ts";
 import { ADVANTAGE_FN } from "../../src/algorithm/advantage/mod.ts";
-import type { DynamicSampling } from "../../src/run/dynamic_sampling.ts";
-import { Explorer } from "../../src/run/explorer.ts";
+import type { DynamicSampling } from "../../src/explorer/dynamic_sampling.ts";
+import { Explorer } from "../../src/explorer/explorer.ts";
 import { resolveAlgorithm } from "../../src/run/algorithm_setup.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
 import { ScriptedModel } from "../workflow/_scripted_model.ts";
@@ -40,7 +40,6 @@ async function explorerWith(
     maxTimeout: 60,
     maxRetryTimes: 0,
     taskset,
-    evalTasksets: [],
     batchSize: 2,
     operators: createOperators([]),
     advantageFn: configure(ADVANTAGE_FN, "grpo", {}),

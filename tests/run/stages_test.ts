@@ -127,8 +127,10 @@ Deno.test("mode bench after a run evaluates the base model and every checkpoint"
     const summary = await runConfig(bench, quiet);
     assertEquals(summary.runDir, runDir);
     const all = await metricsRows(runDir);
-    const rows = all.filter((r) => "eval/held_out/mean@1" in r);
-    assertEquals(rows.map((r) => r.step), [0, 1, 2]);
+    // Every eval row has mean@k: the training run's (startup, end), then the bench's.
+    const evals = all.filter((r) => "eval/held_out/mean@1" in r);
+    assertEquals(evals.map((r) => r.step), [0, 2, 0, 1, 2]);
+    const rows = evals.slice(2);
     // The training rows stay, once each, and so does the training stage's record.
     assertEquals(trainRows(all).map((r) => r.step), [1, 2]);
     const done = await readJson(`${runDir}/stage_done.json`);

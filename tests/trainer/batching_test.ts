@@ -8,7 +8,7 @@ import { packBatch } from "../../src/model/padded_batch.ts";
 import { createModel, type PolicyModel } from "../../src/model/policy.ts";
 import { planMicroBatches } from "../../src/trainer/micro_batch_plan.ts";
 import { learningRate } from "../../src/trainer/lr_schedule.ts";
-import { Trainer } from "../../src/run/trainer.ts";
+import { Trainer } from "../../src/trainer/trainer.ts";
 import { TrainStep, type TrainStepConfig } from "../../src/trainer/train_step.ts";
 import { uniformArray } from "../../src/util/random.ts";
 import { TINY_QWEN2 } from "./_tiny_qwen2.ts";

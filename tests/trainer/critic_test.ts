@@ -3,7 +3,7 @@ import { assertClose } from "../_assert_close.ts";
 import { checkGradients } from "../_harness.ts";
 import { rows, runLoss, TIGHT } from "../algorithm/_reference.ts";
 import { ADVANTAGE_FN } from "../../src/algorithm/advantage/mod.ts";
-import { configure } from "../../src/algorithm/registry.ts";
+import { configure } from "../../src/util/registry.ts";
 import { type Experience, newEid, validateExperience } from "../../src/buffer/experience.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";

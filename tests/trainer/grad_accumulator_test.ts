@@ -1,5 +1,5 @@
 /**
- * GradAccumulator (`shaders/grad_accumulator.wgsl`) against the CPU reference: gradients of odd
+ * GradAccumulator (`shaders/gradient_sum.wgsl` in place) against the CPU reference: gradients of odd
  * sizes (one above a workgroup of 256) summed over three runs equal the f64 sum of the three
  * micro-batches' gradients, and `reset` zeroes the sums on the GPU.
  */

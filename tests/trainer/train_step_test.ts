@@ -1,6 +1,6 @@
 import { assertEquals } from "../_asserts.ts";
 import { ADVANTAGE_FN } from "../../src/algorithm/advantage/mod.ts";
-import { configure } from "../../src/algorithm/registry.ts";
+import { configure } from "../../src/util/registry.ts";
 import { type Experience, newEid, validateExperience } from "../../src/buffer/experience.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";

@@ -5,7 +5,7 @@
  * equivalences; and the LaTeX value parser.
  */
 
-import { configure } from "../../src/algorithm/registry.ts";
+import { configure } from "../../src/util/registry.ts";
 import { latexValue } from "../../src/workflow/rewards/expression.ts";
 import {
   answersEqual,

@@ -5,7 +5,7 @@
  * (+1 / -1 and DAPO's overlong penalty).
  */
 
-import { configure } from "../../src/algorithm/registry.ts";
+import { configure } from "../../src/util/registry.ts";
 import type { Task } from "../../src/buffer/task.ts";
 import type { ChatMessage } from "../../src/model/chat_template.ts";
 import { computeReward, createWorkflow, REWARD_FUNCTIONS } from "../../src/workflow/mod.ts";

@@ -1,4 +1,4 @@
-import { configure } from "../../src/algorithm/registry.ts";
+import { configure } from "../../src/util/registry.ts";
 import { evaluateArithmetic } from "../../src/workflow/rewards/expression.ts";
 import {
   computeReward,

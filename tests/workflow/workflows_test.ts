@@ -1,6 +1,6 @@
 import type { Experience } from "../../src/buffer/experience.ts";
 import type { Task } from "../../src/buffer/task.ts";
-import { configure } from "../../src/algorithm/registry.ts";
+import { configure } from "../../src/util/registry.ts";
 import {
   createWorkflow,
   experienceFromRollout,

@@ -5,7 +5,7 @@
  * CPU: one scalar per sequence, or one pass over the tokens, is not worth a GPU launch.
  */
 
-import type { Args } from "../registry.ts";
+import type { Args } from "../../util/registry.ts";
 
 /** One sampled sequence, as an advantage fn sees it. */
 export interface AdvantageSample {

@@ -7,7 +7,7 @@
  * Differs from Trinity: a group of one gets 0 and is skipped (Trinity gives reward / (1 + eps)).
  */
 
-import { type Args, checkChoice } from "../registry.ts";
+import { type Args, checkChoice } from "../../util/registry.ts";
 import {
   type AdvantageFn,
   type AdvantageSample,

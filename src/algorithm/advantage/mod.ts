@@ -3,7 +3,7 @@
  * explicitly here; plugins add theirs with `ADVANTAGE_FN.register(name, fn)`.
  */
 
-import { Registry } from "../registry.ts";
+import { Registry } from "../../util/registry.ts";
 import type { AdvantageFn } from "./advantage_fn.ts";
 import { grpoAdvantage } from "./grpo.ts";
 import { opmdAdvantage } from "./opmd.ts";

@@ -5,7 +5,7 @@
  * Differs from Trinity: a group of one gets 0 and is skipped (Trinity's baseline is 0 there).
  */
 
-import { type Args, checkChoice } from "../registry.ts";
+import { type Args, checkChoice } from "../../util/registry.ts";
 import {
   type AdvantageFn,
   type AdvantageSample,

@@ -7,7 +7,7 @@
  * bootstraps from 0.
  */
 
-import type { Args } from "../registry.ts";
+import type { Args } from "../../util/registry.ts";
 import {
   type AdvantageFn,
   type Advantages,

@@ -3,7 +3,7 @@
  * with `baseline: "batch_mean"`. Trinity's `reinforce` has no baseline option (it is "none").
  */
 
-import { type Args, checkChoice } from "../registry.ts";
+import { type Args, checkChoice } from "../../util/registry.ts";
 import { type AdvantageFn, type AdvantageSample, broadcastScores, mean } from "./advantage_fn.ts";
 
 /** Arguments of the REINFORCE advantage fn. */

@@ -6,7 +6,7 @@
  * `klPenalizedRewards(...)` there (algorithm `kl_penalty_fn`); with none, no KL enters.
  */
 
-import type { Args } from "../registry.ts";
+import type { Args } from "../../util/registry.ts";
 import {
   type AdvantageFn,
   type Advantages,

@@ -11,7 +11,7 @@ import { stopGradient } from "../../ops/stop_gradient.ts";
 import { affine, neg } from "../../ops/unary.ts";
 import { clamp, step } from "../_piecewise.ts";
 import { LOSS_AGG_DEFAULTS, maskedMean } from "../loss_agg.ts";
-import type { Args } from "../registry.ts";
+import type { Args } from "../../util/registry.ts";
 import { importanceRatio } from "./ppo.ts";
 import {
   aggregate,

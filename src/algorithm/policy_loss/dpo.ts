@@ -13,7 +13,7 @@ import { sliceLast } from "../../ops/slice.ts";
 import { scale } from "../../ops/unary.ts";
 import { negLogSigmoid, step } from "../_piecewise.ts";
 import { meanAll } from "../loss_agg.ts";
-import type { Args } from "../registry.ts";
+import type { Args } from "../../util/registry.ts";
 import { input, type PolicyLossFn, type PolicyLossInputs } from "./policy_loss_fn.ts";
 
 function dpoLoss(inputs: PolicyLossInputs, args: Args) {

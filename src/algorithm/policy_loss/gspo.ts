@@ -11,7 +11,7 @@ import { stopGradient } from "../../ops/stop_gradient.ts";
 import { exp, neg } from "../../ops/unary.ts";
 import { clamp, maximum } from "../_piecewise.ts";
 import { LOSS_AGG_DEFAULTS, maskedMean, maskedRowMean, meanAll } from "../loss_agg.ts";
-import type { Args } from "../registry.ts";
+import type { Args } from "../../util/registry.ts";
 import {
   aggregate,
   clipBounds,

@@ -8,7 +8,7 @@
 
 import { add, mul } from "../../ops/binary.ts";
 import { affine, scale } from "../../ops/unary.ts";
-import type { Args } from "../registry.ts";
+import type { Args } from "../../util/registry.ts";
 import { input, type PolicyLossFn, type PolicyLossInputs } from "./policy_loss_fn.ts";
 import { ppoPolicyLoss } from "./ppo.ts";
 import { sftPolicyLoss } from "./sft.ts";

@@ -3,7 +3,7 @@
  * explicitly here; plugins add theirs with `POLICY_LOSS_FN.register(name, fn)`.
  */
 
-import { Registry } from "../registry.ts";
+import { Registry } from "../../util/registry.ts";
 import { cispoPolicyLoss } from "./cispo.ts";
 import { dpoPolicyLoss } from "./dpo.ts";
 import { gspoPolicyLoss } from "./gspo.ts";

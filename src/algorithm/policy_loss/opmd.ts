@@ -7,7 +7,7 @@
 import { mul } from "../../ops/binary.ts";
 import { neg, scale } from "../../ops/unary.ts";
 import { LOSS_AGG_DEFAULTS } from "../loss_agg.ts";
-import type { Args } from "../registry.ts";
+import type { Args } from "../../util/registry.ts";
 import { aggregate, input, type PolicyLossFn, type PolicyLossInputs } from "./policy_loss_fn.ts";
 
 function opmdLoss(inputs: PolicyLossInputs, args: Args) {

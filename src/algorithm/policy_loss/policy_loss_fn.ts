@@ -11,7 +11,7 @@ import { reshape } from "../../ops/reshape.ts";
 import { affine, neg } from "../../ops/unary.ts";
 import { step } from "../_piecewise.ts";
 import { aggregateByArgs, type LossTerm } from "../loss_agg.ts";
-import type { Args, ArgValue } from "../registry.ts";
+import type { Args, ArgValue } from "../../util/registry.ts";
 
 /** The tensors a policy loss may read; B sequences of T tokens. */
 export interface PolicyLossInputs {

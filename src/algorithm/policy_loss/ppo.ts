@@ -11,7 +11,7 @@ import { add, mul, sub } from "../../ops/binary.ts";
 import { affine, exp, neg, scale } from "../../ops/unary.ts";
 import { clamp, maximum, minimum, step } from "../_piecewise.ts";
 import { LOSS_AGG_DEFAULTS, maskedMean } from "../loss_agg.ts";
-import type { Args } from "../registry.ts";
+import type { Args } from "../../util/registry.ts";
 import {
   aggregate,
   clipBounds,

@@ -15,7 +15,7 @@ import { stopGradient } from "../../ops/stop_gradient.ts";
 import { affine, neg, scale, sigmoid } from "../../ops/unary.ts";
 import { step } from "../_piecewise.ts";
 import { LOSS_AGG_DEFAULTS, maskedMean } from "../loss_agg.ts";
-import type { Args } from "../registry.ts";
+import type { Args } from "../../util/registry.ts";
 import { importanceRatio } from "./ppo.ts";
 import { aggregate, input, type PolicyLossFn, type PolicyLossInputs } from "./policy_loss_fn.ts";
 

@@ -6,7 +6,7 @@
 
 import { neg } from "../../ops/unary.ts";
 import { LOSS_AGG_DEFAULTS } from "../loss_agg.ts";
-import type { Args } from "../registry.ts";
+import type { Args } from "../../util/registry.ts";
 import { aggregate, type PolicyLossFn, type PolicyLossInputs } from "./policy_loss_fn.ts";
 
 function sftLoss(inputs: PolicyLossInputs, args: Args) {

@@ -4,7 +4,7 @@
  * over one explore step; plugins add theirs with `EXPERIENCE_OPERATORS.register(name, factory)`.
  */
 
-import { configure, Registry } from "../../algorithm/registry.ts";
+import { configure, Registry } from "../../util/registry.ts";
 import type { Experience } from "../experience.ts";
 import { dapoDynamicSampling } from "./dapo_dynamic_sampling.ts";
 import { invalidRewardFilter } from "./invalid_reward_filter.ts";

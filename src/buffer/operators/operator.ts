@@ -4,7 +4,7 @@
  * log. Also the grouping by task that the group-level operators share.
  */
 
-import type { Args, Configurable } from "../../algorithm/registry.ts";
+import type { Args, Configurable } from "../../util/registry.ts";
 import type { Experience } from "../experience.ts";
 
 /** What an operator returns: the experiences it keeps, in input order, and its metrics. */

@@ -6,7 +6,7 @@
  * Trinity: metric `accuracy` is 0 / 1 (Trinity logs -1 / 1), so eval accuracy reads as a rate.
  */
 
-import type { Args } from "../../algorithm/registry.ts";
+import type { Args } from "../../util/registry.ts";
 import { taskAnswer } from "../../buffer/task.ts";
 import { answersEqual, markedAnswer, referenceAnswer } from "./math_answer.ts";
 import type { RewardFnFactory } from "./reward_fn.ts";

@@ -3,7 +3,7 @@
  * explicitly here; plugins add theirs with `REWARD_FUNCTIONS.register(name, factory)`.
  */
 
-import { Registry } from "../../algorithm/registry.ts";
+import { Registry } from "../../util/registry.ts";
 import { countdownReward } from "./countdown.ts";
 import { exactMatchReward } from "./exact_match.ts";
 import { formatReward } from "./format.ts";

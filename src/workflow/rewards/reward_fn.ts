@@ -5,7 +5,7 @@
  * it) and no registry (`mod.ts`).
  */
 
-import type { Args, Configurable, Configured } from "../../algorithm/registry.ts";
+import type { Args, Configurable, Configured } from "../../util/registry.ts";
 import { AuxiliaryModels } from "../../auxiliary/auxiliary_models.ts";
 import type { Task } from "../../buffer/task.ts";
 

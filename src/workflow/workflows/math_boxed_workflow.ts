@@ -6,7 +6,7 @@
  * Trinity. `with_think` and `format_score_coef` reach only the default reward fn.
  */
 
-import type { Args } from "../../algorithm/registry.ts";
+import type { Args } from "../../util/registry.ts";
 import { type Task, taskMessages, taskPrompt } from "../../buffer/task.ts";
 import type { WorkflowFactory } from "../workflow.ts";
 import { singleTurnWorkflow } from "./single_turn.ts";

@@ -6,7 +6,7 @@
  * is its default, and whether truncated responses are kept out of training.
  */
 
-import type { Args } from "../../algorithm/registry.ts";
+import type { Args } from "../../util/registry.ts";
 import type { Task } from "../../buffer/task.ts";
 import type { ChatMessage } from "../../model/chat_template.ts";
 import { withoutActions } from "../../buffer/operators/mask_response_truncated.ts";

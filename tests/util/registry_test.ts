@@ -9,7 +9,7 @@ import { ALGORITHM_TYPE } from "../../src/algorithm/algorithm_type.ts";
 import { ENTROPY_LOSS_FN } from "../../src/algorithm/entropy.ts";
 import { KL_FN } from "../../src/algorithm/kl.ts";
 import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
-import { checkChoice, configure, knownNames, Registry } from "../../src/algorithm/registry.ts";
+import { checkChoice, configure, knownNames, Registry } from "../../src/util/registry.ts";
 import { assertEquals, assertThrows } from "../_asserts.ts";
 
 Deno.test("Registry: register, get, names; duplicates and unknown names are errors", () => {

@@ -1,6 +1,6 @@
 /**
- * Named registries of algorithm components (advantage fns, policy losses, KL fns, entropy losses,
- * algorithm types) and the resolution of a component's `*_args` over its defaults. Registration
+ * Named registries of components (advantage fns, policy losses, KL fns, entropy losses, algorithm
+ * types, sample strategies, operators, workflows, reward fns) and the resolution of a component's `*_args` over its defaults. Registration
  * is explicit: nothing registers itself on import, and an unknown name is an error that lists the
  * known names (with a did-you-mean for a near miss). Loading plugins is not done here.
  */
@@ -71,6 +71,7 @@ export interface Configured<T extends Configurable> {
  *
  * @example
  * ```ts
+ * import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
  * const { entry, args } = configure(POLICY_LOSS_FN, "ppo", { clip_range_high: 0.28 });
  * ```
  */

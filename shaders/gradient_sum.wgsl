@@ -1,5 +1,6 @@
-// In-place accumulation of a gradient into its accumulator: acc[i] += grad[i]. Used to sum the
-// gradients of micro-batches before one optimizer update.
+// In-place accumulation of a gradient into its accumulator: acc[i] += grad[i]. Used where
+// autodiff sums two gradients of one tensor, and to sum the gradients of micro-batches before one
+// optimizer update.
 // Bindings: grad [n] (read), acc [n] (read_write), params. One invocation per element,
 // index = (wid.x + wid.y * nwg.x) * WG + lid.
 

@@ -15,22 +15,25 @@
  * - `trainer_driven`: every `interval` train steps the trainer pushes its weights into the
  *   explorer's model (between two generation batches); neither side waits.
  *
- * The copy itself is `copyWeights` (GPU-side). Holds no experiences and reads no files.
+ * The copy itself is injected (`copyWeights`; in a run, `weight_copy.ts`'s GPU-side copy), so the
+ * coordination runs without a GPU. Holds no experiences and reads no files.
  */
 
-import type { SyncStyle } from "../config/run_config.ts";
-import type { PolicyModel } from "../model/policy.ts";
-import { copyWeights } from "./weight_sync.ts";
+import { Notifier } from "../util/notifier.ts";
+
+/** Trinity's `synchronizer.sync_style`. */
+export type SyncStyle = "fixed" | "explorer_driven" | "trainer_driven";
 
 /** Options of a {@link Synchronizer}. */
 export interface SynchronizerOptions {
   style: SyncStyle;
   interval: number;
   offset: number;
-  /** The trainer's model (source of the copies). */
-  trainerModel: PolicyModel;
-  /** The explorer's model (target of the copies). */
-  explorerModel: PolicyModel;
+  /**
+   * Copies the trainer's weights into the explorer's model; runs `then` before any further
+   * generation can start (the synchronizer records the new version there).
+   */
+  copyWeights: (then: () => void) => Promise<void>;
   /** Told the new version after each copy (the rollout model stamps rollouts with it). */
   onSync: (version: number) => void;
   /** Version both models hold at start (the step of the checkpoint resumed from). */
@@ -49,7 +52,7 @@ export class Synchronizer {
   #trainerDone = false;
   #syncs = 0;
   #explored = 0;
-  #waiters: (() => void)[] = [];
+  readonly #changes = new Notifier();
 
   constructor(readonly options: SynchronizerOptions) {
     const { interval, offset, initialVersion } = options;
@@ -102,14 +105,17 @@ export class Synchronizer {
   }
 
   /**
-   * Called by the trainer before train step `step`: under `fixed`, past a sync point it waits
-   * until the explorer has taken the version it is about to overwrite (or has finished).
+   * Called by the trainer before train step `step`: waits until the explorer has done explore
+   * step `step` (or finished), and under `fixed`, past a sync point, until the explorer has
+   * taken the version the step is about to overwrite (or has finished).
    */
   async beforeTrainStep(step: number): Promise<void> {
     const { style, interval } = this.options;
     const version = step - 1;
-    if (style !== "fixed" || version === 0 || version % interval !== 0) return;
-    await this.#until(() => this.#explorerVersion >= version || this.#explorerDone);
+    if (style === "fixed" && version > 0 && version % interval === 0) {
+      await this.#until(() => this.#explorerVersion >= version || this.#explorerDone);
+    }
+    await this.untilExplored(step);
   }
 
   /** Called by the explorer after explore step `step` is in the buffer. */
@@ -130,6 +136,14 @@ export class Synchronizer {
     if (this.options.style === "trainer_driven" && step % this.options.interval === 0) {
       await this.#copy();
     }
+  }
+
+  /**
+   * After both loops: copies the trainer's final weights into the explorer's model when it holds
+   * an older version (any style), e.g. for the stage's final evaluation.
+   */
+  async finalSync(): Promise<void> {
+    if (this.#trainerVersion > this.#explorerVersion) await this.#copy();
   }
 
   /** The explorer will run no more steps: nothing waits for it any longer. */
@@ -155,7 +169,7 @@ export class Synchronizer {
 
   async #copy(): Promise<void> {
     const version = this.#trainerVersion;
-    await copyWeights(this.options.trainerModel, this.options.explorerModel, () => {
+    await this.options.copyWeights(() => {
       this.#explorerVersion = version;
       this.options.onSync(version);
     });
@@ -164,23 +178,10 @@ export class Synchronizer {
   }
 
   async #until(ready: () => boolean): Promise<void> {
-    const signal = this.options.signal;
-    while (!ready()) {
-      signal?.throwIfAborted();
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          signal?.removeEventListener("abort", wake);
-          resolve();
-        };
-        this.#waiters.push(wake);
-        signal?.addEventListener("abort", wake, { once: true });
-      });
-    }
+    await this.#changes.until(ready, this.options.signal);
   }
 
   #notify(): void {
-    const waiters = this.#waiters;
-    this.#waiters = [];
-    for (const wake of waiters) wake();
+    this.#changes.notify();
   }
 }

@@ -1,5 +1,5 @@
 import { assertEquals } from "../_asserts.ts";
-import { cursorForVersion, type ExplorerState } from "../../src/run/explorer.ts";
+import { cursorForVersion, type ExplorerState } from "../../src/explorer/explorer.ts";
 
 const taskset = (position: number) =>
   ({ epoch: 0, position }) as unknown as ExplorerState["taskset"];

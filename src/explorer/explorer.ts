@@ -3,9 +3,11 @@
  * workflows on the rollout model, computes advantages when the experience pipeline owns them,
  * runs the experience operators and puts what is kept into the experience buffer (which
  * persists it before acknowledging), then saves its cursor. With dynamic sampling it draws more
- * batches until `batch_size` groups survive the operators (`dynamic_sampling.ts`). It also
- * evaluates the rollout model on the eval tasksets. Knows nothing of the trainer: the
- * synchronizer moves weights in.
+ * batches until `batch_size` groups survive the operators (`dynamic_sampling.ts`). `run` is
+ * the explorer's loop: sync -> (evaluate) -> explore step -> report, until `total_steps` or the
+ * end of the taskset. Steps that keep no experience (every task failed, or every group was
+ * filtered) end the run with an error after {@link MAX_EMPTY_STEPS} in a row, or at the end of a
+ * run that kept nothing. Knows nothing of the trainer: the synchronizer moves weights in.
  */
 
 import type { Experience } from "../buffer/experience.ts";
@@ -13,7 +15,7 @@ import type { ExperienceBuffer } from "../buffer/experience_buffer.ts";
 import { type ExperienceOperator, runOperators } from "../buffer/operators/mod.ts";
 import type { Taskset, TasksetState } from "../buffer/taskset.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
-import { applyAdvantages, type ConfiguredAdvantageFn } from "./apply_advantages.ts";
+import { applyAdvantages, type ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
 import {
   countGroups,
   type DynamicSampling,
@@ -59,19 +61,34 @@ export function cursorForVersion(state: ExplorerState, maxVersion: number): Expl
   return { ...cursor, history: state.history.filter((c) => c.step <= cursor.step) };
 }
 
-/** An eval taskset with its name (metric keys `eval/<name>/...`). */
-export interface EvalTaskset {
-  name: string;
-  taskset: Taskset;
-  /** Its `reward_fn_args` (absent: the services' own). */
-  rewardFnArgs?: Readonly<Record<string, unknown>>;
+/** Explore steps in a row that may keep no experience before the run fails. */
+export const MAX_EMPTY_STEPS = 3;
+
+/** The synchronizer as the explorer sees it (`sync/synchronizer.ts`). */
+export interface ExplorerSync {
+  /** Waits (and takes new weights) as the sync style says before explore step `step`. */
+  beforeExploreStep(step: number): Promise<void>;
+  /** Explore step `step` is in the buffer. */
+  exploreStepDone(step: number): void;
+  /** No explore step follows. */
+  explorerFinished(): void;
+}
+
+/** Options of {@link Explorer.run}. */
+export interface ExplorerRunOptions {
+  /** The step to stop after (`buffer.total_steps`); Infinity: until the taskset ends. */
+  totalSteps: number;
+  sync?: ExplorerSync;
+  /** Runs before each step with the rollout model's version (e.g. an evaluation when due). */
+  beforeStep?: (version: number) => Promise<void>;
+  /** Receives each explore step's metrics. */
+  report: (step: number, metrics: Record<string, number>) => Promise<void>;
 }
 
 /** Options of an {@link Explorer}. */
 export interface ExplorerOptions extends Omit<RunTasksOptions, "signal"> {
-  /** Training tasks; absent for an explorer that only evaluates. */
-  taskset?: Taskset;
-  evalTasksets: readonly EvalTaskset[];
+  /** The training tasks. */
+  taskset: Taskset;
   /** Tasks per explore step. */
   batchSize: number;
   /** Where kept experiences go; absent: they are returned only. */
@@ -102,6 +119,8 @@ export class Explorer {
   #step = 0;
   #history: ExplorerCursor[] = [];
   #failures = 0;
+  /** Steps in a row that kept no experience, and why the last one kept none. */
+  #empty = { steps: 0, reason: "" };
 
   /** The pipeline: the configured operators, plus the group filter dynamic sampling needs. */
   readonly #operators: readonly ExperienceOperator[];
@@ -119,13 +138,47 @@ export class Explorer {
   restore(state: ExplorerState): void {
     this.#step = state.step;
     this.#history = state.history ?? [];
-    this.options.taskset?.restore(state.taskset);
+    this.options.taskset.restore(state.taskset);
+  }
+
+  /**
+   * The explorer's loop (see the file comment); returns the last step done. Tells the
+   * synchronizer it finished however it ends.
+   */
+  async run(options: ExplorerRunOptions): Promise<number> {
+    const { sync } = options;
+    const first = this.#step;
+    let keptAny = false;
+    try {
+      while (this.#step < options.totalSteps) {
+        const step = this.#step + 1;
+        await sync?.beforeExploreStep(step);
+        await options.beforeStep?.(this.options.model.policyVersion);
+        const result = await this.exploreStep();
+        if (!result.drew) break;
+        keptAny ||= result.kept.length > 0;
+        if (this.#empty.steps >= MAX_EMPTY_STEPS) throw this.#emptyError();
+        await options.report(step, result.metrics);
+        sync?.exploreStepDone(step);
+      }
+      if (this.#step > first && !keptAny) throw this.#emptyError();
+      return this.#step;
+    } finally {
+      sync?.explorerFinished();
+    }
+  }
+
+  #emptyError(): Error {
+    const { steps, reason } = this.#empty;
+    return new Error(
+      `Explorer kept no experience in ${steps} step(s) in a row up to step ${this.#step}: ${reason}`,
+    );
   }
 
   /** One explore step (see the file comment). */
   async exploreStep(): Promise<ExploreStepResult> {
     const { taskset, batchSize, buffer, dynamicSampling } = this.options;
-    if (!taskset) throw new Error("Cannot explore: the explorer has no taskset");
+    let lastError = "";
     const experiences: Experience[] = [];
     let tasksDrawn = 0, failed = 0, retries = 0, batches = 0, seconds = 0;
     let processed: { experiences: Experience[]; metrics: Record<string, number> } | undefined;
@@ -136,6 +189,7 @@ export class Explorer {
       const ran = await runTasks(tasks, this.#runOptions());
       seconds += (performance.now() - started) / 1000;
       this.#report(ran.failures);
+      lastError = ran.failures.at(-1)?.error ?? lastError;
       experiences.push(...ran.experiences);
       tasksDrawn += tasks.length;
       failed += ran.failures.length;
@@ -169,6 +223,12 @@ export class Explorer {
       metrics["buffer/rejected"] = put.rejected;
     }
     metrics["pipeline/kept"] = kept.length;
+    this.#empty = kept.length > 0 ? { steps: 0, reason: "" } : {
+      steps: this.#empty.steps + 1,
+      reason: failed === tasksDrawn
+        ? `every task failed (last error: ${lastError})`
+        : "every group was filtered by the experience pipeline",
+    };
     this.#step++;
     const cursor: ExplorerCursor = {
       step: this.#step,
@@ -204,33 +264,10 @@ export class Explorer {
     return { experiences: processed.experiences, metrics };
   }
 
-  /**
-   * Runs every task of each eval taskset once (its `rollout_args`, e.g. greedy with n = 1);
-   * returns `eval/<name>/...` metrics (accuracy = mean of the workflows' `accuracy`).
-   */
-  async evaluate(): Promise<Record<string, number>> {
-    const metrics: Record<string, number> = {};
-    for (const { name, taskset, rewardFnArgs } of this.options.evalTasksets) {
-      const start = taskset.state();
-      const tasks = taskset.nextBatch(taskset.size) ?? [];
-      taskset.restore({ ...start, epoch: 0, index: 0 });
-      const started = performance.now();
-      const { experiences, failures } = await runTasks(tasks, this.#runOptions(rewardFnArgs));
-      this.#report(failures);
-      Object.assign(metrics, summarizeExperiences(`eval/${name}`, experiences), {
-        [`eval/${name}/failed_tasks`]: failures.length,
-        [`time/eval_${name}_s`]: (performance.now() - started) / 1000,
-      });
-    }
-    return metrics;
-  }
-
-  #runOptions(rewardFnArgs?: Readonly<Record<string, unknown>>): RunTasksOptions {
-    const { model, runnerNum, maxTimeout, maxRetryTimes, signal } = this.options;
-    const services = rewardFnArgs
-      ? { ...this.options.services, rewardFnArgs }
-      : this.options.services;
-    return { model, runnerNum, maxTimeout, maxRetryTimes, signal, services };
+  #runOptions(): RunTasksOptions {
+    const { model, runnerNum, maxTimeout, maxRetryTimes, signal, services, workflows } =
+      this.options;
+    return { model, runnerNum, maxTimeout, maxRetryTimes, signal, services, workflows };
   }
 
   #report(failures: readonly TaskFailure[]): void {

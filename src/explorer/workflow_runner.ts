@@ -3,12 +3,14 @@
  * per attempt and retries. A workflow that throws or times out on every attempt is recorded as
  * a failure (task id, workflow, cause) and counted, never fatal: the other tasks go on. Model
  * calls of concurrent runners meet in the rollout model, which batches them. Runners keep their
- * workflow objects and reuse them through `reset(task)` when a workflow offers it.
+ * workflow objects and reuse them through `reset(task)` when a workflow offers it. An abort is
+ * fatal: `runTasks` rejects with its reason at once, abandoning running attempts.
  */
 
 import type { Experience } from "../buffer/experience.ts";
 import type { Task } from "../buffer/task.ts";
-import type { Workflow, WorkflowServices } from "../workflow/workflow.ts";
+import type { Registry } from "../util/registry.ts";
+import type { Workflow, WorkflowFactory, WorkflowServices } from "../workflow/workflow.ts";
 import { WORKFLOWS } from "../workflow/mod.ts";
 import type { RolloutModel } from "../workflow/rollout_model.ts";
 
@@ -26,6 +28,8 @@ export interface RunTasksOptions {
   signal?: AbortSignal;
   /** What the run offers workflows besides the model (e.g. the OpenAI endpoint). */
   services?: WorkflowServices;
+  /** Where `task.workflow` is looked up; default {@link WORKFLOWS}. */
+  workflows?: Registry<WorkflowFactory>;
 }
 
 /** A task that failed every attempt. */
@@ -63,10 +67,11 @@ export async function runTasks(
       const task = tasks[index];
       for (let attempt = 1;; attempt++) {
         try {
-          results[index] = await withTimeout(
+          results[index] = await boundedAttempt(
             workflowFor(workflows, task, options).run(),
             options.maxTimeout,
             task,
+            options.signal,
           );
           break;
         } catch (err) {
@@ -95,26 +100,40 @@ export async function runTasks(
 function workflowFor(
   workflows: Map<string, Workflow>,
   task: Task,
-  { model, services }: RunTasksOptions,
+  { model, services, workflows: registry = WORKFLOWS }: RunTasksOptions,
 ): Workflow {
   const cached = workflows.get(task.workflow);
   if (cached?.reset) {
     cached.reset(task);
     return cached;
   }
-  const workflow = WORKFLOWS.get(task.workflow).create(task, { ...services, model });
+  const workflow = registry.get(task.workflow).create(task, { ...services, model });
   workflows.set(task.workflow, workflow);
   return workflow;
 }
 
-/** `promise`, or a rejection after `seconds` naming the task. */
-function withTimeout<T>(promise: Promise<T>, seconds: number, task: Task): Promise<T> {
+/**
+ * `promise`, or a rejection after `seconds` naming the task, or the abort reason of `signal`,
+ * whichever comes first.
+ */
+function boundedAttempt<T>(
+  promise: Promise<T>,
+  seconds: number,
+  task: Task,
+  signal?: AbortSignal,
+): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
+  let onAbort = () => {};
+  const stop = new Promise<never>((_, reject) => {
     timer = setTimeout(
       () => reject(new Error(`task "${task.taskId}" timed out after ${seconds} s`)),
       seconds * 1000,
     );
+    onAbort = () => reject(signal!.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, stop]).finally(() => {
+    clearTimeout(timer);
+    signal?.removeEventListener("abort", onAbort);
+  });
 }

@@ -4,8 +4,8 @@
  * pipeline computes, and by the trainer for those it computes (`computeInTrainer`).
  */
 
-import type { AdvantageFn } from "../algorithm/advantage/advantage_fn.ts";
-import type { Args } from "../algorithm/registry.ts";
+import type { AdvantageFn } from "./advantage/advantage_fn.ts";
+import type { Args } from "../util/registry.ts";
 import type { Experience } from "../buffer/experience.ts";
 
 /** A configured advantage fn. */

@@ -4,7 +4,7 @@
  * sequence at a time, positions 0..T-1; slow and only for tiny models.
  */
 
-import type { Gpt2Config, LlamaConfig, ModelConfig } from "../model/hf_config.ts";
+import type { Gpt2Config, LlamaConfig, ModelConfig } from "./hf_config.ts";
 
 /** Parameters by HF name, as f64 arrays (row-major in the HF shapes). */
 export type ReferenceWeights = ReadonlyMap<string, Float64Array>;

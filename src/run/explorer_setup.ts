@@ -1,0 +1,127 @@
+/**
+ * Builds a stage's explorer side around a policy: its taskset, experience buffer (resumed and,
+ * when the trainer resumes from a checkpoint, rewound to it), rollout model, the OpenAI server
+ * and auxiliary models when configured, the Explorer at its saved cursor, and the Evaluator of
+ * the eval tasksets. Disposing it frees the rollout model and closes the buffer and servers,
+ * whichever way the stage ends. Runs no step.
+ */
+
+import { AuxiliaryModels } from "../auxiliary/auxiliary_models.ts";
+import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
+import { createOperators } from "../buffer/operators/mod.ts";
+import { Taskset } from "../buffer/taskset.ts";
+import type { StageConfig } from "../config/run_config.ts";
+import type { Evaluator } from "../explorer/evaluator.ts";
+import {
+  cursorForVersion,
+  Explorer,
+  EXPLORER_STATE_FILE,
+  type ExplorerState,
+} from "../explorer/explorer.ts";
+import type { PolicyModel } from "../model/policy.ts";
+import { startStageServer } from "../serve/stage_server.ts";
+import type { PolicyRolloutModel } from "../workflow/policy_rollout_model.ts";
+import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
+import { rolloutModel } from "./policy_setup.ts";
+import { rewindBuffer } from "./stage_checkpoint.ts";
+import type { StageContext } from "./stage_context.ts";
+import { stageEvaluator } from "./stage_eval.ts";
+import { logSkipped, openEvalTasksets, tasksetConfig } from "./stage_tasksets.ts";
+
+/** A stage's explorer side; `await using` frees it. */
+export interface StageExplorer extends AsyncDisposable {
+  explorer: Explorer;
+  evaluator: Evaluator;
+  buffer: ExperienceBuffer;
+  rollout: PolicyRolloutModel;
+}
+
+/** Options of {@link openStageExplorer}. */
+export interface StageExplorerOptions {
+  /** The version the model holds (a resumed trainer's checkpoint step; 0 when fresh). */
+  startVersion: number;
+  /** Experiences the buffer holds when the config sets no capacity. */
+  defaultCapacity: number;
+  /**
+   * Set when a trainer resumed from a checkpoint: the buffer is rewound to the experiences the
+   * checkpoint had consumed and the explorer to the last step that sampled no newer policy.
+   */
+  resumedRetired?: readonly string[];
+  /** Whether the explorer's pipeline computes the advantages (else the trainer). */
+  computeAdvantages: boolean;
+}
+
+/** The explorer side of `stage` exploring with `model` (see the file comment). */
+export async function openStageExplorer(
+  stage: StageConfig,
+  algorithm: ResolvedAlgorithm,
+  ctx: StageContext,
+  model: PolicyModel,
+  options: StageExplorerOptions,
+): Promise<StageExplorer> {
+  const { stageDir, log } = ctx;
+  const section = stage.buffer.explorerInput.taskset;
+  if (!section) {
+    throw new Error(`Stage "${stage.stageName}" explores but has no buffer.explorer_input.taskset`);
+  }
+  const taskset = await Taskset.open(tasksetConfig(stage, section, algorithm.repeatTimes, false));
+  logSkipped(taskset, log);
+  const evalTasksets = await openEvalTasksets(stage, log);
+  const bufferDir = `${stageDir}/experiences`;
+  const saved = stage.continueFromCheckpoint
+    ? await readExplorerState(`${stageDir}/${EXPLORER_STATE_FILE}`)
+    : undefined;
+  const { startVersion, resumedRetired } = options;
+  const rewinds = saved !== undefined && resumedRetired !== undefined;
+  if (rewinds) await rewindBuffer(bufferDir, resumedRetired);
+  await using owned = new AsyncDisposableStack();
+  const bufferSection = stage.buffer.trainerInput.experienceBuffer;
+  const buffer = owned.use(
+    await ExperienceBuffer.open(bufferDir, {
+      capacity: bufferSection.capacity ?? options.defaultCapacity,
+      maxStaleness: bufferSection.maxStaleness,
+      policyVersion: startVersion,
+      replay: bufferSection.replay,
+    }),
+  );
+  const rollout = owned.use(rolloutModel(stage, model, stage.seed + 7919 * (saved?.step ?? 0)));
+  rollout.setPolicyVersion(startVersion);
+  const { auxiliaryModels: auxSection, runnerNum, maxTimeout, maxRetryTimes } = stage.explorer;
+  const auxiliaryModels = owned.use(await AuxiliaryModels.open(auxSection, ctx.gpu, stage.seed));
+  const server = owned.use(await startStageServer(stage, rollout, auxiliaryModels, log));
+  const services = { openai: server, auxiliaryModels, rewardFnArgs: section.rewardFnArgs };
+  const explorer = new Explorer({
+    model: rollout,
+    services,
+    runnerNum,
+    maxTimeout,
+    maxRetryTimes,
+    taskset,
+    batchSize: stage.buffer.batchSize,
+    buffer,
+    operators: createOperators(stage.dataProcessor.experiencePipeline.operators),
+    advantageFn: options.computeAdvantages ? algorithm.advantageFn : undefined,
+    dynamicSampling: algorithm.dynamicSampling,
+    stateDir: stageDir,
+    log,
+    signal: ctx.signal,
+  });
+  if (saved) explorer.restore(rewinds ? cursorForVersion(saved, startVersion) : saved);
+  log(
+    `taskset ${taskset.files.join(", ")}: ${taskset.size} tasks; explore step ${explorer.step}, ` +
+      `train step ${startVersion}; ${buffer.metrics().restored} experiences restored`,
+  );
+  const evaluator = stageEvaluator(stage, ctx, evalTasksets, rollout, { startVersion, services });
+  const free = owned.move();
+  return { explorer, evaluator, buffer, rollout, [Symbol.asyncDispose]: () => free.disposeAsync() };
+}
+
+/** The explorer's saved cursor, if any. */
+async function readExplorerState(path: string): Promise<ExplorerState | undefined> {
+  try {
+    return JSON.parse(await Deno.readTextFile(path)) as ExplorerState;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return undefined;
+    throw new Error(`Cannot resume from ${path}: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * What a stage runs with (the GPU, its directory, the monitor, its place among the run's steps)
+ * and what a finished stage leaves. Types only: the stage runners fill them.
+ */
+
+import type { GpuContext } from "../gpu/device.ts";
+import type { Monitor } from "../monitor/monitor.ts";
+
+/** What a stage runs with. */
+export interface StageContext {
+  gpu: GpuContext;
+  /** The stage's directory (checkpoints, experiences, cursor files). */
+  stageDir: string;
+  /** Global step of this stage's step 0 (the steps of the stages before it). */
+  stepOffset: number;
+  monitor: Monitor;
+  /** Prints one line of progress or warning. */
+  log: (line: string) => void;
+  signal: AbortSignal;
+  /** The previous stage's final checkpoint: this stage's initial weights. */
+  previousCheckpoint?: string;
+}
+
+/** What a finished stage leaves. */
+export interface StageOutcome {
+  /** Steps this stage ran in total (resumed ones included). */
+  steps: number;
+  /** Its last checkpoint (the next stage starts from it); absent when nothing was trained. */
+  finalCheckpoint?: string;
+  /** The last evaluation's metrics. */
+  lastEval: Record<string, number>;
+}

@@ -1,0 +1,63 @@
+/**
+ * A stage's tasksets from its config sections: the `TasksetConfig` of a section (rollout args,
+ * defaults of the explorer input), the eval tasksets opened, and the log lines for skipped rows.
+ * Runs no task.
+ */
+
+import { Taskset, type TasksetConfig } from "../buffer/taskset.ts";
+import type { StageConfig, TasksetSection } from "../config/run_config.ts";
+import type { EvalTaskset } from "../explorer/evaluator.ts";
+
+/** A `TasksetConfig` for `section` of `stage`. */
+export function tasksetConfig(
+  stage: StageConfig,
+  section: TasksetSection,
+  repeatTimes: number,
+  isEval: boolean,
+): TasksetConfig {
+  const input = stage.buffer.explorerInput;
+  const { n, ...sampling } = section.rolloutArgs;
+  const rolloutArgs = Object.fromEntries(
+    Object.entries(sampling).filter(([, v]) => v !== undefined),
+  );
+  return {
+    path: section.path,
+    split: section.split,
+    format: section.format,
+    selector: section.selector,
+    totalEpochs: isEval ? 1 : stage.buffer.totalEpochs,
+    seed: section.seed,
+    defaultWorkflowType: section.defaultWorkflowType ?? input.defaultWorkflowType,
+    defaultRewardFnType: section.defaultRewardFnType ?? input.defaultRewardFnType,
+    rolloutArgs: { ...rolloutArgs, n: n ?? section.repeatTimes ?? (isEval ? 1 : repeatTimes) },
+    workflowArgs: section.workflowArgs,
+    isEval,
+  };
+}
+
+/** The eval tasksets of `stage`, opened; skipped rows are logged. */
+export async function openEvalTasksets(
+  stage: StageConfig,
+  log: (line: string) => void,
+): Promise<EvalTaskset[]> {
+  return await Promise.all(stage.buffer.explorerInput.evalTasksets.map(async (section) => {
+    const config = tasksetConfig(stage, section, 1, true);
+    const taskset = await Taskset.open(config);
+    logSkipped(taskset, log);
+    const repeatTimes = config.rolloutArgs?.n ?? 1;
+    return { name: section.name, taskset, repeatTimes, rewardFnArgs: section.rewardFnArgs };
+  }));
+}
+
+/** Logs the rows `taskset` skipped (at most five, then a count). */
+export function logSkipped(taskset: Taskset, log: (line: string) => void): void {
+  const skipped = taskset.skippedRows;
+  for (const w of skipped.slice(0, 5)) {
+    log(
+      `skipped ${w.path} ${w.line !== undefined ? `line ${w.line}` : `row ${w.row}`}: ${w.reason}`,
+    );
+  }
+  if (skipped.length > 5) {
+    log(`skipped ${skipped.length - 5} more rows of ${taskset.files.join(", ")}`);
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * The Trainer: the trainer's side of the RL loop, as Trinity's reads. `run` repeats sample ->
+ * train -> sync -> save -> log: each train step draws a batch from its {@link BatchSource}
+ * (the sample strategy over the buffers, or a dataset), `train`s on it, tells the synchronizer,
+ * checkpoints every `save_interval` steps and logs the step's row. `train` turns one batch into
+ * weight updates: advantages when the algorithm computes them in the trainer, reference
+ * log-probs from the frozen reference model when the loss needs them (a KL loss, DPO), the
+ * critic's values before GAE when there is a critic (PPO), then `ppo_epochs` passes over the
+ * batch, each pass one optimizer step per mini-batch of `ppo_mini_batch_size` experiences (in
+ * batch order; the TrainStep cuts each into micro-batches under the token budget; the critic
+ * takes a step on the same mini-batch against the rollout-time values). The learning rate
+ * follows the train step, not the optimizer step (verl steps its scheduler once per train step).
+ * What a checkpoint holds and where rows go is the caller's (`run` gets them as functions).
+ */
+
+import type { Experience } from "../buffer/experience.ts";
+import type { PolicyModel } from "../model/policy.ts";
+import type { CriticStep } from "./critic.ts";
+import type { StepOptions, TrainStep } from "./train_step.ts";
+import { applyAdvantages, type ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
+import type { BatchSource } from "./batch_source.ts";
+
+/** Options of a {@link Trainer}. */
+export interface TrainerOptions {
+  trainStep: TrainStep;
+  /** Frozen model of the reference log-probs; needed when `trainStep.needsReference`. */
+  referenceModel?: PolicyModel;
+  /** The critic's train step, for algorithms with a critic (its values feed GAE). */
+  critic?: CriticStep;
+  /** The advantage fn when the trainer computes advantages. */
+  advantageFn?: ConfiguredAdvantageFn;
+  /** Passes over each batch (`trainer.ppo_epochs`). */
+  ppoEpochs: number;
+  /** Experiences per optimizer step (`trainer.ppo_mini_batch_size`); default the batch. */
+  miniBatchSize?: number;
+  /** The rollout temperature, at which reference log-probs are taken. */
+  temperature: number;
+}
+
+/** The synchronizer as the trainer sees it (`sync/synchronizer.ts`). */
+export interface TrainerSync {
+  /** Waits until train step `step` may start (its experiences explored, its version taken). */
+  beforeTrainStep(step: number): Promise<void>;
+  /** Train step `step` is done: its weights are version `step`. */
+  afterTrainStep(step: number): Promise<void>;
+  /** No train step follows. */
+  trainerFinished(): void;
+  /** `sync/...` metrics for the step's row. */
+  metrics(): Record<string, number>;
+}
+
+/** Options of {@link Trainer.run}. */
+export interface TrainerRunOptions {
+  /** Rows asked of the source per step. */
+  batchSize: number;
+  /** Train steps already done (a resumed stage's checkpoint step). */
+  startStep: number;
+  /** The step to stop after (`buffer.total_steps`); Infinity: until the source ends. */
+  totalSteps: number;
+  sync?: TrainerSync;
+  /** Receives each step's row; the row is logged before that step's checkpoint is saved. */
+  logRow: (step: number, metrics: Record<string, number>) => Promise<void>;
+  /** Checkpoints every `every` steps (0: never; the caller saves the final one). */
+  checkpoint: { every: number; save: (step: number) => Promise<void> };
+  /** Runs before each step with the weights' version (e.g. an evaluation when due). */
+  beforeStep?: (version: number) => Promise<void>;
+  /** Prints one line. */
+  log: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/** Trains the policy batch by batch. */
+export class Trainer {
+  constructor(readonly options: TrainerOptions) {
+    if (options.trainStep.needsReference && !options.referenceModel) {
+      throw new Error(
+        "Cannot train: the loss needs reference log-probs and there is no reference model",
+      );
+    }
+  }
+
+  /**
+   * Trains on `batch` (train step `options.lrStep` of the schedule, 0-based); returns
+   * `actor/...` and `critic/...` (means over the optimizer steps), `advantage/...` and
+   * `time/...` metrics.
+   */
+  async train(batch: Experience[], options: StepOptions = {}): Promise<Record<string, number>> {
+    const started = performance.now();
+    const metrics: Record<string, number> = {};
+    const { trainStep, referenceModel, temperature, ppoEpochs, miniBatchSize, critic } =
+      this.options;
+    const oldValues = critic ? await critic.critic.values(batch.map((e) => e.tokens)) : undefined;
+    if (this.options.advantageFn) {
+      const advantages = applyAdvantages(this.options.advantageFn, batch, false, oldValues);
+      Object.assign(metrics, advantages.metrics);
+    }
+    if (trainStep.needsReference && referenceModel) {
+      const ref = await referenceModel.logprobs(batch.map((e) => e.tokens), { temperature });
+      batch.forEach((e, i) => {
+        e.referenceLogprobs = e.tokens.map((
+          _,
+          t,
+        ) => (t > 0 && e.actionMask[t] ? ref[i][t - 1] : 0));
+      });
+    }
+    const size = miniBatchSize ?? batch.length;
+    const sums: Record<string, number> = {};
+    const add = (prefix: string, step: Record<string, number>) => {
+      for (const [key, value] of Object.entries(step)) {
+        const name = `${prefix}/${key === "kl_loss" ? "kl" : key}`;
+        sums[name] = (sums[name] ?? 0) + value;
+      }
+    };
+    let steps = 0;
+    for (let epoch = 0; epoch < ppoEpochs; epoch++) {
+      for (let first = 0; first < batch.length; first += size) {
+        const mini = batch.slice(first, first + size);
+        add(
+          "actor",
+          await trainStep.step(mini, {
+            lrStep: options.lrStep,
+            isExpert: options.isExpert?.slice(first, first + size),
+          }),
+        );
+        if (critic) {
+          add(
+            "critic",
+            await critic.step(mini, oldValues!.slice(first, first + size), options.lrStep),
+          );
+        }
+        steps++;
+      }
+    }
+    for (const [key, value] of Object.entries(sums)) metrics[key] = value / steps;
+    metrics["actor/optimizer_steps"] = steps;
+    const seconds = (performance.now() - started) / 1000;
+    const tokens = batch.reduce((sum, e) => sum + e.tokens.length, 0);
+    metrics["time/train_s"] = seconds;
+    metrics["actor/tokens_per_s"] = tokens / seconds;
+    metrics["actor/batch_size"] = batch.length;
+    return metrics;
+  }
+
+  /**
+   * The trainer's loop (see the file comment) from `startStep` until `totalSteps` or the end of
+   * `source`; returns the last step done. Tells the synchronizer it finished however it ends.
+   */
+  async run(source: BatchSource, options: TrainerRunOptions): Promise<number> {
+    const { sync, checkpoint, signal } = options;
+    let step = options.startStep;
+    let skippedTotal = 0;
+    try {
+      while (step < options.totalSteps) {
+        signal?.throwIfAborted();
+        await options.beforeStep?.(step);
+        await sync?.beforeTrainStep(step + 1);
+        const next = await source.next(options.batchSize, { policyVersion: step, signal });
+        if (!next) break;
+        step++;
+        const row: Record<string, number> = { ...next.metrics };
+        if (next.batch.length) {
+          const trainOptions = { lrStep: step - 1, isExpert: next.isExpert };
+          Object.assign(row, await this.train(next.batch, trainOptions));
+        } else {
+          options.log(`train step ${step}: no experience survived the pipeline; weights unchanged`);
+        }
+        if (next.skipped !== undefined) {
+          skippedTotal += next.skipped;
+          row["data/skipped_rows_total"] = skippedTotal;
+        }
+        await sync?.afterTrainStep(step);
+        // The row goes first: a resume from this step's checkpoint must find it.
+        await options.logRow(step, { ...row, ...sync?.metrics(), ...source.metrics?.() });
+        if (checkpoint.every > 0 && step % checkpoint.every === 0) await checkpoint.save(step);
+      }
+      return step;
+    } finally {
+      sync?.trainerFinished();
+    }
+  }
+}

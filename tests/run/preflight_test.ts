@@ -1,0 +1,93 @@
+/**
+ * Every stage is checked before any GPU work: a mistake in a late stage (its algorithm, its
+ * taskset, its workflow) fails the run at once, exit 2, one line naming the stage and key, and
+ * nothing runs (no stage directory is written).
+ */
+
+import { ConfigError } from "../../src/config/config_error.ts";
+import { loadConfig } from "../../src/config/load_config.ts";
+import { runConfig } from "../../src/run/run.ts";
+import { assertEquals, assertRejects } from "../_asserts.ts";
+import { exists, quiet, withFixture } from "./_fixture.ts";
+
+const LAUNCHER = new URL("../../rft", import.meta.url).pathname;
+const ROOT = new URL("../..", import.meta.url).pathname;
+
+/** Two stages: sft (train) then grpo (both) with `late` merged into the grpo stage. */
+function twoStages(late: Record<string, unknown>) {
+  return {
+    stages: [
+      { stage_name: "warm", mode: "train", algorithm: { algorithm_type: "sft" } },
+      { stage_name: "rl", ...late },
+    ],
+  };
+}
+
+const CASES: { name: string; late: Record<string, unknown>; expected: string }[] = [
+  {
+    name: "an unknown policy loss",
+    late: { algorithm: { algorithm_type: "grpo", policy_loss_fn: "ppoo" } },
+    expected: 'stages[1].algorithm: Unknown policy loss fn "ppoo"',
+  },
+  {
+    name: "an unknown advantage fn arg",
+    late: { algorithm: { algorithm_type: "grpo", advantage_fn_args: { epsilonn: 1 } } },
+    expected: "stages[1].algorithm: ",
+  },
+  {
+    name: "a taskset that is not a dataset",
+    late: { buffer: { explorer_input: { taskset: { path: "./model/config.json" } } } },
+    expected: "stages[1].buffer.explorer_input.taskset: Cannot open taskset",
+  },
+  {
+    name: "an unknown workflow",
+    late: { buffer: { explorer_input: { taskset: { default_workflow_type: "nope" } } } },
+    expected: 'stages[1].buffer.explorer_input.taskset: Unknown workflow "nope"',
+  },
+  {
+    name: "a model directory without weights",
+    late: { model: { from_scratch: false } },
+    expected: "stages[1].model.model_path: Cannot open checkpoint",
+  },
+];
+
+for (const { name, late, expected } of CASES) {
+  Deno.test(`a late stage with ${name} fails before the first stage runs`, async () => {
+    await withFixture(async (f) => {
+      const file = await f.writeConfig(twoStages(late), "late.yaml");
+      const config = await loadConfig(file);
+      await assertRejects(() => runConfig(config, quiet), ConfigError, expected);
+      await assertRejects(() => runConfig(config, quiet), ConfigError, '(stage "rl")');
+      assertEquals(await exists(f.runDir("late")), false);
+    });
+  });
+}
+
+Deno.test("./rft run on the example with --set algorithm.algorithm_type=grpoo: exit 2 in seconds, naming the stage and key", async () => {
+  const started = performance.now();
+  const out = await new Deno.Command(LAUNCHER, {
+    args: [
+      "run",
+      "examples/addition/config.yaml",
+      "--set",
+      "algorithm.algorithm_type=grpoo",
+      "--set",
+      "checkpoint_root_dir=/nonexistent/never/written",
+    ],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const seconds = (performance.now() - started) / 1000;
+  const stderr = new TextDecoder().decode(out.stderr).trim();
+  assertEquals(out.code, 2);
+  assertEquals(stderr.split("\n").length, 1, stderr);
+  assertEquals(
+    stderr.startsWith(
+      'rft run: --set algorithm.algorithm_type=grpoo: stages[0].algorithm.algorithm_type: expected a known value, found "grpoo"',
+    ),
+    true,
+    stderr,
+  );
+  assertEquals(seconds < 5, true, `took ${seconds} s`);
+});
