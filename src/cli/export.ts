@@ -3,7 +3,7 @@
  * `src/export/export_onnx.ts`); `rft export --transformers-js OUT_DIR --model DIR` writes the
  * model directory transformers.js generates from, KV cache and tokenizer included (see
  * `src/export/export_transformers_js.ts`). DIR is a Hugging Face model directory, a checkpoint
- * directory, or a run directory (its latest checkpoint).
+ * directory, or a run directory (its latest checkpoint; of a multi-stage run, its last stage's).
  */
 
 import { exportOnnx, type OnnxExportResult } from "../export/export_onnx.ts";
@@ -26,12 +26,16 @@ Options:
   --onnx FILE              the ONNX file to write
   --transformers-js DIR    the transformers.js model directory to write
   --model DIR              Hugging Face model directory, checkpoint directory (step_N), or run
-                           directory (its latest checkpoint)
+                           directory (its latest checkpoint, of the last stage written)
   --no-attention-mask      only input_ids (every sequence unpadded; --onnx only)
   --external-data          weights in a data file beside the model (default: only past 2 GiB;
                            FILE.data, or onnx/model.onnx_data for transformers.js)`;
 
-/** The model directory `dir` names: itself when it has config.json, else its latest checkpoint. */
+/**
+ * The model directory `dir` names: itself when it has config.json, else its latest checkpoint,
+ * else (a run of several stages, one directory each) the most recently written checkpoint of
+ * its stages.
+ */
 async function modelDirectory(dir: string): Promise<string> {
   try {
     await Deno.stat(`${dir}/config.json`);
@@ -39,13 +43,30 @@ async function modelDirectory(dir: string): Promise<string> {
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }
-  const latest = await findLatestCheckpoint(dir);
+  const latest = await findLatestCheckpoint(dir) ?? await latestStageCheckpoint(dir);
   if (!latest) {
     throw new CliError(
       `Cannot export ${dir}: expected a model directory (config.json) or a run directory with checkpoints, found neither`,
     );
   }
   return latest;
+}
+
+/** The latest checkpoint of the subdirectory (stage) of `dir` whose one was written last. */
+async function latestStageCheckpoint(dir: string): Promise<string | undefined> {
+  let best: { path: string; written: number } | undefined;
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (!entry.isDirectory) continue;
+      const path = await findLatestCheckpoint(`${dir}/${entry.name}`);
+      if (!path) continue;
+      const written = (await Deno.stat(path)).mtime?.getTime() ?? 0;
+      if (!best || written > best.written) best = { path, written };
+    }
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  return best?.path;
 }
 
 /** Prints what an ONNX export wrote. */

@@ -18,12 +18,12 @@ const RAW = {
   vocab_size: 11,
 };
 
-/** A run directory whose only checkpoint is step_2, holding a model with `params`. */
-async function runDirectory(
+/** Saves a model with `params` as checkpoint step_2 of run (or stage) directory `root`. */
+async function saveStep2(
+  root: string,
   params: Map<string, Float32Array<ArrayBuffer>>,
   tokenizer?: CharTokenizer,
-): Promise<string> {
-  const root = await Deno.makeTempDir();
+): Promise<void> {
   const model = await createModel(RAW, params, { tokenizer });
   const checkpoint = `${root}/checkpoints/step_2`;
   await model.save(checkpoint);
@@ -32,6 +32,15 @@ async function runDirectory(
     JSON.stringify({ step: 2, optimizer_step: 2 }),
   );
   model.destroy();
+}
+
+/** A run directory whose only checkpoint is step_2, holding a model with `params`. */
+async function runDirectory(
+  params: Map<string, Float32Array<ArrayBuffer>>,
+  tokenizer?: CharTokenizer,
+): Promise<string> {
+  const root = await Deno.makeTempDir();
+  await saveStep2(root, params, tokenizer);
   return root;
 }
 
@@ -45,6 +54,20 @@ Deno.test("rft export --onnx writes the model of a directory or of a run's lates
       assertEquals(await exportCommand(["--onnx", out, "--model", dir]), 0);
       assertEquals(await Deno.readFile(out), expected);
     }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("rft export of a run of two stages takes the checkpoint written last", async () => {
+  const root = await Deno.makeTempDir();
+  const [first, last] = [1, 2].map((seed) => initParameters(parseHfConfig(RAW), seed, 0.3));
+  try {
+    await saveStep2(`${root}/sft`, first);
+    await saveStep2(`${root}/grpo`, last);
+    assertEquals(await exportCommand(["--onnx", `${root}/policy.onnx`, "--model", root]), 0);
+    const expected = concatBytes(policyOnnx(parseHfConfig(RAW), last).model);
+    assertEquals(await Deno.readFile(`${root}/policy.onnx`), expected);
   } finally {
     await Deno.remove(root, { recursive: true });
   }
