@@ -7,8 +7,8 @@
  * status and wall time; exits 1 when one failed. Measures nothing itself.
  */
 
-import { parseArgs } from "node:util";
 import { formatTable } from "./_table.ts";
+import { benchArgs } from "./_flags.ts";
 
 /** A script of the suite. */
 export interface BenchScript {
@@ -76,7 +76,7 @@ async function runScript(script: BenchScript, args: readonly string[]): Promise<
 }
 
 async function main() {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = benchArgs("bench/main.ts", {
     args: Deno.args,
     allowPositionals: true,
     options: {
