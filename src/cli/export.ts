@@ -29,7 +29,9 @@ Options:
                            directory (its latest checkpoint, of the last stage written)
   --no-attention-mask      only input_ids (every sequence unpadded; --onnx only)
   --external-data          weights in a data file beside the model (default: only past 2 GiB;
-                           FILE.data, or onnx/model.onnx_data for transformers.js)`;
+                           FILE.data, or onnx/model.onnx_data for transformers.js)
+  --fp16                   float16 weights (cast to float32 in the graph): with --onnx, in FILE;
+                           with --transformers-js, also onnx/model_fp16.onnx (dtype "fp16")`;
 
 /**
  * The model directory `dir` names: itself when it has config.json, else its latest checkpoint,
@@ -91,6 +93,7 @@ export async function exportCommand(args: string[]): Promise<number> {
       model: { type: "string" },
       "no-attention-mask": { type: "boolean" },
       "external-data": { type: "boolean" },
+      fp16: { type: "boolean" },
     },
   }, HELP);
   const { values } = parsed;
@@ -115,20 +118,22 @@ export async function exportCommand(args: string[]): Promise<number> {
   } catch (err) {
     throw new CliError((err as Error).message);
   }
-  const externalData = values["external-data"] ? true : "auto";
+  const externalData: boolean | "auto" = values["external-data"] ? true : "auto";
   try {
     if (tjsDir) {
-      const result = await exportTransformersJs(model, tjsDir, { externalData }).catch((err) => {
+      const options = { externalData, fp16: values.fp16 };
+      const result = await exportTransformersJs(model, tjsDir, options).catch((err) => {
         throw err instanceof Error && err.message.startsWith("Cannot export for transformers.js")
           ? new CliError(err.message)
           : err;
       });
-      reportOnnx(result.onnx, dir);
+      for (const onnx of result.onnx) reportOnnx(onnx, dir);
       console.log(`wrote ${result.files.map((f) => `${tjsDir}/${f}`).join(", ")}`);
     } else {
       const result = await exportOnnx(model, values.onnx!, {
         attentionMask: !values["no-attention-mask"],
         externalData,
+        float16Weights: values.fp16,
       });
       reportOnnx(result, dir);
     }

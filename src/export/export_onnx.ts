@@ -35,6 +35,8 @@ export interface OnnxExportOptions {
    * `present.*`, and `attention_mask` over past and new tokens (default false).
    */
   kvCache?: boolean;
+  /** Store the weights as float16 (cast to float in the graph; compute stays f32). */
+  float16Weights?: boolean;
 }
 
 /** What {@link exportOnnx} wrote. */
@@ -62,7 +64,8 @@ export function policyOnnx(
   checkArchitecture(cfg);
   const b = new OnnxGraphBuilder();
   const specs = new Map(parameterSpecs(cfg).map((s) => [s.name, s]));
-  const added = new Set<string>();
+  const added = new Map<string, string>();
+  const storage = options.float16Weights ? "float16" : "float";
   const weight = (name: string) => {
     const spec = specs.get(name);
     if (!spec) {
@@ -78,9 +81,8 @@ export function policyOnnx(
         } values, received ${data?.length ?? "none"}`,
       );
     }
-    if (!added.has(name)) b.weight(name, spec.shape, data);
-    added.add(name);
-    return name;
+    if (!added.has(name)) added.set(name, b.weight(name, spec.shape, data, storage));
+    return added.get(name)!;
   };
   const cached = options.kvCache === true;
   if (cached && options.attentionMask === false) {
@@ -103,7 +105,11 @@ export function policyOnnx(
   b.output(logits, "logits", [...dims, cfg.vocabSize]);
   cache?.addOutputs();
   const graph = b.build(`rft ${cfg.modelType}`);
-  const weightBytes = [...added].reduce((sum, name) => sum + params.get(name)!.byteLength, 0);
+  const bytesPerValue = storage === "float16" ? 2 : 4;
+  const weightBytes = [...added.keys()].reduce(
+    (sum, name) => sum + bytesPerValue * params.get(name)!.length,
+    0,
+  );
   const mode = options.externalData ?? "auto";
   const external = mode === true || (mode === "auto" && weightBytes > INLINE_WEIGHT_LIMIT);
   if (!external && weightBytes > INLINE_WEIGHT_LIMIT) {

@@ -4,9 +4,11 @@
  * `onnx/model.onnx` with the KV-cached graph (weights in `onnx/model.onnx_data` past 2 GiB, which
  * `config.json`'s `transformers.js_config.use_external_data_format` announces), the tokenizer
  * files and chat template (a char tokenizer converted to `tokenizer.json`) and
- * `generation_config.json` (the model's, or config.json's bos/eos/pad ids). No fp16 or quantized variants.
+ * `generation_config.json` (the model's, or config.json's bos/eos/pad ids); on request also
+ * `onnx/model_fp16.onnx` with float16 weights. No quantized variants.
  */
 
+import { basename } from "node:path";
 import { CHAR_TOKENIZER_FILE, CharTokenizer } from "../model/char_tokenizer.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import { HF_TOKENIZER_FILES } from "../model/tokenizer.ts";
@@ -16,19 +18,22 @@ import { hfCharTokenizerFiles } from "./hf_char_tokenizer.ts";
 
 /** The ONNX file transformers.js loads for dtype fp32, relative to the model directory. */
 export const TRANSFORMERS_JS_MODEL = "onnx/model.onnx";
-/** The external data file transformers.js expects beside it (one chunk). */
-const DATA_FILE = "model.onnx_data";
+/** The one for dtype fp16 (float16 weights, cast to float32: inputs and outputs stay float32). */
+const FP16_MODEL = "onnx/model_fp16.onnx";
 const GENERATION_CONFIG = "generation_config.json";
 
 /** Options of {@link exportTransformersJs}. */
 export interface TransformersJsExportOptions {
   /** Weights in `onnx/model.onnx_data`: always, never, or (default) past 2 GiB. */
   externalData?: boolean | "auto";
+  /** Also write `onnx/model_fp16.onnx` (float16 weights) for `dtype: "fp16"`. */
+  fp16?: boolean;
 }
 
 /** What {@link exportTransformersJs} wrote. */
 export interface TransformersJsExportResult {
-  onnx: OnnxExportResult;
+  /** The fp32 model, then the fp16 one when asked for. */
+  onnx: OnnxExportResult[];
   /** Every file written besides the ONNX ones, relative to the directory. */
   files: string[];
 }
@@ -88,16 +93,26 @@ export async function exportTransformersJs(
   for (const [name, content] of files) {
     await writeAtomic(`${dir}/${name}`, typeof content === "string" ? content : [content]);
   }
-  const onnx = await exportOnnx(model, `${dir}/${TRANSFORMERS_JS_MODEL}`, {
-    kvCache: true,
-    externalData: options.externalData ?? "auto",
-    dataFile: DATA_FILE,
-  });
+  const onnx: OnnxExportResult[] = [];
+  // transformers.js reads `<file>_data` (one chunk) for each file this map names.
+  const external: Record<string, number> = {};
+  for (const path of options.fp16 ? [TRANSFORMERS_JS_MODEL, FP16_MODEL] : [TRANSFORMERS_JS_MODEL]) {
+    const file = basename(path);
+    const result = await exportOnnx(model, `${dir}/${path}`, {
+      kvCache: true,
+      externalData: options.externalData ?? "auto",
+      dataFile: `${file}_data`,
+      float16Weights: path === FP16_MODEL,
+    });
+    if (result.dataPath) external[file] = 1;
+    onnx.push(result);
+  }
   const config: Record<string, unknown> = { ...model.rawConfig };
   const jsConfig = config["transformers.js_config"] as Record<string, unknown> | undefined;
   const { use_external_data_format: _, ...keep } = jsConfig ?? {};
-  if (onnx.dataPath) config["transformers.js_config"] = { ...keep, use_external_data_format: true };
-  else if (jsConfig) config["transformers.js_config"] = keep;
+  if (Object.keys(external).length > 0) {
+    config["transformers.js_config"] = { ...keep, use_external_data_format: external };
+  } else if (jsConfig) config["transformers.js_config"] = keep;
   await writeAtomic(`${dir}/config.json`, jsonText(config));
   return { onnx, files: ["config.json", ...files.keys()] };
 }

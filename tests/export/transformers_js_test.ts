@@ -34,11 +34,14 @@ for (const label of FAMILIES) {
     try {
       const externalData = label.startsWith("qwen2");
       const result = await exportTransformersJs(model, dir, { externalData });
-      assertEquals(result.onnx.dataPath, externalData ? `${dir}/onnx/model.onnx_data` : undefined);
+      assertEquals(
+        result.onnx[0].dataPath,
+        externalData ? `${dir}/onnx/model.onnx_data` : undefined,
+      );
       const config = JSON.parse(await Deno.readTextFile(`${dir}/config.json`));
       assertEquals(
         config["transformers.js_config"]?.use_external_data_format,
-        externalData || undefined,
+        externalData ? { "model.onnx": 1 } : undefined,
       );
       const generation = JSON.parse(await Deno.readTextFile(`${dir}/generation_config.json`));
       assertEquals(generation, IDS);
@@ -165,3 +168,67 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
     await full.release();
   });
 }
+
+Deno.test("fp16 export: transformers.js dtype fp16 runs the float16-rounded weights", async () => {
+  const label = "qwen3 (q/k norm, head_dim 6 != 12 / 4, GQA 4/1)";
+  const raw = { ...CONFIGS[label], ...IDS };
+  const cfg = parseHfConfig(raw);
+  const params = randomParameters(cfg, 41);
+  const rounded = new Map(
+    [...params].map(([name, data]) => [name, Float32Array.from(Float16Array.from(data))]),
+  );
+  const model = await createModel(raw, params, { tokenizer: TOKENIZER });
+  const roundedModel = await createModel(raw, rounded, { tokenizer: TOKENIZER });
+  const dir = await Deno.makeTempDir();
+  try {
+    const result = await exportTransformersJs(model, dir, { fp16: true });
+    assertEquals(result.onnx.map((r) => r.path), [
+      `${dir}/onnx/model.onnx`,
+      `${dir}/onnx/model_fp16.onnx`,
+    ]);
+    const weightBytes = [...params.values()].reduce((n, p) => n + 4 * p.length, 0);
+    const saved = result.onnx[0].modelBytes - result.onnx[1].modelBytes;
+    // Half of each weight's bytes, less a Cast node (under 48 bytes) per weight.
+    const castBytes = 48 * params.size;
+    const halved = saved <= weightBytes / 2 && saved > weightBytes / 2 - castBytes;
+    assertEquals(halved, true, `${saved} bytes saved of ${weightBytes}`);
+    // The fp16 graph computes what the f32 graph of the rounded weights does.
+    const half = await ortNode.InferenceSession.create(`${dir}/onnx/model_fp16.onnx`);
+    const reference = await ortNode.InferenceSession.create(
+      concatBytes(policyOnnx(cfg, rounded, { kvCache: true }).model),
+    );
+    const ids = TOKENIZER.encode(PROMPTS[0]);
+    const feeds: Record<string, ortNode.Tensor> = {
+      input_ids: int64NodeTensor(ids, 1),
+      attention_mask: int64NodeTensor(ids.map(() => 1), 1),
+      position_ids: int64NodeTensor(ids.map((_, t) => t), 1),
+    };
+    for (const name of Object.values(pastNames(0))) {
+      feeds[name] = new ortNode.Tensor("float32", new Float32Array(0), [1, 1, 0, 6]);
+    }
+    const [a, b] = [await half.run(feeds), await reference.run(feeds)];
+    assertClose(a.logits.data as Float32Array, b.logits.data as Float32Array, {
+      atol: 1e-5,
+      rtol: 0,
+      label: "fp16 graph vs f32 graph of rounded weights",
+    });
+    await half.release();
+    await reference.release();
+
+    const greedy = await roundedModel.generate(PROMPTS, { temperature: 0, maxTokens: NEW_TOKENS });
+    const pipe = await transformers.pipeline("text-generation", localModelId(dir), {
+      dtype: "fp16",
+    });
+    const texts = await pipe(PROMPTS, { max_new_tokens: NEW_TOKENS, do_sample: false });
+    PROMPTS.forEach((prompt, b) => {
+      const text = TOKENIZER.decode(greedy[b].tokens, { skipSpecialTokens: true });
+      const generated = (texts[b] as { generated_text: string }[])[0].generated_text;
+      assertEquals(generated, prompt + text, `fp16 pipeline prompt ${b}`);
+    });
+    await pipe.dispose();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    model.destroy();
+    roundedModel.destroy();
+  }
+});
