@@ -94,6 +94,30 @@ Deno.test("rft export --transformers-js writes the KV-cached model, tokenizer an
   }
 });
 
+Deno.test("rft export --transformers-js copies an HF model's tokenizer, chat template and generation config", async () => {
+  const root = await Deno.makeTempDir();
+  const model = `${root}/checkpoints/step_2`;
+  await saveStep2(root, initParameters(parseHfConfig(RAW), 4, 0.3));
+  const hf = hfCharTokenizerFiles(new CharTokenizer("+0123456="));
+  const sideFiles = {
+    "tokenizer.json": JSON.stringify(hf.tokenizer),
+    "tokenizer_config.json": JSON.stringify({ ...hf.config, chat_template: undefined }),
+    "chat_template.jinja": "{% for m in messages %}{{ m.content }}{% endfor %}",
+    "generation_config.json": JSON.stringify({ eos_token_id: 2, temperature: 0.7 }),
+  };
+  try {
+    for (const [name, text] of Object.entries(sideFiles)) {
+      await Deno.writeTextFile(`${model}/${name}`, text);
+    }
+    assertEquals(await exportCommand(["--transformers-js", `${root}/tjs`, "--model", model]), 0);
+    for (const [name, text] of Object.entries(sideFiles)) {
+      assertEquals(await Deno.readTextFile(`${root}/tjs/${name}`), text, name);
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("rft export names what is missing", async () => {
   const empty = await Deno.makeTempDir();
   try {
