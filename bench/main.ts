@@ -22,8 +22,8 @@ export interface BenchScript {
 /** The suite, in the order it runs. */
 export const SUITE: readonly BenchScript[] = [
   { name: "matmul", file: "matmul.ts", measures: "matmul GFLOP/s vs onnxruntime-web" },
-  { name: "forward", file: "forward.ts", measures: "prefill tokens/s vs onnxruntime-web" },
-  { name: "decode", file: "decode.ts", measures: "decode tokens/s vs onnxruntime-web" },
+  { name: "forward", file: "forward.ts", measures: "prefill tokens/s vs onnxruntime-web/node" },
+  { name: "decode", file: "decode.ts", measures: "decode tokens/s vs transformers.js, ORT" },
   { name: "train", file: "train.ts", measures: "fwd+bwd and train step (AdamW) tokens/s" },
   { name: "step", file: "step.ts", measures: "RL step of the example: generate/score/train/sync" },
 ];

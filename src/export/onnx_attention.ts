@@ -17,7 +17,7 @@ const MASKED = -3.4028234663852886e38;
 
 /**
  * The keys and values layer `layer` attends to, [batch, kvHeads, keys, headDim], from its new
- * `keys` and `values` [batch, kvHeads, seq, headDim] (a KV cache puts the past ones first).
+ * `keys` and `values` (in the layout the user of the source documents).
  */
 export type KeyValueSource = (
   layer: number,
@@ -46,7 +46,10 @@ export interface AttentionInputs {
   mask?: string;
   /** int64 [batch, seq]; none: counted from the mask (or 0..seq-1 without one). */
   positions?: string;
-  /** Past keys and values (requires `mask`, whose length says how many keys there are). */
+  /**
+   * Puts the past keys and values before the new ones, [batch, kvHeads, seq, headDim] (requires
+   * `mask`, whose length says how many keys there are).
+   */
   cache?: KeyValueSource;
 }
 
