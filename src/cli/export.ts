@@ -103,7 +103,7 @@ export async function exportCommand(args: string[]): Promise<number> {
   }
   const tjsDir = values["transformers-js"];
   if (!values.onnx === !tjsDir) {
-    throw new CliError(`one of --onnx FILE or --transformers-js DIR is required\n${HELP}`);
+    throw new CliError(`exactly one of --onnx FILE or --transformers-js DIR is required\n${HELP}`);
   }
   if (!values.model) throw new CliError(`--model DIR is required\n${HELP}`);
   if (tjsDir && values["no-attention-mask"]) {

@@ -124,7 +124,7 @@ Deno.test("rft export names what is missing", async () => {
     await assertRejects(
       () => exportCommand(["--model", empty]),
       CliError,
-      "one of --onnx FILE or --transformers-js DIR is required",
+      "exactly one of --onnx FILE or --transformers-js DIR is required",
     );
     await assertRejects(
       () => exportCommand(["--onnx", `${empty}/x.onnx`, "--model", empty]),
