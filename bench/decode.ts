@@ -7,7 +7,8 @@
  * (2-thread wasm EP at `--wasm-batches`, default all; WebGPU EP at `--webgpu-batches`, default
  * none: minutes per batch on a CPU adapter). Also counts rft's readbacks per generated token
  * (one per block of steps) and its GPU dispatches per decode step. Decode tokens/s counts the
- * tokens after each row's first (which comes from the prompt's forward). `--json FILE` writes
+ * tokens after each row's first (which comes from the prompt's forward, reported as prefill
+ * tokens/s). `--json FILE` writes
  * the results. Prints, never asserts.
  */
 
@@ -44,6 +45,8 @@ interface Row {
   blocks: number;
   /** rft's GPU dispatches per decode step. */
   dispatchesPerStep: number;
+  /** Prompt tokens/s of the call (or step) that reads the prompt and gives the first token. */
+  prefill: { rft: number; tjs: number; ortNode: number };
   /** Share of each contender's greedy tokens equal to rft's. */
   sameTokens: { tjs: number; ortNode: number; ortWasm?: number };
 }
@@ -55,6 +58,11 @@ GPUComputePassEncoder.prototype.dispatchWorkgroups = function (x, y, z) {
   dispatchCounter.count++;
   return realDispatch.call(this, x, y, z);
 };
+
+/** Prompt tokens/s of a call that took `ms` to read `rows` and give each its first token. */
+function promptRate(rows: number[][], ms: number): number {
+  return (rows.length * rows[0].length) / (ms / 1000);
+}
 
 /** rft greedy generation of `tokens` per prompt; decode tokens/s, readbacks and the tokens. */
 async function rftDecode(engine: GenerationEngine, rows: number[][], tokens: number) {
@@ -77,6 +85,7 @@ async function rftDecode(engine: GenerationEngine, rows: number[][], tokens: num
   const full = await run(tokens);
   return {
     tokensPerS: (rows.length * (tokens - 1)) / ((full.ms - prefill.ms) / 1000),
+    promptTokensPerS: promptRate(rows, prefill.ms),
     readbacks: engine.stats.readbacks - readbacksBefore,
     dispatchesPerStep: (full.dispatches - prefill.dispatches) / (full.steps - prefill.steps),
     tokens: full.samples.map((s) => s.tokens),
@@ -99,6 +108,7 @@ async function ortNodeDecode(ort: OrtNodePolicy, rows: number[][], tokens: numbe
   const run = await ort.greedy(rows, tokens);
   return {
     tokensPerS: (rows.length * (tokens - 1)) / (run.laterStepsMs / 1000),
+    promptTokensPerS: promptRate(rows, run.firstStepMs),
     tokens: run.tokens,
   };
 }
@@ -110,6 +120,7 @@ async function tjsDecode(tjs: TransformersJsPolicy, rows: number[][], tokens: nu
   const full = await tjs.greedy(rows, tokens);
   return {
     tokensPerS: (rows.length * (tokens - 1)) / ((full.ms - prefill.ms) / 1000),
+    promptTokensPerS: promptRate(rows, prefill.ms),
     tokens: full.tokens,
   };
 }
@@ -180,6 +191,11 @@ async function main() {
         readbacks: rft.readbacks,
         blocks: Math.ceil(tokens / engine.blockSize),
         dispatchesPerStep: rft.dispatchesPerStep,
+        prefill: {
+          rft: rft.promptTokensPerS,
+          tjs: tjsRun.promptTokensPerS,
+          ortNode: node.promptTokensPerS,
+        },
         sameTokens: {
           tjs: agreement(tjsRun.tokens, rft.tokens),
           ortNode: agreement(node.tokens, rft.tokens),
@@ -212,13 +228,18 @@ async function main() {
     ["rft/tjs", (r) => figure(r.rft / r.tjs)],
     ["rft/ort-node", (r) => figure(r.rft / r.ortNode)],
     ["rft/wasm", (r) => maybe(r.ortWasm && r.rft / r.ortWasm)],
+    [
+      "prefill rft / tjs / ort-node",
+      (r) => [r.prefill.rft, r.prefill.tjs, r.prefill.ortNode].map(figure).join(" / "),
+    ],
     ["rft dispatches/step", (r) => figure(r.dispatchesPerStep)],
     ["rft readbacks/token", (r) => (r.readbacks / tokens).toFixed(4)],
     ["same tokens tjs / node / wasm", same],
   ], results));
   console.log(
     `rft: ${blockSize} decode steps per block, one readback per block; readbacks/token counts` +
-      ` a row's ${tokens} tokens (all rows share each readback). transformers.js and ort-node:` +
+      ` a row's ${tokens} tokens (all rows share each readback). prefill: prompt tokens/s of` +
+      ` the call (ort-node: the step) that reads the prompt. transformers.js and ort-node:` +
       ` onnxruntime-node's CPU EP on the KV-cached export. same tokens: each one's greedy` +
       ` tokens equal to rft's (random weights have near-ties). ort-webgpu, ort-wasm2t "-": not` +
       ` run at that batch (--webgpu-batches, --wasm-batches).`,
