@@ -43,6 +43,11 @@ export {
 export { initParameters } from "./src/model/init.ts";
 /** A policy as a standard ONNX model (input_ids, attention_mask -> logits); see README. */
 export { exportOnnx, type OnnxExportOptions } from "./src/export/export_onnx.ts";
+/** A policy as a model directory transformers.js generates from (KV cache, tokenizer); README. */
+export {
+  exportTransformersJs,
+  type TransformersJsExportOptions,
+} from "./src/export/export_transformers_js.ts";
 export { type ModelConfig, parseHfConfig, readHfConfig } from "./src/model/hf_config.ts";
 export { loadTokenizer, type Tokenizer } from "./src/model/tokenizer.ts";
 export { CharTokenizer } from "./src/model/char_tokenizer.ts";

@@ -11,7 +11,7 @@ import type { InferenceSession, Tensor } from "onnxruntime-web/webgpu";
 import { policyOnnx } from "../src/export/export_onnx.ts";
 import { concatBytes } from "../src/export/onnx_proto.ts";
 import type { GpuContext } from "../src/gpu/device.ts";
-import { parseHfConfig } from "../src/model/hf_config.ts";
+import { type ModelConfig, parseHfConfig } from "../src/model/hf_config.ts";
 import { initParameters } from "../src/model/init.ts";
 import { createModel, type PolicyModel } from "../src/model/policy.ts";
 import { configureOrt } from "./_ort.ts";
@@ -143,6 +143,10 @@ export function argmax(values: Float32Array, offset: number, count: number): num
 export interface ExportedPolicy {
   model: PolicyModel;
   ort: OrtPolicy;
+  /** The shape's config.json, parsed, and the weights, for other runtimes. */
+  raw: Record<string, unknown>;
+  cfg: ModelConfig;
+  params: ReadonlyMap<string, Float32Array>;
   /** Parameter count and ONNX model bytes, for the report. */
   parameters: number;
   onnxBytes: number;
@@ -159,6 +163,9 @@ export async function exportedPolicy(name: string, gpu: GpuContext): Promise<Exp
   return {
     model,
     ort: await OrtPolicy.create(bytes, cfg.vocabSize),
+    raw,
+    cfg,
+    params,
     parameters,
     onnxBytes: bytes.length,
   };

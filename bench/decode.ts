@@ -1,43 +1,67 @@
 /**
  * `deno run -A bench/decode.ts`: greedy decode tokens/s of random models at batch 1 / 8 / 32
- * with rft's KV-cached generation engine, against onnxruntime-web (2-thread wasm EP, and the
- * WebGPU EP at `--webgpu-batches`, default 1 and 8: batch 32 takes minutes on a CPU adapter) on
- * the same weights exported to ONNX. The export has no KV cache, so ORT's loop feeds the growing
- * sequence back each step, reads the logits and takes the argmax of the last position: the usual
- * loop over such an export, not an equal algorithm. Also counts rft's readbacks per generated
- * token (the engine reads back once per block of steps). Decode tokens/s counts the tokens after
- * each row's first (which comes from the prompt's forward). `--json FILE` writes the results.
- * Prints, never asserts.
+ * with rft's KV-cached generation engine, against what a JavaScript user would pick, on the same
+ * weights exported by `src/export/`: transformers.js `model.generate` and a raw onnxruntime-node
+ * loop, both on the KV-cached export (onnxruntime-node's CPU EP, default threads), and
+ * onnxruntime-web without a KV cache, whose loop feeds the growing sequence back each step
+ * (2-thread wasm EP at `--wasm-batches`, default all; WebGPU EP at `--webgpu-batches`, default
+ * none: minutes per batch on a CPU adapter). Also counts rft's readbacks per generated token
+ * (one per block of steps) and its GPU dispatches per decode step. Decode tokens/s counts the
+ * tokens after each row's first (which comes from the prompt's forward, reported as prefill
+ * tokens/s). `--json FILE` writes
+ * the results. Prints, never asserts.
  */
 
-import { parseArgs } from "node:util";
 import { GenerationEngine } from "../src/engine/engine.ts";
 import { getGpu } from "../src/gpu/device.ts";
 import { exportedPolicy, type OrtPolicy, type OrtProvider, tokenRows } from "./_ort_policy.ts";
-import { integerFlag } from "./_flags.ts";
+import { OrtNodePolicy } from "./_ort_node_policy.ts";
+import { TransformersJsPolicy } from "./_transformers_js_policy.ts";
+import { benchArgs, integerFlag } from "./_flags.ts";
 import { figure, writeJsonReport } from "./_report.ts";
 import { formatTable } from "./_table.ts";
 
 const SCRIPT = "bench/decode.ts";
 
 const HELP = `Usage: deno run -A ${SCRIPT} [--models tiny,small,smollm2-135m] [--batches 1,8,32]
-  [--prompt-len 16] [--tokens 32] [--webgpu-batches 1,8] [--json FILE]
+  [--prompt-len 16] [--tokens 32] [--webgpu-batches ""] [--wasm-batches 1,8,32] [--json FILE]
 --models          shapes of bench/_model_shapes.ts, random weights (default tiny)
---webgpu-batches  batches at which ORT's WebGPU EP runs too (minutes each on a CPU adapter)`;
+--webgpu-batches  batches at which ORT-web's WebGPU EP runs too (minutes each on a CPU adapter)
+--wasm-batches    batches at which ORT-web's wasm EP (no KV cache) runs (default: all)`;
 
 /** Decode tokens/s of each contender at one batch size. */
 interface Row {
   model: string;
   batch: number;
   rft: number;
-  /** Undefined where the WebGPU EP was not run (minutes per batch on a CPU adapter). */
+  /** transformers.js and the raw onnxruntime-node loop, both KV-cached. */
+  tjs: number;
+  ortNode: number;
+  /** Undefined where ORT-web's EP was not run (`--webgpu-batches`, `--wasm-batches`). */
   ortWebgpu?: number;
-  ortWasm: number;
+  ortWasm?: number;
   /** rft's readbacks during one generate call, and its decode blocks. */
   readbacks: number;
   blocks: number;
-  /** Share of ORT's greedy tokens (wasm EP) equal to rft's. */
-  sameTokens: number;
+  /** rft's GPU dispatches per decode step. */
+  dispatchesPerStep: number;
+  /** Prompt tokens/s of the call (or step) that reads the prompt and gives the first token. */
+  prefill: { rft: number; tjs: number; ortNode: number };
+  /** Share of each contender's greedy tokens equal to rft's. */
+  sameTokens: { tjs: number; ortNode: number; ortWasm?: number };
+}
+
+/** Counts compute dispatches recorded through WebGPU (rft's and any other in the process). */
+const dispatchCounter = { count: 0 };
+const realDispatch = GPUComputePassEncoder.prototype.dispatchWorkgroups;
+GPUComputePassEncoder.prototype.dispatchWorkgroups = function (x, y, z) {
+  dispatchCounter.count++;
+  return realDispatch.call(this, x, y, z);
+};
+
+/** Prompt tokens/s of a call that took `ms` to read `rows` and give each its first token. */
+function promptRate(rows: number[][], ms: number): number {
+  return (rows.length * rows[0].length) / (ms / 1000);
 }
 
 /** rft greedy generation of `tokens` per prompt; decode tokens/s, readbacks and the tokens. */
@@ -45,8 +69,14 @@ async function rftDecode(engine: GenerationEngine, rows: number[][], tokens: num
   const greedy = { temperature: 0, stop: [] };
   const run = async (maxTokens: number) => {
     const start = performance.now();
+    const [dispatches, steps] = [dispatchCounter.count, engine.stats.decodeSteps];
     const samples = await engine.generate(rows, { ...greedy, maxTokens });
-    return { ms: performance.now() - start, samples };
+    return {
+      ms: performance.now() - start,
+      samples,
+      dispatches: dispatchCounter.count - dispatches,
+      steps: engine.stats.decodeSteps - steps,
+    };
   };
   await run(1); // warm-up: compiles the prefill and decode graphs of both cache sizes
   await run(tokens);
@@ -55,18 +85,43 @@ async function rftDecode(engine: GenerationEngine, rows: number[][], tokens: num
   const full = await run(tokens);
   return {
     tokensPerS: (rows.length * (tokens - 1)) / ((full.ms - prefill.ms) / 1000),
+    promptTokensPerS: promptRate(rows, prefill.ms),
     readbacks: engine.stats.readbacks - readbacksBefore,
+    dispatchesPerStep: (full.dispatches - prefill.dispatches) / (full.steps - prefill.steps),
     tokens: full.samples.map((s) => s.tokens),
   };
 }
 
-/** ORT's greedy loop (warmed up on one step); decode tokens/s and the tokens. */
+/** ORT-web's greedy loop without KV cache (warmed up on one step); tokens/s and the tokens. */
 async function ortDecode(ort: OrtPolicy, provider: OrtProvider, rows: number[][], tokens: number) {
   await ort.greedy(provider, rows, 1);
   const run = await ort.greedy(provider, rows, tokens);
   return {
     tokensPerS: (rows.length * (tokens - 1)) / (run.laterStepsMs / 1000),
     tokens: run.tokens,
+  };
+}
+
+/** onnxruntime-node's KV-cached loop (warmed up on two steps); tokens/s and the tokens. */
+async function ortNodeDecode(ort: OrtNodePolicy, rows: number[][], tokens: number) {
+  await ort.greedy(rows, 2);
+  const run = await ort.greedy(rows, tokens);
+  return {
+    tokensPerS: (rows.length * (tokens - 1)) / (run.laterStepsMs / 1000),
+    promptTokensPerS: promptRate(rows, run.firstStepMs),
+    tokens: run.tokens,
+  };
+}
+
+/** transformers.js generate, timed as rft's: a full call less a one-token call. */
+async function tjsDecode(tjs: TransformersJsPolicy, rows: number[][], tokens: number) {
+  await tjs.greedy(rows, 2); // warm-up
+  const prefill = await tjs.greedy(rows, 1);
+  const full = await tjs.greedy(rows, tokens);
+  return {
+    tokensPerS: (rows.length * (tokens - 1)) / ((full.ms - prefill.ms) / 1000),
+    promptTokensPerS: promptRate(rows, prefill.ms),
+    tokens: full.tokens,
   };
 }
 
@@ -77,22 +132,26 @@ function agreement(a: number[][], b: number[][]): number {
 }
 
 async function main() {
-  const { values } = parseArgs({
+  const { values } = benchArgs(SCRIPT, {
     args: Deno.args,
     options: {
       models: { type: "string", default: "tiny" },
       batches: { type: "string", default: "1,8,32" },
       "prompt-len": { type: "string", default: "16" },
       tokens: { type: "string", default: "32" },
-      "webgpu-batches": { type: "string", default: "1,8" },
+      "webgpu-batches": { type: "string", default: "" },
+      "wasm-batches": { type: "string" },
       json: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) return console.log(HELP);
-  const list = (flag: "batches" | "webgpu-batches") =>
-    values[flag] === "" ? [] : values[flag].split(",").map((t) => integerFlag(SCRIPT, flag, t));
+  const list = (flag: "batches" | "webgpu-batches" | "wasm-batches") => {
+    const text = values[flag] ?? values.batches;
+    return text === "" ? [] : text.split(",").map((t) => integerFlag(SCRIPT, flag, t));
+  };
   const [batches, webgpuBatches] = [list("batches"), list("webgpu-batches")];
+  const wasmBatches = list("wasm-batches");
   const promptLen = integerFlag(SCRIPT, "prompt-len", values["prompt-len"]);
   const tokens = integerFlag(SCRIPT, "tokens", values.tokens, 2);
   const gpu = await getGpu();
@@ -104,14 +163,20 @@ async function main() {
   const results: Row[] = [];
   let blockSize = 0;
   for (const name of values.models.split(",")) {
-    const { model, ort, parameters } = await exportedPolicy(name, gpu);
+    const { model, ort, raw, cfg, params, parameters } = await exportedPolicy(name, gpu);
+    const ortNode = await OrtNodePolicy.create(cfg, params);
+    const tjs = await TransformersJsPolicy.create(raw, cfg, params);
     const engine = new GenerationEngine(model);
     blockSize = engine.blockSize;
     models.push({ model: name, parameters });
     for (const batch of batches) {
       const rows = tokenRows(batch, promptLen, model.config.vocabSize);
       const rft = await rftDecode(engine, rows, tokens);
-      const wasm = await ortDecode(ort, "wasm", rows, tokens);
+      const tjsRun = await tjsDecode(tjs, rows, tokens);
+      const node = await ortNodeDecode(ortNode, rows, tokens);
+      const wasm = wasmBatches.includes(batch)
+        ? await ortDecode(ort, "wasm", rows, tokens)
+        : undefined;
       const webgpu = webgpuBatches.includes(batch)
         ? await ortDecode(ort, "webgpu", rows, tokens)
         : undefined;
@@ -119,37 +184,65 @@ async function main() {
         model: name,
         batch,
         rft: rft.tokensPerS,
+        tjs: tjsRun.tokensPerS,
+        ortNode: node.tokensPerS,
         ortWebgpu: webgpu?.tokensPerS,
-        ortWasm: wasm.tokensPerS,
+        ortWasm: wasm?.tokensPerS,
         readbacks: rft.readbacks,
         blocks: Math.ceil(tokens / engine.blockSize),
-        sameTokens: agreement(wasm.tokens, rft.tokens),
+        dispatchesPerStep: rft.dispatchesPerStep,
+        prefill: {
+          rft: rft.promptTokensPerS,
+          tjs: tjsRun.promptTokensPerS,
+          ortNode: node.promptTokensPerS,
+        },
+        sameTokens: {
+          tjs: agreement(tjsRun.tokens, rft.tokens),
+          ortNode: agreement(node.tokens, rft.tokens),
+          ortWasm: wasm && agreement(wasm.tokens, rft.tokens),
+        },
       });
       console.error(`  measured ${name} batch ${batch}`);
     }
     engine.destroy();
+    await tjs.release();
+    await ortNode.release();
     await ort.release();
     model.destroy();
   }
   const maybe = (x?: number) => (x === undefined ? "-" : figure(x));
-  console.log(`\ndecode tokens/s (greedy; ORT without KV cache: each step reruns the sequence)`);
+  const same = (r: Row) =>
+    [r.sameTokens.tjs, r.sameTokens.ortNode, r.sameTokens.ortWasm]
+      .map((x) => (x === undefined ? "-" : x.toFixed(2))).join(" / ");
+  console.log(
+    `\ndecode tokens/s (greedy; ort-wasm has no KV cache: each step reruns the sequence)`,
+  );
   console.log(formatTable<Row>([
     ["model", (r) => r.model],
     ["batch", (r) => String(r.batch)],
     ["rft (KV cache)", (r) => figure(r.rft)],
+    ["transformers.js", (r) => figure(r.tjs)],
+    ["ort-node KV", (r) => figure(r.ortNode)],
+    ["ort-wasm2t", (r) => maybe(r.ortWasm)],
     ["ort-webgpu", (r) => maybe(r.ortWebgpu)],
-    ["ort-wasm2t", (r) => figure(r.ortWasm)],
-    ["rft/webgpu", (r) => maybe(r.ortWebgpu && r.rft / r.ortWebgpu)],
-    ["rft/wasm", (r) => figure(r.rft / r.ortWasm)],
+    ["rft/tjs", (r) => figure(r.rft / r.tjs)],
+    ["rft/ort-node", (r) => figure(r.rft / r.ortNode)],
+    ["rft/wasm", (r) => maybe(r.ortWasm && r.rft / r.ortWasm)],
+    [
+      "prefill rft / tjs / ort-node",
+      (r) => [r.prefill.rft, r.prefill.tjs, r.prefill.ortNode].map(figure).join(" / "),
+    ],
+    ["rft dispatches/step", (r) => figure(r.dispatchesPerStep)],
     ["rft readbacks/token", (r) => (r.readbacks / tokens).toFixed(4)],
-    ["readbacks/block", (r) => (r.readbacks / r.blocks).toFixed(2)],
-    ["same tokens", (r) => r.sameTokens.toFixed(3)],
+    ["same tokens tjs / node / wasm", same],
   ], results));
   console.log(
     `rft: ${blockSize} decode steps per block, one readback per block; readbacks/token counts` +
-      ` a row's ${tokens} tokens (all rows share each readback). same tokens: ORT wasm's greedy` +
-      ` tokens equal to rft's (random weights have near-ties). ort-webgpu "-": not run at that` +
-      ` batch (--webgpu-batches).`,
+      ` a row's ${tokens} tokens (all rows share each readback). prefill: prompt tokens/s of` +
+      ` the call (ort-node: the step) that reads the prompt. transformers.js and ort-node:` +
+      ` onnxruntime-node's CPU EP on the KV-cached export. same tokens: each one's greedy` +
+      ` tokens equal to rft's (random weights have near-ties). ort-webgpu, ort-wasm2t "-": not` +
+      ` run at that batch (--webgpu-batches, --wasm-batches).`,
   );
   if (values.json) {
     await writeJsonReport(values.json, "decode", gpu, {

@@ -1,23 +1,23 @@
 /**
  * `deno run -A bench/forward.ts`: prefill (the full forward to logits of every position) of
  * random models on rft against the same weights exported to ONNX and run by onnxruntime-web's
- * WebGPU EP and 2-thread wasm EP, at sequence lengths 64 / 256 and batch 1 / 8; tokens/s and
- * ratios measured in the same run on the same adapter (wall clock for all three, logits left
- * where each produces them). Each cell is the best of `--rounds` interleaved measurements.
+ * WebGPU EP and 2-thread wasm EP and by onnxruntime-node's CPU EP (native, default threads), at
+ * sequence lengths 64 / 256 and batch 1 / 8; tokens/s and ratios measured in the same run on the
+ * same adapter (wall clock for all four, logits left where each produces them). Each cell is the best of `--rounds` interleaved measurements.
  * `--models` picks shapes of `_model_shapes.ts` (default tiny; small and smollm2-135m are slow
  * on a CPU adapter); `--json FILE` also writes the results. Prints, never asserts.
  */
 
-import { parseArgs } from "node:util";
 import { getGpu } from "../src/gpu/device.ts";
 import { compileGraph } from "../src/graph/executable.ts";
 import { Graph } from "../src/graph/graph.ts";
 import type { PolicyModel } from "../src/model/policy.ts";
 import { buildLogits } from "../src/model/transformer.ts";
 import { compareClose } from "../src/util/compare.ts";
-import { integerFlag } from "./_flags.ts";
+import { benchArgs, integerFlag } from "./_flags.ts";
 import { timeRuns } from "./_ort.ts";
 import { exportedPolicy, type OrtPolicy, tokenRows } from "./_ort_policy.ts";
+import { OrtNodePolicy } from "./_ort_node_policy.ts";
 import { figure, writeJsonReport } from "./_report.ts";
 import { formatTable } from "./_table.ts";
 
@@ -36,6 +36,7 @@ interface Row {
   rft: number;
   ortWebgpu: number;
   ortWasm: number;
+  ortNode: number;
 }
 
 /** rft's forward of `rows` compiled once: `time(count)` gives ms per run, `logits` reads them. */
@@ -66,34 +67,39 @@ async function rftForward(model: PolicyModel, rows: number[][]) {
   };
 }
 
-/** Largest |a - b| / (1 + |b|) of both ORT EPs against rft on one batch: the same model? */
-async function agreement(model: PolicyModel, ort: OrtPolicy) {
+/** Largest |a - b| / (1 + |b|) of the ORT runs against rft on one batch: the same model? */
+async function agreement(model: PolicyModel, ort: OrtPolicy, node: OrtNodePolicy) {
   const rows = tokenRows(2, 64, model.config.vocabSize);
   const rft = await rftForward(model, rows);
   const expected = await rft.logits();
   rft.destroy();
   const scale = 1 + expected.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
-  const error = async (provider: "webgpu" | "wasm") =>
-    compareClose(await ort.logits(provider, rows), expected, { atol: 0, rtol: 0 }).maxAbsError /
-    scale;
-  return { webgpu: await error("webgpu"), wasm: await error("wasm") };
+  const error = (logits: Float32Array) =>
+    compareClose(logits, expected, { atol: 0, rtol: 0 }).maxAbsError / scale;
+  return {
+    webgpu: error(await ort.logits("webgpu", rows)),
+    wasm: error(await ort.logits("wasm", rows)),
+    node: error(await node.logits(rows)),
+  };
 }
 
-/** Best prefill tokens/s of rft and both ORT EPs on `batch` rows of `seq` tokens. */
+/** Best prefill tokens/s of rft and the ORT runs on `batch` rows of `seq` tokens. */
 async function benchShape(
   model: PolicyModel,
   ort: OrtPolicy,
+  node: OrtNodePolicy,
   seq: number,
   batch: number,
   minMs: number,
   rounds: number,
-): Promise<Pick<Row, "rft" | "ortWebgpu" | "ortWasm">> {
+): Promise<Pick<Row, "rft" | "ortWebgpu" | "ortWasm" | "ortNode">> {
   const rows = tokenRows(batch, seq, model.config.vocabSize);
   const rft = await rftForward(model, rows);
   const contenders = {
     rft: (count: number) => rft.time(count),
     ortWebgpu: (count: number) => ort.timeForward("webgpu", rows, count),
     ortWasm: (count: number) => ort.timeForward("wasm", rows, count),
+    ortNode: (count: number) => node.timeForward(rows, count),
   };
   const best: Record<string, number> = {};
   for (let round = 0; round < rounds; round++) {
@@ -103,11 +109,11 @@ async function benchShape(
     }
   }
   rft.destroy();
-  return { rft: best.rft, ortWebgpu: best.ortWebgpu, ortWasm: best.ortWasm };
+  return { rft: best.rft, ortWebgpu: best.ortWebgpu, ortWasm: best.ortWasm, ortNode: best.ortNode };
 }
 
 async function main() {
-  const { values } = parseArgs({
+  const { values } = benchArgs(SCRIPT, {
     args: Deno.args,
     options: {
       models: { type: "string", default: "tiny" },
@@ -132,24 +138,26 @@ async function main() {
   const models = [];
   const results: Row[] = [];
   for (const name of values.models.split(",")) {
-    const { model, ort, parameters, onnxBytes } = await exportedPolicy(name, gpu);
-    const sameModel = await agreement(model, ort);
+    const { model, ort, cfg, params, parameters, onnxBytes } = await exportedPolicy(name, gpu);
+    const node = await OrtNodePolicy.create(cfg, params);
+    const sameModel = await agreement(model, ort, node);
     console.log(
       `model ${name}: ${figure(parameters / 1e6)}M parameters, ONNX ${
         figure(onnxBytes / 2 ** 20)
       } MiB (opset 17, src/export/); max |ORT logit - rft logit| / (1 + max |logit|): webgpu ${
         sameModel.webgpu.toExponential(1)
-      }, wasm ${sameModel.wasm.toExponential(1)}`,
+      }, wasm ${sameModel.wasm.toExponential(1)}, node ${sameModel.node.toExponential(1)}`,
     );
     models.push({ model: name, parameters, onnxBytes, sameModel });
     for (const seq of seqs) {
       for (const batch of batches) {
-        const rates = await benchShape(model, ort, seq, batch, minMs, rounds);
+        const rates = await benchShape(model, ort, node, seq, batch, minMs, rounds);
         results.push({ model: name, seq, batch, ...rates });
         console.error(`  measured ${name} seq ${seq} batch ${batch}`);
       }
     }
     await ort.release();
+    await node.release();
     model.destroy();
   }
   console.log(`\nprefill tokens/s (best of ${rounds}, >= ${minMs} ms each, wall clock)`);
@@ -159,8 +167,10 @@ async function main() {
     ["rft", (r) => figure(r.rft)],
     ["ort-webgpu", (r) => figure(r.ortWebgpu)],
     ["ort-wasm2t", (r) => figure(r.ortWasm)],
+    ["ort-node", (r) => figure(r.ortNode)],
     ["rft/webgpu", (r) => figure(r.rft / r.ortWebgpu)],
     ["rft/wasm", (r) => figure(r.rft / r.ortWasm)],
+    ["rft/node", (r) => figure(r.rft / r.ortNode)],
   ], results));
   if (values.json) {
     await writeJsonReport(values.json, "forward", gpu, { minMs, rounds, models, prefill: results });

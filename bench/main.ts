@@ -7,8 +7,8 @@
  * status and wall time; exits 1 when one failed. Measures nothing itself.
  */
 
-import { parseArgs } from "node:util";
 import { formatTable } from "./_table.ts";
+import { benchArgs } from "./_flags.ts";
 
 /** A script of the suite. */
 export interface BenchScript {
@@ -22,8 +22,8 @@ export interface BenchScript {
 /** The suite, in the order it runs. */
 export const SUITE: readonly BenchScript[] = [
   { name: "matmul", file: "matmul.ts", measures: "matmul GFLOP/s vs onnxruntime-web" },
-  { name: "forward", file: "forward.ts", measures: "prefill tokens/s vs onnxruntime-web" },
-  { name: "decode", file: "decode.ts", measures: "decode tokens/s vs onnxruntime-web" },
+  { name: "forward", file: "forward.ts", measures: "prefill tokens/s vs onnxruntime-web/node" },
+  { name: "decode", file: "decode.ts", measures: "decode tokens/s vs transformers.js, ORT" },
   { name: "train", file: "train.ts", measures: "fwd+bwd and train step (AdamW) tokens/s" },
   { name: "step", file: "step.ts", measures: "RL step of the example: generate/score/train/sync" },
 ];
@@ -76,7 +76,7 @@ async function runScript(script: BenchScript, args: readonly string[]): Promise<
 }
 
 async function main() {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = benchArgs("bench/main.ts", {
     args: Deno.args,
     allowPositionals: true,
     options: {

@@ -7,7 +7,6 @@
  * writes the results.
  */
 
-import { parseArgs } from "node:util";
 import { timeDispatches } from "../src/gpu/autotune.ts";
 import { getGpu, type GpuContext } from "../src/gpu/device.ts";
 import { compileGraph } from "../src/graph/executable.ts";
@@ -17,6 +16,7 @@ import { matmul, matmulShapes } from "../src/ops/matmul.ts";
 import { chooseMatmulVariant } from "../src/ops/matmul_autotune.ts";
 import { uniformArray } from "../src/util/random.ts";
 import { OrtMatmul, type Timed } from "./_ort.ts";
+import { benchArgs } from "./_flags.ts";
 
 const HELP =
   `Usage: deno task bench [--sizes 128,256,512,1024] [--min-ms 500] [--rounds 3] [--json FILE]`;
@@ -148,7 +148,7 @@ function printTable(rows: readonly Row[]): void {
 }
 
 async function main() {
-  const { values } = parseArgs({
+  const { values } = benchArgs("bench/matmul.ts", {
     args: Deno.args,
     options: {
       sizes: { type: "string", default: "128,256,512,1024" },

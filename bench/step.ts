@@ -10,7 +10,6 @@
  * and its share. No buffer, checkpoints or monitor: nothing is written but `--json`.
  */
 
-import { parseArgs } from "node:util";
 import { createOperators, runOperators } from "../src/buffer/operators/mod.ts";
 import { Taskset } from "../src/buffer/taskset.ts";
 import { getGpu } from "../src/gpu/device.ts";
@@ -28,7 +27,7 @@ import {
   initialPolicy,
   loadBenchStage,
 } from "./_example_stage.ts";
-import { integerFlag } from "./_flags.ts";
+import { benchArgs, integerFlag } from "./_flags.ts";
 import { GenerationTimer } from "./_generation_timer.ts";
 import { figure, writeJsonReport } from "./_report.ts";
 import { formatTable } from "./_table.ts";
@@ -169,7 +168,7 @@ export function meanPhases(records: readonly StepRecord[]): PhaseSeconds {
 
 /** The command line: runs the steps, prints the table, writes `--json`. */
 export async function main(args: readonly string[]): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = benchArgs(SCRIPT, {
     args: [...args],
     options: {
       steps: { type: "string", default: "5" },

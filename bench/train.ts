@@ -9,7 +9,6 @@
  * each figure is the mean of `--reps` runs after a warm-up run that compiles the graphs.
  */
 
-import { parseArgs } from "node:util";
 import { type Experience, newEid } from "../src/buffer/experience.ts";
 import { getGpu, type GpuContext } from "../src/gpu/device.ts";
 import { grad } from "../src/graph/autodiff.ts";
@@ -32,7 +31,7 @@ import {
   initialPolicy,
   loadBenchStage,
 } from "./_example_stage.ts";
-import { integerFlag } from "./_flags.ts";
+import { benchArgs, integerFlag } from "./_flags.ts";
 import { modelShape } from "./_model_shapes.ts";
 import { figure, writeJsonReport } from "./_report.ts";
 import { formatTable } from "./_table.ts";
@@ -202,7 +201,7 @@ async function measure(
 }
 
 async function main() {
-  const { values } = parseArgs({
+  const { values } = benchArgs(SCRIPT, {
     args: Deno.args,
     options: {
       models: { type: "string", default: `${EXAMPLE_MODEL},smollm2-135m` },

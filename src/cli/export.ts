@@ -1,28 +1,43 @@
 /**
- * `rft export --onnx OUT.onnx --model DIR`: writes a model as a standard ONNX graph (see
- * `src/export/export_onnx.ts`). DIR is a Hugging Face model directory, a checkpoint directory,
- * or a run directory (its latest checkpoint). ONNX is the only export format so far.
+ * `rft export --onnx OUT.onnx --model DIR` writes a model as a standard ONNX graph (see
+ * `src/export/export_onnx.ts`); `rft export --transformers-js OUT_DIR --model DIR` writes the
+ * model directory transformers.js generates from, KV cache and tokenizer included (see
+ * `src/export/export_transformers_js.ts`). DIR is a Hugging Face model directory, a checkpoint
+ * directory, or a run directory (its latest checkpoint; of a multi-stage run, its last stage's).
  */
 
-import { exportOnnx } from "../export/export_onnx.ts";
-import { loadModel } from "../model/policy.ts";
+import { exportOnnx, type OnnxExportResult } from "../export/export_onnx.ts";
+import { exportTransformersJs } from "../export/export_transformers_js.ts";
+import { loadModel, type PolicyModel } from "../model/policy.ts";
 import { findLatestCheckpoint } from "../trainer/checkpoint.ts";
 import { CliError } from "./cli_error.ts";
 import { parseFlags } from "./parse_flags.ts";
 
-const HELP = `Usage: ./rft export --onnx OUT.onnx --model DIR [options]
+const HELP =
+  `Usage: ./rft export (--onnx OUT.onnx | --transformers-js OUT_DIR) --model DIR [options]
 
-Writes the model as an ONNX graph (opset 17): inputs input_ids and attention_mask (int64
+--onnx writes the model as an ONNX graph (opset 17): inputs input_ids and attention_mask (int64
 [batch, seq]), output logits (float [batch, seq, vocab]), weights as initializers.
+--transformers-js writes a directory transformers.js generates from: config.json,
+onnx/model.onnx (KV-cached: position_ids, past_key_values.* in, present.* out), tokenizer.json,
+tokenizer_config.json (a char tokenizer is converted), generation_config.json.
 
 Options:
-  --onnx FILE            the ONNX file to write
-  --model DIR            Hugging Face model directory, checkpoint directory (step_N), or run
-                         directory (its latest checkpoint)
-  --no-attention-mask    only input_ids (every sequence unpadded)
-  --external-data        weights in FILE.data beside the model (default: only past 2 GiB)`;
+  --onnx FILE              the ONNX file to write
+  --transformers-js DIR    the transformers.js model directory to write
+  --model DIR              Hugging Face model directory, checkpoint directory (step_N), or run
+                           directory (its latest checkpoint, of the last stage written)
+  --no-attention-mask      only input_ids (every sequence unpadded; --onnx only)
+  --external-data          weights in a data file beside the model (default: only past 2 GiB;
+                           FILE.data, or onnx/model.onnx_data for transformers.js)
+  --fp16                   float16 weights (cast to float32 in the graph): with --onnx, in FILE;
+                           with --transformers-js, also onnx/model_fp16.onnx (dtype "fp16")`;
 
-/** The model directory `dir` names: itself when it has config.json, else its latest checkpoint. */
+/**
+ * The model directory `dir` names: itself when it has config.json, else its latest checkpoint,
+ * else (a run of several stages, one directory each) the most recently written checkpoint of
+ * its stages.
+ */
 async function modelDirectory(dir: string): Promise<string> {
   try {
     await Deno.stat(`${dir}/config.json`);
@@ -30,13 +45,41 @@ async function modelDirectory(dir: string): Promise<string> {
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }
-  const latest = await findLatestCheckpoint(dir);
+  const latest = await findLatestCheckpoint(dir) ?? await latestStageCheckpoint(dir);
   if (!latest) {
     throw new CliError(
       `Cannot export ${dir}: expected a model directory (config.json) or a run directory with checkpoints, found neither`,
     );
   }
   return latest;
+}
+
+/** The latest checkpoint of the subdirectory (stage) of `dir` whose one was written last. */
+async function latestStageCheckpoint(dir: string): Promise<string | undefined> {
+  let best: { path: string; written: number } | undefined;
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (!entry.isDirectory) continue;
+      const path = await findLatestCheckpoint(`${dir}/${entry.name}`);
+      if (!path) continue;
+      const written = (await Deno.stat(path)).mtime?.getTime() ?? 0;
+      if (!best || written > best.written) best = { path, written };
+    }
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  return best?.path;
+}
+
+/** Prints what an ONNX export wrote. */
+function reportOnnx(result: OnnxExportResult, from: string): void {
+  const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+  console.log(
+    `wrote ${result.path} (${
+      mb(result.modelBytes)
+    }, ${result.nodes} nodes, ${result.initializers} initializers) from ${from}`,
+  );
+  if (result.dataPath) console.log(`wrote ${result.dataPath} (${mb(result.dataBytes)})`);
 }
 
 /** Runs `rft export`; returns the exit code. */
@@ -46,9 +89,11 @@ export async function exportCommand(args: string[]): Promise<number> {
     options: {
       help: { type: "boolean", short: "h" },
       onnx: { type: "string" },
+      "transformers-js": { type: "string" },
       model: { type: "string" },
       "no-attention-mask": { type: "boolean" },
       "external-data": { type: "boolean" },
+      fp16: { type: "boolean" },
     },
   }, HELP);
   const { values } = parsed;
@@ -56,27 +101,42 @@ export async function exportCommand(args: string[]): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  if (!values.onnx) throw new CliError(`--onnx FILE is required\n${HELP}`);
+  const tjsDir = values["transformers-js"];
+  if (!values.onnx === !tjsDir) {
+    throw new CliError(`exactly one of --onnx FILE or --transformers-js DIR is required\n${HELP}`);
+  }
   if (!values.model) throw new CliError(`--model DIR is required\n${HELP}`);
+  if (tjsDir && values["no-attention-mask"]) {
+    throw new CliError(
+      "--no-attention-mask applies to --onnx only: transformers.js feeds an attention_mask",
+    );
+  }
   const dir = await modelDirectory(values.model);
-  let model;
+  let model: PolicyModel;
   try {
     model = await loadModel(dir);
   } catch (err) {
     throw new CliError((err as Error).message);
   }
+  const externalData: boolean | "auto" = values["external-data"] ? true : "auto";
   try {
-    const result = await exportOnnx(model, values.onnx, {
-      attentionMask: !values["no-attention-mask"],
-      externalData: values["external-data"] ? true : "auto",
-    });
-    const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
-    console.log(
-      `wrote ${result.path} (${
-        mb(result.modelBytes)
-      }, ${result.nodes} nodes, ${result.initializers} initializers) from ${dir}`,
-    );
-    if (result.dataPath) console.log(`wrote ${result.dataPath} (${mb(result.dataBytes)})`);
+    if (tjsDir) {
+      const options = { externalData, fp16: values.fp16 };
+      const result = await exportTransformersJs(model, tjsDir, options).catch((err) => {
+        throw err instanceof Error && err.message.startsWith("Cannot export for transformers.js")
+          ? new CliError(err.message)
+          : err;
+      });
+      for (const onnx of result.onnx) reportOnnx(onnx, dir);
+      console.log(`wrote ${result.files.map((f) => `${tjsDir}/${f}`).join(", ")}`);
+    } else {
+      const result = await exportOnnx(model, values.onnx!, {
+        attentionMask: !values["no-attention-mask"],
+        externalData,
+        float16Weights: values.fp16,
+      });
+      reportOnnx(result, dir);
+    }
   } finally {
     model.destroy();
   }

@@ -2,11 +2,12 @@
  * Exports a policy as a standard ONNX model (opset 17): inputs `input_ids` (int64 [batch, seq])
  * and, by default, `attention_mask` (int64 [batch, seq], 1 = token, 0 = padding); output
  * `logits` (float [batch, seq, vocab]). Parameters are initializers under their Hugging Face
- * names, inline or, past 2 GiB (the protobuf limit) or when asked, in `<model file>.data`. The
- * graph has no KV cache and no sampling: it is the teacher-forced forward.
+ * names, inline or, past 2 GiB (the protobuf limit) or when asked, in `<model file>.data`.
+ * By default the graph is the teacher-forced forward; `kvCache` adds past keys and values in and
+ * present ones out (the decoder transformers.js runs). No sampling in either.
  */
 
-import { basename } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { shapeSize } from "../graph/tensor.ts";
 import type { ModelConfig } from "../model/hf_config.ts";
 import { parameterSpecs } from "../model/parameters.ts";
@@ -17,6 +18,7 @@ import { gpt2Logits } from "./gpt2_onnx.ts";
 import { llamaLogits } from "./llama_onnx.ts";
 import { attentionContext } from "./onnx_attention.ts";
 import { OnnxGraphBuilder } from "./onnx_graph_builder.ts";
+import { BATCH_DIM, cacheLayout, OnnxKvCache } from "./onnx_kv_cache.ts";
 import { type EncodedOnnx, encodeOnnxModel } from "./onnx_proto.ts";
 
 /** Weights beyond this many bytes go to external data in "auto" mode (2 GiB less headroom). */
@@ -28,6 +30,13 @@ export interface OnnxExportOptions {
   attentionMask?: boolean;
   /** Store the weights in a data file beside the model: always, never, or (default) past 2 GiB. */
   externalData?: boolean | "auto";
+  /**
+   * Add a KV cache (`onnx_kv_cache.ts`): inputs `position_ids` and `past_key_values.*`, outputs
+   * `present.*`, and `attention_mask` over past and new tokens (default false).
+   */
+  kvCache?: boolean;
+  /** Store the weights as float16 (cast to float in the graph; compute stays f32). */
+  float16Weights?: boolean;
 }
 
 /** What {@link exportOnnx} wrote. */
@@ -55,7 +64,8 @@ export function policyOnnx(
   checkArchitecture(cfg);
   const b = new OnnxGraphBuilder();
   const specs = new Map(parameterSpecs(cfg).map((s) => [s.name, s]));
-  const added = new Set<string>();
+  const added = new Map<string, string>();
+  const storage = options.float16Weights ? "float16" : "float";
   const weight = (name: string) => {
     const spec = specs.get(name);
     if (!spec) {
@@ -71,22 +81,35 @@ export function policyOnnx(
         } values, received ${data?.length ?? "none"}`,
       );
     }
-    if (!added.has(name)) b.weight(name, spec.shape, data);
-    added.add(name);
-    return name;
+    if (!added.has(name)) added.set(name, b.weight(name, spec.shape, data, storage));
+    return added.get(name)!;
   };
-  const dims = ["batch", "sequence"];
+  const cached = options.kvCache === true;
+  if (cached && options.attentionMask === false) {
+    throw new Error(
+      `Cannot export ${cfg.modelType} to ONNX with a KV cache: expected an attention_mask, received attentionMask false`,
+    );
+  }
+  const dims = cached ? [BATCH_DIM, "sequence_length"] : ["batch", "sequence"];
   const ids = b.input("input_ids", dims, "int64");
+  const maskDims = cached ? [BATCH_DIM, "total_sequence_length"] : dims;
   const mask = options.attentionMask === false
     ? undefined
-    : b.input("attention_mask", dims, "int64");
-  const context = attentionContext(b, ids, mask);
+    : b.input("attention_mask", maskDims, "int64");
+  const positions = cached ? b.input("position_ids", dims, "int64") : undefined;
+  const cache = cached ? new OnnxKvCache(b, cacheLayout(cfg)) : undefined;
+  const context = attentionContext(b, { ids, mask, positions, cache: cache?.extend });
   const logits = cfg.family === "llama"
     ? llamaLogits(b, cfg, weight, ids, context)
     : gpt2Logits(b, cfg, weight, ids, context);
   b.output(logits, "logits", [...dims, cfg.vocabSize]);
+  cache?.addOutputs();
   const graph = b.build(`rft ${cfg.modelType}`);
-  const weightBytes = [...added].reduce((sum, name) => sum + params.get(name)!.byteLength, 0);
+  const bytesPerValue = storage === "float16" ? 2 : 4;
+  const weightBytes = [...added.keys()].reduce(
+    (sum, name) => sum + bytesPerValue * params.get(name)!.length,
+    0,
+  );
   const mode = options.externalData ?? "auto";
   const external = mode === true || (mode === "auto" && weightBytes > INLINE_WEIGHT_LIMIT);
   if (!external && weightBytes > INLINE_WEIGHT_LIMIT) {
@@ -104,7 +127,8 @@ export function policyOnnx(
 
 /**
  * Writes `model` (its current GPU weights, read back once) as an ONNX model at `path`, and its
- * weights to `<path>.data` when they are stored externally. Each file is written atomically.
+ * weights to `<path>.data` (or `dataFile` beside it) when they are stored externally. Each file
+ * is written atomically.
  *
  * @example
  * ```ts
@@ -115,13 +139,13 @@ export function policyOnnx(
 export async function exportOnnx(
   model: PolicyModel,
   path: string,
-  options: OnnxExportOptions = {},
+  options: OnnxExportOptions & { dataFile?: string } = {},
 ): Promise<OnnxExportResult> {
   const params = await model.readParameters();
-  const dataLocation = `${basename(path)}.data`;
+  const dataLocation = options.dataFile ?? `${basename(path)}.data`;
   const encoded = policyOnnx(model.config, params, { ...options, dataLocation });
   const size = (parts: Uint8Array[]) => parts.reduce((n, p) => n + p.length, 0);
-  const dataPath = encoded.externalData.length > 0 ? `${path}.data` : undefined;
+  const dataPath = encoded.externalData.length > 0 ? join(dirname(path), dataLocation) : undefined;
   if (dataPath) await writeAtomic(dataPath, encoded.externalData);
   await writeAtomic(path, encoded.model);
   return {

@@ -1,7 +1,8 @@
 /**
  * GPT-2 as an ONNX graph, following `src/model/transformer.ts` step by step: token plus learned
  * position embeddings, LayerNorm, the fused qkv Conv1D split in three, causal attention, tanh
- * GELU MLP, final LayerNorm and the tied or untied output head. No KV cache.
+ * GELU MLP, final LayerNorm and the tied or untied output head. Keys and values come through
+ * the attention context (with or without a KV cache).
  */
 
 import type { Gpt2Config } from "../model/hf_config.ts";
@@ -35,7 +36,7 @@ export function gpt2Logits(
     const qkv = conv(norm(h, `${p}ln_1`), `${p}attn.c_attn`);
     const [q, k, v] = b.ops("Split", [qkv, b.int64s([c, c, c])], 3, { axis: { int: 2 } })
       .map((x) => reshape(b, x, [0, 0, cfg.numHeads, D]));
-    const attn = groupedAttention(b, q, k, v, layout, context.bias);
+    const attn = groupedAttention(b, q, context.keysValues(l, k, v), layout, context.bias);
     h = b.op("Add", [h, conv(attn, `${p}attn.c_proj`)]);
     h = b.op("Add", [
       h,

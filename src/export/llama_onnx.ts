@@ -2,7 +2,8 @@
  * The Llama family (llama, mistral, qwen2, qwen3) as an ONNX graph, following
  * `src/model/transformer.ts` step by step: RMSNorm, q/k/v projections (with qwen2's biases),
  * qwen3's per-head q/k RMSNorm, rotate-half RoPE, grouped-query attention, SwiGLU MLP, final
- * norm and the tied or untied output head. No KV cache: the graph computes every position.
+ * norm and the tied or untied output head. Keys and values come through the attention context,
+ * so one builder serves the full-sequence graph and the KV-cached one.
  */
 
 import type { LlamaConfig } from "../model/hf_config.ts";
@@ -46,7 +47,7 @@ export function llamaLogits(
     }
     q = applyRope(b, q, rope, D);
     k = applyRope(b, k, rope, D);
-    const attn = groupedAttention(b, q, k, v, layout, context.bias);
+    const attn = groupedAttention(b, q, context.keysValues(l, k, v), layout, context.bias);
     h = b.op("Add", [h, linear(b, attn, w(`${p}self_attn.o_proj.weight`))]);
     const y = rmsNorm(b, h, w(`${p}post_attention_layernorm.weight`), eps, 2);
     const gated = b.op("Mul", [

@@ -1,10 +1,11 @@
 /**
- * Causal self-attention as standard ONNX ops: positions and the additive mask from `input_ids`
- * and an optional `attention_mask` (left or right padding: positions restart at 0 on each
- * sequence's first real token, and padded keys are masked), rotate-half RoPE with HF's f32
- * inverse frequencies, and grouped-query attention without repeating K and V (queries are
- * grouped per KV head, 5-D MatMuls broadcast over the group). Matches rft's attention on the
- * real tokens; outputs at padded query positions are finite but meaningless.
+ * Causal self-attention as standard ONNX ops: positions and the additive mask from `input_ids`,
+ * an optional `attention_mask` (left or right padding: positions restart at 0 on each sequence's
+ * first real token, and padded keys are masked) and optional `position_ids`, rotate-half RoPE
+ * with HF's f32 inverse frequencies, and grouped-query attention without repeating K and V
+ * (queries are grouped per KV head, 5-D MatMuls broadcast over the group). With a KV cache the
+ * mask covers past and new keys (the query of new token i sits at past + i). Matches rft's
+ * attention on the real tokens; outputs at padded query positions are finite but meaningless.
  */
 
 import { ropeInvFreq } from "../ops/rope.ts";
@@ -14,12 +15,42 @@ import { reshape } from "./onnx_layers.ts";
 /** The most negative f32: the additive bias of a masked score (finite, so no NaN rows). */
 const MASKED = -3.4028234663852886e38;
 
+/**
+ * The keys and values layer `layer` attends to, [batch, kvHeads, keys, headDim], from its new
+ * `keys` and `values` (in the layout the user of the source documents).
+ */
+export type KeyValueSource = (
+  layer: number,
+  keys: string,
+  values: string,
+) => { keys: string; values: string };
+
 /** What every layer's attention uses, built once from the graph inputs. */
 export interface AttentionContext {
-  /** int64 positions, [batch, seq] with a mask, [1, seq] without. */
+  /** int64 positions, [batch, seq] with a mask or explicit positions, [1, seq] otherwise. */
   positions: string;
-  /** Additive float mask bias: [batch, 1, 1, seq, seq] with a mask, [seq, seq] without. */
+  /** Additive float mask bias: [batch, 1, 1, seq, keys] with a mask, [seq, seq] without. */
   bias: string;
+  /**
+   * Keys and values [batch, kvHeads, keys, headDim] layer `layer` attends to, from its new k, v
+   * [batch, seq, kvHeads, headDim] (with a cache, the past ones first).
+   */
+  keysValues: KeyValueSource;
+}
+
+/** The graph inputs attention is built from. */
+export interface AttentionInputs {
+  /** int64 [batch, seq]: the new tokens. */
+  ids: string;
+  /** int64 [batch, keys] (1 = token, 0 = padding), keys = past + seq; none: unpadded. */
+  mask?: string;
+  /** int64 [batch, seq]; none: counted from the mask (or 0..seq-1 without one). */
+  positions?: string;
+  /**
+   * Puts the past keys and values before the new ones, [batch, kvHeads, seq, headDim] (requires
+   * `mask`, whose length says how many keys there are).
+   */
+  cache?: KeyValueSource;
 }
 
 /** Head counts and size of one attention layer. */
@@ -29,27 +60,46 @@ export interface HeadLayout {
   headDim: number;
 }
 
-/** Positions and the causal (and padding) mask bias for `ids` [batch, seq] int64. */
-export function attentionContext(
-  b: OnnxGraphBuilder,
-  ids: string,
-  attentionMask?: string,
-): AttentionContext {
+/** Positions, the causal (and padding) mask bias and the key source of `inputs`. */
+export function attentionContext(b: OnnxGraphBuilder, inputs: AttentionInputs): AttentionContext {
+  const { ids, mask } = inputs;
   const unsqueeze = (x: string, axes: number[]) => b.op("Unsqueeze", [x, b.int64s(axes)]);
-  const seqLen = b.op("Gather", [b.op("Shape", [ids]), b.int64s([1], [])], { axis: { int: 0 } });
-  const steps = b.op("Range", [b.int64s([0], []), seqLen, b.int64s([1], [])]);
+  const length = (x: string) =>
+    b.op("Gather", [b.op("Shape", [x]), b.int64s([1], [])], { axis: { int: 0 } });
+  const range = (from: string, to: string) => b.op("Range", [from, to, b.int64s([1], [])]);
+  const seqLen = length(ids);
+  const keyLen = mask === undefined ? seqLen : length(mask);
+  const keySteps = range(b.int64s([0], []), keyLen);
+  // The new tokens are the last seqLen of keyLen: query i sits at keyLen - seqLen + i.
+  const querySteps = mask === undefined ? keySteps : range(b.op("Sub", [keyLen, seqLen]), keyLen);
   // causal[i, j] = key j <= query i.
-  const causal = b.op("LessOrEqual", [unsqueeze(steps, [0]), unsqueeze(steps, [1])]);
+  const causal = b.op("LessOrEqual", [unsqueeze(keySteps, [0]), unsqueeze(querySteps, [1])]);
   const biasWhere = (allowed: string) =>
     b.op("Where", [allowed, b.floats([0], []), b.floats([MASKED], [])]);
-  if (attentionMask === undefined) {
-    return { positions: unsqueeze(steps, [0]), bias: biasWhere(causal) };
+  const toHeads = (x: string) => b.op("Transpose", [x], { perm: { ints: [0, 2, 1, 3] } });
+  // New k, v arrive [batch, seq, kvHeads, headDim]; attention and the cache use heads first.
+  const withHeads: KeyValueSource = (layer, k, v) => {
+    const [keys, values] = [toHeads(k), toHeads(v)];
+    return inputs.cache ? inputs.cache(layer, keys, values) : { keys, values };
+  };
+  if (mask === undefined) {
+    if (inputs.cache) {
+      throw new Error("Cannot build cached attention: expected an attention_mask, received none");
+    }
+    const positions = inputs.positions ?? unsqueeze(keySteps, [0]);
+    return { positions, bias: biasWhere(causal), keysValues: withHeads };
   }
-  const keyAllowed = unsqueeze(b.op("Cast", [attentionMask], { to: { int: 9 } }), [1, 2, 3]);
+  const keyAllowed = unsqueeze(b.op("Cast", [mask], { to: { int: 9 } }), [1, 2, 3]);
   // HF's position_ids for padded batches: the count of real tokens before, 0 on padding.
-  const counted = b.op("CumSum", [attentionMask, b.int64s([1], [])]);
-  const positions = b.op("Mul", [b.op("Sub", [counted, b.int64s([1], [])]), attentionMask]);
-  return { positions, bias: biasWhere(b.op("And", [causal, keyAllowed])) };
+  const counted = () => {
+    const cumsum = b.op("CumSum", [mask, b.int64s([1], [])]);
+    return b.op("Mul", [b.op("Sub", [cumsum, b.int64s([1], [])]), mask]);
+  };
+  return {
+    positions: inputs.positions ?? counted(),
+    bias: biasWhere(b.op("And", [causal, keyAllowed])),
+    keysValues: withHeads,
+  };
 }
 
 /** RoPE's cos and sin, each [batch or 1, seq, 1, headDim], for int64 `positions`. */
@@ -82,15 +132,14 @@ export function applyRope(
 }
 
 /**
- * Softmax(q k^T / sqrt(headDim) + bias) v for q [batch, seq, heads, headDim] and k, v
- * [batch, seq, kvHeads, headDim]; query head h reads KV head floor(h / (heads / kvHeads)).
+ * Softmax(q k^T / sqrt(headDim) + bias) v for q [batch, seq, heads, headDim] and keys, values
+ * [batch, kvHeads, keys, headDim]; query head h reads KV head floor(h / (heads / kvHeads)).
  * Returns [batch, seq, heads * headDim].
  */
 export function groupedAttention(
   b: OnnxGraphBuilder,
   q: string,
-  k: string,
-  v: string,
+  kv: { keys: string; values: string },
   layout: HeadLayout,
   bias: string,
 ): string {
@@ -98,10 +147,10 @@ export function groupedAttention(
   const group = heads / kvHeads;
   const transpose = (x: string, perm: number[]) => b.op("Transpose", [x], { perm: { ints: perm } });
   const oneGroup = (x: string) => b.op("Unsqueeze", [x, b.int64s([2])]);
-  // [batch, kvHeads, group, seq, headDim], [batch, kvHeads, 1, headDim, seq], [.., 1, seq, headDim]
+  // [batch, kvHeads, group, seq, headDim], [batch, kvHeads, 1, headDim, keys], [.., 1, keys, headDim]
   const grouped = transpose(reshape(b, q, [0, 0, kvHeads, group, headDim]), [0, 2, 3, 1, 4]);
-  const keys = oneGroup(transpose(k, [0, 2, 3, 1]));
-  const values = oneGroup(transpose(v, [0, 2, 1, 3]));
+  const keys = oneGroup(transpose(kv.keys, [0, 1, 3, 2]));
+  const values = oneGroup(kv.values);
   const scores = b.op("Mul", [
     b.op("MatMul", [grouped, keys]),
     b.floats([1 / Math.sqrt(headDim)], []),

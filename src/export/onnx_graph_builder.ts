@@ -5,17 +5,18 @@
  * runtime loads the model.
  */
 
-import type {
-  OnnxAttribute,
-  OnnxElementType,
-  OnnxGraph,
-  OnnxInitializer,
-  OnnxNode,
-  OnnxValue,
+import {
+  ONNX_ELEMENT_TYPE,
+  type OnnxAttribute,
+  type OnnxElementType,
+  type OnnxGraph,
+  type OnnxInitializer,
+  type OnnxNode,
+  type OnnxValue,
 } from "./onnx_proto.ts";
 
 /** The raw bytes of a typed array (a view, not a copy). */
-function bytesOf(data: Float32Array | BigInt64Array): Uint8Array {
+function bytesOf(data: Float32Array | Float16Array | BigInt64Array): Uint8Array {
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
@@ -60,11 +61,28 @@ export class OnnxGraphBuilder {
     return names;
   }
 
-  /** Adds a float initializer called `name` (e.g. a weight by its Hugging Face name). */
-  weight(name: string, dims: readonly number[], data: Float32Array): string {
+  /**
+   * Adds a float initializer called `name` (e.g. a weight by its Hugging Face name); returns the
+   * value to compute with. Stored as `float16` (rounded to nearest), it is cast back to float.
+   */
+  weight(
+    name: string,
+    dims: readonly number[],
+    data: Float32Array,
+    storage: "float" | "float16" = "float",
+  ): string {
     this.#claim(name);
-    this.#initializers.push({ name, type: "float", dims, data: bytesOf(data) });
-    return name;
+    if (storage === "float") {
+      this.#initializers.push({ name, type: "float", dims, data: bytesOf(data) });
+      return name;
+    }
+    this.#initializers.push({
+      name,
+      type: "float16",
+      dims,
+      data: bytesOf(Float16Array.from(data)),
+    });
+    return this.op("Cast", [name], { to: { int: ONNX_ELEMENT_TYPE.float } });
   }
 
   /** A float constant (a scalar when `dims` is empty), stored once per distinct value. */

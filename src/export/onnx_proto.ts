@@ -15,7 +15,7 @@ export const ONNX_OPSET = 17;
 const IR_VERSION = 8;
 
 /** Element types rft writes, with their TensorProto.DataType numbers. */
-export const ONNX_ELEMENT_TYPE = { float: 1, int64: 7, bool: 9 } as const;
+export const ONNX_ELEMENT_TYPE = { float: 1, int64: 7, bool: 9, float16: 10 } as const;
 
 /** An element type name of {@link ONNX_ELEMENT_TYPE}. */
 export type OnnxElementType = keyof typeof ONNX_ELEMENT_TYPE;
@@ -160,7 +160,7 @@ function tensor(t: OnnxInitializer, data: Parts | undefined, location: string): 
 
 /** Checks that an initializer's byte count matches its dims and type. */
 function checkInitializer(t: OnnxInitializer): void {
-  const itemBytes = t.type === "bool" ? 1 : t.type === "int64" ? 8 : 4;
+  const itemBytes = { bool: 1, float16: 2, float: 4, int64: 8 }[t.type];
   const expected = t.dims.reduce((a, b) => a * b, 1) * itemBytes;
   if (t.data.length !== expected) {
     throw new Error(
