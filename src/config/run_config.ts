@@ -85,6 +85,8 @@ export interface TasksetSection {
   /** A .jsonl / .parquet file or a HF-style dataset directory (resolved against the config). */
   path: string;
   split: string;
+  /** Subset (config) folder of a Hub dataset directory (`main` of gsm8k). */
+  subsetName?: string;
   selector: Selector;
   /** Seed of shuffle / random; default: the run's `seed`. */
   seed: number;
@@ -128,9 +130,14 @@ export interface ExperienceBufferSection {
 export interface SftDatasetSection {
   path: string;
   split: string;
+  subsetName?: string;
   format: {
+    /** "messages" (rows hold a chat) or "plaintext"; default: see the schema. */
+    promptType?: "messages" | "plaintext";
     promptKey: string;
     responseKey: string;
+    /** Row key of tool schemas: rows with tools are skipped. Default "tools". */
+    toolsKey: string;
     systemPrompt?: string;
     messagesKey?: string;
     /** DPO: keys of the chosen and rejected responses. */
@@ -278,4 +285,8 @@ export interface RunConfig {
   /** The config file read (absolute), for messages. */
   file: string;
   stages: StageConfig[];
+  /** Trinity-RFT keys with no meaning in rft that the file sets, each once (one warning line). */
+  ignoredTrinityKeys: string[];
+  /** Other warnings of the loader (a Trinity value replaced by rft's), one line each. */
+  notes: string[];
 }

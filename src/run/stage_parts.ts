@@ -58,6 +58,7 @@ export function tasksetConfig(
   return {
     path: section.path,
     split: section.split,
+    subsetName: section.subsetName,
     format: section.format,
     selector: section.selector,
     totalEpochs: isEval ? 1 : stage.buffer.totalEpochs,
