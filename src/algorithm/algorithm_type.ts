@@ -126,6 +126,10 @@ export const ALGORITHM_TYPE: Registry<AlgorithmType> = new Registry<AlgorithmTyp
     ...GROUP_RL,
     defaultConfig: { ...RL_DEFAULTS, advantageFn: "grpo", policyLossFn: "cispo" },
   }],
+  ["sapo", {
+    ...GROUP_RL,
+    defaultConfig: { ...RL_DEFAULTS, advantageFn: "grpo", policyLossFn: "sapo" },
+  }],
   ["sft", {
     ...GROUP_RL,
     useReference: false,

@@ -125,16 +125,22 @@ export function checkChoice<C extends string>(
   return value as C;
 }
 
-/** `known: a, b, c`, with `. Did you mean "b"?` when one of `names` is close to `name`. */
+/**
+ * `known: a, b, c`, with `. Did you mean "b"?` when exactly one of `names` is closest to `name`
+ * and within one edit per three characters (at least one): a tie between two near names (`xapo`
+ * for `sapo` and `dapo`) suggests neither.
+ */
 export function knownNames(name: string, names: readonly string[]): string {
   const list = `known: ${names.length ? names.join(", ") : "(none)"}`;
   let best: string | undefined;
+  let tied = false;
   let bestDistance = Math.max(1, Math.floor(name.length / 3)) + 1;
   for (const candidate of names) {
     const d = editDistance(name.toLowerCase(), candidate.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+    if (d < bestDistance) [best, bestDistance, tied] = [candidate, d, false];
+    else if (d === bestDistance && best !== undefined) tied = true;
   }
-  return best === undefined ? list : `${list}. Did you mean "${best}"?`;
+  return best === undefined || tied ? list : `${list}. Did you mean "${best}"?`;
 }
 
 /** Edit distance between `a` and `b`, counting an adjacent swap as one edit (Damerau, OSA). */

@@ -50,6 +50,11 @@ export interface Experience {
   promptText?: string;
   /** The response as text, for logs. */
   responseText?: string;
+  /**
+   * True when the response was cut at the length limit (Trinity's `truncate_status`); read by
+   * the experience operators before the buffer, not stored in rows.
+   */
+  truncated?: boolean;
 }
 
 /** An {@link Experience} as one flat row of a parquet part or a JSONL line; null = absent. */

@@ -109,6 +109,8 @@ export interface TasksetSection {
   defaultWorkflowType?: string;
   /** Reward fn of the tasks; default: `explorer_input.default_reward_fn_type`. */
   defaultRewardFnType?: string;
+  /** Arguments of the tasks' reward fn (`reward_fn_args`), over its defaults. */
+  rewardFnArgs: Record<string, unknown>;
 }
 
 /** `buffer.trainer_input.experience_buffer`: where experiences wait for the trainer. */

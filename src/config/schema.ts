@@ -171,6 +171,7 @@ const TASKSET = section(
     default_reward_fn_type: str("Reward fn of the tasks (wins over explorer_input's)", {
       defaultDoc: "buffer.explorer_input.default_reward_fn_type",
     }),
+    reward_fn_args: args("Arguments of the tasks' reward fn over its defaults (scalars)"),
   },
   "A taskset",
   { optional: true },

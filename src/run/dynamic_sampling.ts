@@ -18,16 +18,21 @@ export interface DynamicSampling {
 
 /** The operator dynamic sampling relies on to drop equal-reward groups. */
 const GROUP_FILTER = "reward_std_filter";
+/** Group filters that, when listed, stand in for {@link GROUP_FILTER}. */
+const GROUP_FILTERS = [GROUP_FILTER, "dapo_dynamic_sampling"];
 
 /**
  * `operators` with a `reward_std_filter` (default threshold 0) appended when dynamic sampling is
- * on and the pipeline has none; unchanged otherwise.
+ * on and the pipeline has no group filter (`reward_std_filter`, `dapo_dynamic_sampling`);
+ * unchanged otherwise.
  */
 export function withGroupFilter(
   operators: readonly ExperienceOperator[],
   dynamicSampling: DynamicSampling | undefined,
 ): ExperienceOperator[] {
-  if (!dynamicSampling || operators.some((op) => op.name === GROUP_FILTER)) return [...operators];
+  if (!dynamicSampling || operators.some((op) => GROUP_FILTERS.includes(op.name))) {
+    return [...operators];
+  }
   return [...operators, ...createOperators([{ name: GROUP_FILTER }])];
 }
 

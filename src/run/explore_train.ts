@@ -83,7 +83,7 @@ export async function runExploreTrain(
   await using server = await startStageServer(stage, rollout, auxiliaryModels, log);
   const explorer = new Explorer({
     model: rollout,
-    services: { openai: server, auxiliaryModels },
+    services: { openai: server, auxiliaryModels, rewardFnArgs: section.rewardFnArgs },
     runnerNum: stage.explorer.runnerNum,
     maxTimeout: stage.explorer.maxTimeout,
     maxRetryTimes: stage.explorer.maxRetryTimes,

@@ -63,6 +63,8 @@ export function cursorForVersion(state: ExplorerState, maxVersion: number): Expl
 export interface EvalTaskset {
   name: string;
   taskset: Taskset;
+  /** Its `reward_fn_args` (absent: the services' own). */
+  rewardFnArgs?: Readonly<Record<string, unknown>>;
 }
 
 /** Options of an {@link Explorer}. */
@@ -208,12 +210,12 @@ export class Explorer {
    */
   async evaluate(): Promise<Record<string, number>> {
     const metrics: Record<string, number> = {};
-    for (const { name, taskset } of this.options.evalTasksets) {
+    for (const { name, taskset, rewardFnArgs } of this.options.evalTasksets) {
       const start = taskset.state();
       const tasks = taskset.nextBatch(taskset.size) ?? [];
       taskset.restore({ ...start, epoch: 0, index: 0 });
       const started = performance.now();
-      const { experiences, failures } = await runTasks(tasks, this.#runOptions());
+      const { experiences, failures } = await runTasks(tasks, this.#runOptions(rewardFnArgs));
       this.#report(failures);
       Object.assign(metrics, summarizeExperiences(`eval/${name}`, experiences), {
         [`eval/${name}/failed_tasks`]: failures.length,
@@ -223,8 +225,11 @@ export class Explorer {
     return metrics;
   }
 
-  #runOptions(): RunTasksOptions {
-    const { model, runnerNum, maxTimeout, maxRetryTimes, signal, services } = this.options;
+  #runOptions(rewardFnArgs?: Readonly<Record<string, unknown>>): RunTasksOptions {
+    const { model, runnerNum, maxTimeout, maxRetryTimes, signal } = this.options;
+    const services = rewardFnArgs
+      ? { ...this.options.services, rewardFnArgs }
+      : this.options.services;
     return { model, runnerNum, maxTimeout, maxRetryTimes, signal, services };
   }
 

@@ -79,7 +79,7 @@ export async function openEvalTasksets(
   return await Promise.all(stage.buffer.explorerInput.evalTasksets.map(async (section) => {
     const taskset = await Taskset.open(tasksetConfig(stage, section, 1, true));
     logSkipped(taskset, log);
-    return { name: section.name, taskset };
+    return { name: section.name, taskset, rewardFnArgs: section.rewardFnArgs };
   }));
 }
 

@@ -33,7 +33,8 @@ export interface RolloutExtras {
 
 /**
  * The experience of `rollout`, sample `runId` of `task`: tokens are the prompt then the
- * response, the action mask is 1 on the response, log-probs are 0 on the prompt.
+ * response, the action mask is 1 on the response, log-probs are 0 on the prompt; `truncated`
+ * when the rollout stopped at its length limit.
  *
  * @example
  * ```ts
@@ -57,7 +58,8 @@ export function experienceFromRollout(
     promptText,
     responseText: rollout.text,
   };
-  return experienceFromSequence(task, runId, sequence, reward, metrics);
+  const exp = experienceFromSequence(task, runId, sequence, reward, metrics);
+  return rollout.finishReason === "length" ? { ...exp, truncated: true } : exp;
 }
 
 /**

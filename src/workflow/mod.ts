@@ -9,6 +9,8 @@ import type { Task } from "../buffer/task.ts";
 import type { Workflow, WorkflowContext, WorkflowFactory } from "./workflow.ts";
 import { countdownWorkflow } from "./workflows/countdown.ts";
 import { guessNumberWorkflow } from "./workflows/guess_number.ts";
+import { mathBoxedWorkflow } from "./workflows/math_boxed_workflow.ts";
+import { mathRmWorkflow } from "./workflows/math_rm_workflow.ts";
 import { mathWorkflow } from "./workflows/math_workflow.ts";
 import { simpleWorkflow } from "./workflows/simple_workflow.ts";
 
@@ -41,10 +43,15 @@ export { type SingleTurnSpec, singleTurnWorkflow } from "./workflows/single_turn
 export type { Rollout, RolloutModel, RolloutOptions } from "./rollout_model.ts";
 export * from "./rewards/mod.ts";
 
-/** Workflows by name: `countdown`, `guess_number`, `math_workflow`, `simple_workflow`. */
+/**
+ * Workflows by name: `countdown`, `guess_number`, `math_boxed_workflow`, `math_rm_workflow`,
+ * `math_workflow`, `simple_workflow`.
+ */
 export const WORKFLOWS: Registry<WorkflowFactory> = new Registry<WorkflowFactory>("workflow", [
   ["simple_workflow", simpleWorkflow],
   ["math_workflow", mathWorkflow],
+  ["math_boxed_workflow", mathBoxedWorkflow],
+  ["math_rm_workflow", mathRmWorkflow],
   ["countdown", countdownWorkflow],
   ["guess_number", guessNumberWorkflow],
 ]);

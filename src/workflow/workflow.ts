@@ -36,6 +36,8 @@ export interface WorkflowServices {
    * rollout model) and `onnx(name)` (an ONNX model). Reward fns get them in their input.
    */
   auxiliaryModels?: AuxiliaryModels;
+  /** The taskset's `reward_fn_args`, over the reward fn's defaults (absent: none). */
+  rewardFnArgs?: Readonly<Record<string, unknown>>;
 }
 
 /** What a workflow gets besides its task. */
@@ -69,15 +71,16 @@ export function workflowArgs(factory: WorkflowFactory, task: Task): Args {
 }
 
 /**
- * The reward fn a workflow uses: the context's when given (the explorer configures it from the
- * task's `reward_fn` and `reward_fn_args`), else `task.rewardFn`, else `fallback` (a workflow's
- * default), both with default args; its calls get the context's auxiliary models. Throws naming
- * the task when there is none.
+ * The reward fn a workflow uses: the context's when given, else `task.rewardFn`, else
+ * `fallback` (a workflow's default) with `fallbackArgs`, either with the context's
+ * `rewardFnArgs` (the taskset's `reward_fn_args`) over them; its calls get the context's
+ * auxiliary models. Throws naming the task when there is none, or on bad arguments.
  */
 export function resolveRewardFn(
   task: Task,
   context: WorkflowContext,
   fallback?: string,
+  fallbackArgs?: Args,
 ): ConfiguredRewardFn {
   const { auxiliaryModels } = context;
   if (context.rewardFn) {
@@ -94,5 +97,6 @@ export function resolveRewardFn(
       })`,
     );
   }
-  return { ...configure(REWARD_FUNCTIONS, name), auxiliaryModels };
+  const args = { ...(task.rewardFn === undefined ? fallbackArgs : {}), ...context.rewardFnArgs };
+  return { ...configure(REWARD_FUNCTIONS, name, args), auxiliaryModels };
 }

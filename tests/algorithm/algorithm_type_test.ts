@@ -25,6 +25,7 @@ Deno.test("algorithm types: defaults name registered components with valid args"
     "ppo",
     "reinforceplusplus",
     "rloo",
+    "sapo",
     "sft",
   ]);
   for (const name of ALGORITHM_TYPE.names()) {

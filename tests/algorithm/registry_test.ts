@@ -9,7 +9,7 @@ import { ALGORITHM_TYPE } from "../../src/algorithm/algorithm_type.ts";
 import { ENTROPY_LOSS_FN } from "../../src/algorithm/entropy.ts";
 import { KL_FN } from "../../src/algorithm/kl.ts";
 import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
-import { checkChoice, configure, Registry } from "../../src/algorithm/registry.ts";
+import { checkChoice, configure, knownNames, Registry } from "../../src/algorithm/registry.ts";
 import { assertEquals, assertThrows } from "../_asserts.ts";
 
 Deno.test("Registry: register, get, names; duplicates and unknown names are errors", () => {
@@ -38,19 +38,27 @@ Deno.test("built-in registries list their names on an unknown one", () => {
   assertThrows(
     () => POLICY_LOSS_FN.get("ppo2"),
     Error,
-    'Unknown policy loss fn "ppo2"; known: cispo, dpo, gspo, mix, opmd, ppo, sft. Did you mean "ppo"?',
+    'Unknown policy loss fn "ppo2"; known: cispo, dpo, gspo, mix, opmd, ppo, sapo, sft. Did you mean "ppo"?',
   );
   assertThrows(
     () => KL_FN.get("kl"),
     Error,
-    'Unknown KL fn "kl"; known: abs, k1, k2, k3, low_var_kl, none. Did you mean "k1"?',
+    // k1, k2 and k3 are all one edit away: no suggestion.
+    'Unknown KL fn "kl"; known: abs, k1, k2, k3, low_var_kl, none',
   );
   assertThrows(() => ENTROPY_LOSS_FN.get("basic"), Error, "known: default, mix, none");
   assertThrows(
     () => ALGORITHM_TYPE.get("reinforce++"),
     Error,
-    'Unknown algorithm "reinforce++"; known: cispo, dapo, dpo, dr_grpo, grpo, gspo, mix, opmd, ppo, reinforceplusplus, rloo, sft',
+    'Unknown algorithm "reinforce++"; known: cispo, dapo, dpo, dr_grpo, grpo, gspo, mix, opmd, ppo, reinforceplusplus, rloo, sapo, sft',
   );
+  // One edit away is suggested for short names, none for a name that is merely similar.
+  assertThrows(() => ALGORITHM_TYPE.get("sapoo"), Error, 'Did you mean "sapo"?');
+  assertThrows(() => ALGORITHM_TYPE.get("grpoo"), Error, 'Did you mean "grpo"?');
+  assertEquals(knownNames("ppox2", ["ppo", "sapo"]), "known: ppo, sapo");
+  // A tie between two near names suggests neither rather than one at random.
+  assertEquals(knownNames("xapo", ["sapo", "dapo"]), "known: sapo, dapo");
+  assertEquals(knownNames("xapo", ["sapo", "grpo"]), 'known: sapo, grpo. Did you mean "sapo"?');
 });
 
 Deno.test("configure: given args override defaults key by key", () => {

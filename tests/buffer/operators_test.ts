@@ -44,7 +44,9 @@ const eids = (result: OperatorResult) => result.experiences.map((e) => e.info.ei
 
 Deno.test("operators: the registry lists the built-ins", () => {
   assertEquals(EXPERIENCE_OPERATORS.names(), [
+    "dapo_dynamic_sampling",
     "invalid_reward_filter",
+    "mask_response_truncated",
     "pass_rate_calculator",
     "reward_filter",
     "reward_std_filter",
@@ -142,8 +144,9 @@ Deno.test("operators: configuration errors name the operator, the key and the ne
   assertThrows(
     () => createOperators([{ name: "reward_filtr" }]),
     Error,
-    `Unknown experience operator "reward_filtr"; known: invalid_reward_filter, ` +
-      `pass_rate_calculator, reward_filter, reward_std_filter. Did you mean "reward_filter"?`,
+    `Unknown experience operator "reward_filtr"; known: dapo_dynamic_sampling, ` +
+      `invalid_reward_filter, mask_response_truncated, pass_rate_calculator, reward_filter, ` +
+      `reward_std_filter. Did you mean "reward_filter"?`,
   );
   assertThrows(
     () => createOperators([{ name: "reward_filter", args: { treshold: 1 } }]),

@@ -16,8 +16,7 @@ const TOP_KEYS =
   "mode, project, name, checkpoint_root_dir, continue_from_checkpoint, seed, model, " +
   "algorithm, buffer, explorer, synchronizer, trainer, monitor, data_processor";
 const TASKSET_KEYS = "name, path, split, subset_name, selector, seed, format, rollout_args, " +
-  "workflow_args, " +
-  "default_workflow_type, default_reward_fn_type";
+  "workflow_args, default_workflow_type, default_reward_fn_type, reward_fn_args";
 const STAGES = `stages:
   - stage_name: sft
     mode: train

@@ -57,6 +57,7 @@ function baseStage(dir: string): StageConfig {
           rolloutArgs: {},
           workflowArgs: {},
           defaultWorkflowType: "math_workflow",
+          rewardFnArgs: {},
         },
         evalTasksets: [],
         defaultWorkflowType: "math_workflow",
@@ -110,6 +111,7 @@ Deno.test("loadConfig: taskset keys win over explorer_input's; eval tasksets get
     const file = await writeConfig(
       dir,
       `${BASE}      default_workflow_type: countdown
+      reward_fn_args: {enable_overlong_penalty: true, cache_length: 4}
     default_workflow_type: math_boxed
     default_reward_fn_type: accuracy
     eval_tasksets:
@@ -124,6 +126,8 @@ Deno.test("loadConfig: taskset keys win over explorer_input's; eval tasksets get
     const input = stage.buffer.explorerInput;
     assertEquals(input.taskset?.defaultWorkflowType, "countdown");
     assertEquals(input.taskset?.defaultRewardFnType, "accuracy");
+    assertEquals(input.taskset?.rewardFnArgs, { enable_overlong_penalty: true, cache_length: 4 });
+    assertEquals(input.evalTasksets[0].rewardFnArgs, {});
     assertEquals(
       input.evalTasksets.map((t) => [t.name, t.selector, t.seed, t.defaultWorkflowType]),
       [["eval", "shuffle", 42, "math_boxed"], ["held_out", "sequential", 7, "math_boxed"]],

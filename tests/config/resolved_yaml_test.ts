@@ -63,6 +63,7 @@ buffer:
       workflow_args: { max_turns: 3, tools: [calc, search], nested: { a: 1 } }
       default_workflow_type: countdown
       default_reward_fn_type: countdown_reward
+      reward_fn_args: { correct_reward: 2 }
     eval_tasksets:
       - path: data/eval.jsonl
         rollout_args: { n: 1, temperature: 0 }
@@ -129,6 +130,7 @@ Deno.test("loadConfig: a config setting every key gives those values", async () 
       workflowArgs: { max_turns: 3, tools: ["calc", "search"], nested: { a: 1 } },
       defaultWorkflowType: "countdown",
       defaultRewardFnType: "countdown_reward",
+      rewardFnArgs: { correct_reward: 2 },
     });
     assertEquals(stage.buffer.explorerInput.evalTasksets[0].rolloutArgs, { n: 1, temperature: 0 });
     assertEquals(stage.buffer.explorerInput.evalTasksets[0].defaultRewardFnType, "accuracy");

@@ -1,6 +1,6 @@
 import { configure } from "../../src/algorithm/registry.ts";
 import { evaluateArithmetic } from "../../src/workflow/rewards/arithmetic.ts";
-import { answersEqual, extractAnswer } from "../../src/workflow/rewards/math.ts";
+import { answersEqual, extractAnswer } from "../../src/workflow/rewards/math_answer.ts";
 import {
   computeReward,
   REWARD_FUNCTIONS,
@@ -24,11 +24,18 @@ const reward = async (name: string, response: string, row: Record<string, unknow
   (await score(name, response, row, args)).reward;
 
 Deno.test("rewards: the registry lists the built-ins; a typo lists them with a suggestion", () => {
-  assertEquals(REWARD_FUNCTIONS.names(), ["countdown", "exact_match", "format", "math"]);
+  assertEquals(REWARD_FUNCTIONS.names(), [
+    "countdown",
+    "exact_match",
+    "format",
+    "math",
+    "math_boxed_reward",
+    "math_dapo_reward",
+  ]);
   assertThrows(
     () => REWARD_FUNCTIONS.get("mathh"),
     Error,
-    'Unknown reward fn "mathh"; known: countdown, exact_match, format, math. Did you mean "math"?',
+    'Unknown reward fn "mathh"; known: countdown, exact_match, format, math, math_boxed_reward, math_dapo_reward. Did you mean "math"?',
   );
   assertThrows(
     () => configure(REWARD_FUNCTIONS, "math", { correct: 2 }),

@@ -11,17 +11,19 @@ import { mixPolicyLoss } from "./mix.ts";
 import { opmdPolicyLoss } from "./opmd.ts";
 import type { PolicyLossFn } from "./policy_loss_fn.ts";
 import { ppoPolicyLoss } from "./ppo.ts";
+import { sapoPolicyLoss } from "./sapo.ts";
 import { sftPolicyLoss } from "./sft.ts";
 
 export type { PolicyLossFn, PolicyLossInputName, PolicyLossInputs } from "./policy_loss_fn.ts";
 
-/** Policy losses by name: `cispo`, `dpo`, `gspo`, `mix`, `opmd`, `ppo`, `sft`. */
+/** Policy losses by name: `cispo`, `dpo`, `gspo`, `mix`, `opmd`, `ppo`, `sapo`, `sft`. */
 export const POLICY_LOSS_FN: Registry<PolicyLossFn> = new Registry<PolicyLossFn>(
   "policy loss fn",
   [
     ["ppo", ppoPolicyLoss],
     ["gspo", gspoPolicyLoss],
     ["cispo", cispoPolicyLoss],
+    ["sapo", sapoPolicyLoss],
     ["opmd", opmdPolicyLoss],
     ["sft", sftPolicyLoss],
     ["dpo", dpoPolicyLoss],

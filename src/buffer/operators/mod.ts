@@ -6,8 +6,10 @@
 
 import { configure, Registry } from "../../algorithm/registry.ts";
 import type { Experience } from "../experience.ts";
+import { dapoDynamicSampling } from "./dapo_dynamic_sampling.ts";
 import { invalidRewardFilter } from "./invalid_reward_filter.ts";
 import type { ExperienceOperator, OperatorFactory, OperatorResult } from "./operator.ts";
+import { maskResponseTruncated } from "./mask_response_truncated.ts";
 import { passRateCalculator } from "./pass_rate_calculator.ts";
 import { rewardFilter } from "./reward_filter.ts";
 import { rewardStdFilter } from "./reward_std_filter.ts";
@@ -20,8 +22,8 @@ export {
 } from "./operator.ts";
 
 /**
- * Operators by name: `invalid_reward_filter`, `pass_rate_calculator`, `reward_filter`,
- * `reward_std_filter`.
+ * Operators by name: `dapo_dynamic_sampling`, `invalid_reward_filter`,
+ * `mask_response_truncated`, `pass_rate_calculator`, `reward_filter`, `reward_std_filter`.
  */
 export const EXPERIENCE_OPERATORS: Registry<OperatorFactory> = new Registry<OperatorFactory>(
   "experience operator",
@@ -30,6 +32,8 @@ export const EXPERIENCE_OPERATORS: Registry<OperatorFactory> = new Registry<Oper
     ["reward_std_filter", rewardStdFilter],
     ["invalid_reward_filter", invalidRewardFilter],
     ["pass_rate_calculator", passRateCalculator],
+    ["dapo_dynamic_sampling", dapoDynamicSampling],
+    ["mask_response_truncated", maskResponseTruncated],
   ],
 );
 

@@ -8,6 +8,8 @@ import { countdownReward } from "./countdown.ts";
 import { exactMatchReward } from "./exact_match.ts";
 import { formatReward } from "./format.ts";
 import { mathReward } from "./math.ts";
+import { mathBoxedReward } from "./math_boxed.ts";
+import { mathDapoReward } from "./math_dapo.ts";
 import type { RewardFnFactory } from "./reward_fn.ts";
 
 export {
@@ -18,12 +20,17 @@ export {
   type RewardResult,
 } from "./reward_fn.ts";
 
-/** Reward fns by name: `countdown`, `exact_match`, `format`, `math`. */
+/**
+ * Reward fns by name: `countdown`, `exact_match`, `format`, `math`, `math_boxed_reward`,
+ * `math_dapo_reward`.
+ */
 export const REWARD_FUNCTIONS: Registry<RewardFnFactory> = new Registry<RewardFnFactory>(
   "reward fn",
   [
     ["exact_match", exactMatchReward],
     ["math", mathReward],
+    ["math_boxed_reward", mathBoxedReward],
+    ["math_dapo_reward", mathDapoReward],
     ["format", formatReward],
     ["countdown", countdownReward],
   ],

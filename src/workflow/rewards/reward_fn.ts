@@ -19,6 +19,8 @@ export interface RewardInput {
    * `await auxiliaryModels.onnx("scorer").score([features])`; empty when none are configured.
    */
   auxiliaryModels: AuxiliaryModels;
+  /** How many tokens the response has (its stop token included); absent when unknown. */
+  responseLength?: number;
 }
 
 /** A reward and its metrics; verifiable fns set `metrics.accuracy` to 0 or 1. */
@@ -37,6 +39,8 @@ export interface RewardFnFactory extends Configurable {
    * May be async, e.g. to call an auxiliary model.
    */
   compute(input: RewardInput, args: Args): RewardResult | Promise<RewardResult>;
+  /** Checks `args` across keys (beyond their types) before any use; throws naming the key. */
+  checkArgs?(args: Args): void;
 }
 
 /**
@@ -51,8 +55,8 @@ export type ConfiguredRewardFn = Configured<RewardFnFactory> & {
 const NO_AUXILIARY_MODELS = new AuxiliaryModels();
 
 /**
- * Runs `rewardFn` on `response` to `task`. Rejects naming the task and the fn when it throws or
- * returns a reward that is not a finite number.
+ * Runs `rewardFn` on `response` to `task` (`responseLength` tokens long, when known). Rejects
+ * naming the task and the fn when it throws or returns a reward that is not a finite number.
  *
  * @example
  * ```ts
@@ -64,12 +68,14 @@ export async function computeReward(
   rewardFn: ConfiguredRewardFn,
   task: Task,
   response: string,
+  responseLength?: number,
 ): Promise<RewardResult> {
   const where = `Cannot score task "${task.taskId}" with reward fn "${rewardFn.name}"`;
   const auxiliaryModels = rewardFn.auxiliaryModels ?? NO_AUXILIARY_MODELS;
   let result: RewardResult;
   try {
-    result = await rewardFn.entry.compute({ response, task, auxiliaryModels }, rewardFn.args);
+    const input = { response, task, auxiliaryModels, responseLength };
+    result = await rewardFn.entry.compute(input, rewardFn.args);
   } catch (err) {
     throw new Error(`${where}: ${(err as Error).message}`, { cause: err });
   }

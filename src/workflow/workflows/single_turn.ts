@@ -1,13 +1,15 @@
 /**
  * The shape shared by the single-turn built-ins (`simple_workflow`, `math_workflow`,
- * `countdown`): one prompt, `rollout_args.n` samples through the chat template (or the raw text
- * prompt when `use_chat_template` is false), one reward fn call and one experience per sample.
- * A workflow of this shape only says how its prompt is built and which reward fn is its default.
+ * `math_boxed_workflow`, `math_rm_workflow`, `countdown`): one prompt, `rollout_args.n` samples
+ * through the chat template (or a raw text prompt), one reward fn call and one experience per
+ * sample. A workflow of this shape only says how its prompt is built, which reward fn (and args)
+ * is its default, and whether truncated responses are kept out of training.
  */
 
 import type { Args } from "../../algorithm/registry.ts";
 import type { Task } from "../../buffer/task.ts";
 import type { ChatMessage } from "../../model/chat_template.ts";
+import { withoutActions } from "../../buffer/operators/mask_response_truncated.ts";
 import { experienceFromRollout } from "../experience_from_rollout.ts";
 import { computeReward } from "../rewards/mod.ts";
 import { resolveRewardFn, workflowArgs, type WorkflowFactory } from "../workflow.ts";
@@ -16,13 +18,22 @@ import { resolveRewardFn, workflowArgs, type WorkflowFactory } from "../workflow
 export interface SingleTurnSpec {
   /** One line for listings. */
   description: string;
-  /** The `workflow_args` it reads besides `use_chat_template` (default true). */
+  /**
+   * The `workflow_args` it reads; `use_chat_template` (default true) is added unless the spec
+   * decides chat or text itself (`useChat`).
+   */
   defaultArgs: Args;
+  /** Whether the chat (true) or the text prompt is sent; default: `use_chat_template`. */
+  useChat?(args: Args): boolean;
   /** The reward fn used when neither the context nor the task names one. */
   defaultRewardFn?: string;
-  /** The chat sent when `use_chat_template` is true. */
+  /** Arguments of the default reward fn, from the workflow's args; default: its defaults. */
+  defaultRewardArgs?(args: Args): Args;
+  /** Zero the action mask of responses cut at the length limit (Trinity's math_boxed). */
+  maskTruncated?: boolean;
+  /** The chat sent when the workflow chats. */
   messages(task: Task, args: Args): ChatMessage[];
-  /** The text prompt sent as is when `use_chat_template` is false. */
+  /** The text prompt sent as is otherwise. */
   text(task: Task, args: Args): string;
 }
 
@@ -31,14 +42,16 @@ export interface SingleTurnSpec {
  * the workflow is created; `run` samples with `task.rolloutArgs` and scores every sample.
  */
 export function singleTurnWorkflow(spec: SingleTurnSpec): WorkflowFactory {
+  const useChat = spec.useChat ?? ((args: Args) => args.use_chat_template as boolean);
   const factory: WorkflowFactory = {
     description: spec.description,
-    defaultArgs: { use_chat_template: true, ...spec.defaultArgs },
+    defaultArgs: spec.useChat ? spec.defaultArgs : { use_chat_template: true, ...spec.defaultArgs },
     create(task, context) {
       const args = workflowArgs(factory, task);
-      const rewardFn = resolveRewardFn(task, context, spec.defaultRewardFn);
+      const rewardArgs = spec.defaultRewardArgs?.(args);
+      const rewardFn = resolveRewardFn(task, context, spec.defaultRewardFn, rewardArgs);
       const { model } = context;
-      const prompt = args.use_chat_template ? spec.messages(task, args) : spec.text(task, args);
+      const prompt = useChat(args) ? spec.messages(task, args) : spec.text(task, args);
       return {
         async run() {
           const options = { ...task.rolloutArgs };
@@ -46,9 +59,18 @@ export function singleTurnWorkflow(spec: SingleTurnSpec): WorkflowFactory {
             ? await model.generate(prompt, options)
             : await model.chat(prompt, options);
           return await Promise.all(rollouts.map(async (rollout, runId) => {
-            const { reward, metrics } = await computeReward(rewardFn, task, rollout.text);
+            const { reward, metrics } = await computeReward(
+              rewardFn,
+              task,
+              rollout.text,
+              rollout.responseTokens.length,
+            );
             const promptText = model.tokenizer.decode(rollout.promptTokens);
-            return experienceFromRollout(task, runId, rollout, reward, { metrics, promptText });
+            const exp = experienceFromRollout(task, runId, rollout, reward, {
+              metrics,
+              promptText,
+            });
+            return spec.maskTruncated && exp.truncated ? withoutActions(exp) : exp;
           }));
         },
       };
