@@ -142,7 +142,7 @@ function keySteps(path: string, at: readonly Step[]): Step[] | undefined {
   const dots = /^\.*/.exec(path)![0].length;
   if (dots > at.length) return undefined;
   // `.x` is a sibling: it starts from the parent of the referencing node; each more dot goes up.
-  const base = at.slice(0, at.length - dots);
+  const base = dots === 0 ? [] : at.slice(0, at.length - dots);
   const steps: Step[] = [...base];
   for (const part of path.slice(dots).split(".")) {
     const [name, ...indices] = part.split("[");

@@ -7,6 +7,7 @@
 
 import { ConfigError } from "./config_error.ts";
 import { type ConfigNode, describeNode } from "./config_tree.ts";
+import { TRINITY_KEYS } from "./trinity_keys.ts";
 
 /** A mapping node. */
 export type MapNode = ConfigNode & { kind: "map" };
@@ -34,11 +35,7 @@ export interface MappedKey {
 }
 
 /** Where tasksets are, in Trinity's key paths. */
-const TASKSET_PATHS = [
-  "buffer.explorer_input.taskset",
-  "buffer.explorer_input.eval_tasksets[]",
-  "buffer.explorer_input.tasksets[]",
-];
+const TASKSET_PATHS = ["buffer.explorer_input.taskset", "buffer.explorer_input.eval_tasksets[]"];
 
 /** `{taskset}.key` rules for each taskset path. */
 function forTasksets(rules: Record<string, MappedKey>): Record<string, MappedKey> {
@@ -362,9 +359,6 @@ export const IGNORED: Readonly<Record<string, string>> = {
   "data_processor.experience_pipeline.input_save_path":
     "rft persists experiences in <run>/experiences/",
   "data_processor.experience_pipeline.output": "Set by Trinity itself",
-  "explorer.auxiliary_models[].enable_openai_api": "Auxiliary models are called in process",
-  "explorer.auxiliary_models[].base_port": "Auxiliary models are called in process",
-  "explorer.auxiliary_models[].api_key": "Auxiliary models are called in process",
   "model.fully_sharded_loras": "LoRA serving in vLLM",
   "model.max_cpu_loras": "LoRA serving in vLLM",
   "buffer.trainer_input.experience_buffer.max_read_timeout": "Ray queue reads",
@@ -428,68 +422,11 @@ export const IGNORED: Readonly<Record<string, string>> = {
   "synchronizer.wait_for_checkpoint": "Checkpoint sync between processes",
   "synchronizer.explorer_world_size": "Set by Trinity itself",
   "synchronizer.ray_namespace": "Ray",
+  // Every key of an inference model rft neither implements nor maps: vLLM engine settings.
   ...Object.fromEntries(
-    [
-      "model_path",
-      "name",
-      "trust_remote_code",
-      "engine_type",
-      "engine_num",
-      "tensor_parallel_size",
-      "data_parallel_size",
-      "pipeline_parallel_size",
-      "enable_expert_parallel",
-      "gpu_per_engine",
-      "extra_engine_args",
-      "use_v1",
-      "enforce_eager",
-      "enable_prefix_caching",
-      "enable_chunked_prefill",
-      "gpu_memory_utilization",
-      "dtype",
-      "seed",
-      "temperature",
-      "top_p",
-      "top_k",
-      "logprobs",
-      "max_model_len",
-      "max_prompt_tokens",
-      "max_response_tokens",
-      "min_response_tokens",
-      "enable_prompt_truncation",
-      "repetition_penalty",
-      "ignore_eos",
-      "enable_multimodal",
-      "chat_template",
-      "enable_thinking",
-      "enable_history",
-      "enable_log_requests",
-      "enable_auto_tool_choice",
-      "tool_call_parser",
-      "reasoning_parser",
-      "external_model_config",
-      "nnodes",
-      "node_rank",
-      "enable_return_routed_experts",
-      "weight_sync_buffer_size",
-      "bundle_indices",
-      "engine_id",
-      "ray_namespace",
-      "ray_actor_name",
-      "sync_method",
-      "checkpoint_job_dir",
-      "cuda_visible_devices",
-      "enable_lora",
-      "enable_runtime_lora_updating",
-      "lora_modules",
-      "lora_kwargs",
-      "rope_scaling",
-      "rope_theta",
-    ].flatMap((key) =>
-      ["explorer.rollout_model", "explorer.auxiliary_models[]"].map((
-        prefix,
-      ) => [`${prefix}.${key}`, "vLLM engine setting"])
-    ),
+    [...TRINITY_KEYS.keys()]
+      .filter((key) => /^explorer\.(rollout_model|auxiliary_models\[\])\.[a-z0-9_]+$/.test(key))
+      .map((key) => [key, "vLLM engine setting"]),
   ),
   ...Object.fromEntries(
     TASKSET_PATHS.flatMap((prefix) =>
@@ -503,7 +440,6 @@ export const IGNORED: Readonly<Record<string, string>> = {
         total_epochs: "Set by Trinity itself",
         total_steps: "Set by Trinity itself",
         ray_namespace: "Ray",
-        reward_fn_args: "Arguments of the reward fn (implemented by the trinity-components branch)",
         repeat_times: "Eval repeats for mean@k / best@k (implemented by the run-loop branch)",
         "format.prompt_type": "Tasks are read by prompt_key / messages_key",
         "format.system_prompt_key": "Not supported for tasks: use system_prompt",
