@@ -52,7 +52,8 @@ export function trinityKeysMarkdown(): string {
 /** docs/config.md: both tables under their headings. */
 export function configDocsMarkdown(): string {
   return "# Config reference\n\nGenerated from src/config/schema.ts and " +
-    "src/config/trinity_rules.ts by deno task config-docs.\n\n" + configReferenceMarkdown() +
+    "src/config/trinity_rules.ts / trinity_ignored.ts by deno task config-docs.\n\n" +
+    configReferenceMarkdown() +
     "\n## Trinity-RFT keys\n\nEvery key of Trinity-RFT's config schema " +
     "(src/config/trinity_keys.ts); the keys of a stage (`stages[].x`) are the top-level keys " +
     "`x`. *implemented*: the same key above; *mapped*: read as rft's " +

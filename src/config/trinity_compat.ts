@@ -1,7 +1,7 @@
 /**
  * Trinity-RFT's configs on rft's schema: walks a config tree beside rft's schema and Trinity's
  * key table before validation. A key rft's schema has is kept; a Trinity key rft lacks is mapped
- * (its rule in `trinity_rules.ts` runs) or ignored (dropped, listed once for the warning line);
+ * (its rule in `trinity_rules.ts` runs) or ignored (`trinity_ignored.ts`: dropped, listed once);
  * below an ignored section each key must still be Trinity's. Anything else is left for the
  * validator to reject with a did-you-mean.
  */
@@ -11,7 +11,8 @@ import { ConfigError } from "./config_error.ts";
 import type { ConfigNode } from "./config_tree.ts";
 import type { FieldSchema, SectionField } from "./schema.ts";
 import { TRINITY_KEYS } from "./trinity_keys.ts";
-import { IGNORED, type MapNode, MAPPED } from "./trinity_rules.ts";
+import { IGNORED } from "./trinity_ignored.ts";
+import { type MapNode, MAPPED } from "./trinity_rules.ts";
 
 /** What the translation dropped and why, for the warning lines at start. */
 export interface TrinityTranslation {

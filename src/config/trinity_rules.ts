@@ -1,13 +1,12 @@
 /**
- * What rft does with each key of Trinity-RFT's schema that its own schema lacks: `MAPPED` keys
- * have a rule that moves the value onto rft's keys or checks it; `IGNORED` keys (Ray, vLLM,
- * verl, NCCL, cluster settings, with no meaning in one process) are dropped with a reason. The
- * rules run in `trinity_compat.ts`; keys listed nowhere here stay errors.
+ * The Trinity-RFT keys rft gives a meaning although its own schema lacks them (`MAPPED`): each
+ * with a rule that moves the value onto rft's keys, or checks that rft can honour it (else a
+ * one-line error saying why). The rules run in `trinity_compat.ts`; the keys rft drops are in
+ * `trinity_ignored.ts`.
  */
 
 import { ConfigError } from "./config_error.ts";
 import { type ConfigNode, describeNode } from "./config_tree.ts";
-import { TRINITY_KEYS } from "./trinity_keys.ts";
 
 /** A mapping node. */
 export type MapNode = ConfigNode & { kind: "map" };
@@ -35,7 +34,10 @@ export interface MappedKey {
 }
 
 /** Where tasksets are, in Trinity's key paths. */
-const TASKSET_PATHS = ["buffer.explorer_input.taskset", "buffer.explorer_input.eval_tasksets[]"];
+export const TASKSET_PATHS = [
+  "buffer.explorer_input.taskset",
+  "buffer.explorer_input.eval_tasksets[]",
+];
 
 /** `{taskset}.key` rules for each taskset path. */
 function forTasksets(rules: Record<string, MappedKey>): Record<string, MappedKey> {
@@ -331,134 +333,4 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
     data_selector: SELECTOR_SECTION,
     task_selector: SELECTOR_SECTION,
   }),
-};
-
-/** Trinity keys with no meaning in one process (and so no effect), with why. */
-export const IGNORED: Readonly<Record<string, string>> = {
-  group: "Run directory grouping of Ray namespaces",
-  checkpoint_job_dir: "Set by Trinity itself",
-  ray_namespace: "Ray",
-  ignore_validator_suggestions: "GPU memory advisor",
-  cluster: "Ray cluster layout",
-  service: "External services (Data-Juicer server)",
-  log: "Ray log routing (rft logs to stderr)",
-  cod: "A research workflow's settings",
-  "model.trust_remote_code": "rft runs no model code from the model directory",
-  "model.logprobs": "rft always records the sampled token's logprob",
-  "model.enable_prompt_truncation": "rft always cuts prompts from the left",
-  "model.rope_theta": "Read from config.json",
-  "model.rope_scaling": "Read from config.json",
-  "buffer.max_retry_times": "SQL read retries; rft's buffers are in process",
-  "buffer.max_retry_interval": "SQL read retries; rft's buffers are in process",
-  "buffer.tokenizer_path": "Set by Trinity itself",
-  "buffer.cache_dir": "Set by Trinity itself",
-  "buffer.explorer_output": "Set by Trinity itself",
-  "buffer.trainer_input.experience_buffer.name": "Names a Ray actor",
-  "buffer.trainer_input.experience_buffer.data_selector": "Experiences are taken in arrival order",
-  "data_processor.experience_pipeline.save_input": "rft persists experiences in <run>/experiences/",
-  "data_processor.experience_pipeline.input_save_path":
-    "rft persists experiences in <run>/experiences/",
-  "data_processor.experience_pipeline.output": "Set by Trinity itself",
-  "model.fully_sharded_loras": "LoRA serving in vLLM",
-  "model.max_cpu_loras": "LoRA serving in vLLM",
-  "buffer.trainer_input.experience_buffer.max_read_timeout": "Ray queue reads",
-  "buffer.trainer_input.experience_buffer.max_retry_times": "SQL read retries",
-  "buffer.trainer_input.experience_buffer.max_retry_interval": "SQL read retries",
-  "buffer.trainer_input.experience_buffer.enable_progress_bar": "tqdm",
-  "buffer.trainer_input.experience_buffer.schema_type": "Set by Trinity itself",
-  "buffer.trainer_input.experience_buffer.index": "Set by Trinity itself",
-  "buffer.trainer_input.experience_buffer.batch_size": "Set by Trinity itself",
-  "buffer.trainer_input.experience_buffer.tokenizer_path": "Set by Trinity itself",
-  "buffer.trainer_input.experience_buffer.total_epochs": "Set by Trinity itself",
-  "buffer.trainer_input.experience_buffer.total_steps": "Set by Trinity itself",
-  "buffer.trainer_input.experience_buffer.ray_namespace": "Ray",
-  "algorithm.enable_router_replay": "MoE routing replay in vLLM",
-  "algorithm.bypass_old_logprobs": "rft recomputes no old logprobs: it uses the rollout's",
-  "algorithm.optimizer.optimizer_type": "rft's optimizer is AdamW",
-  "algorithm.optimizer.lr_warmup_steps_ratio": "Use lr_warmup_steps",
-  "explorer.name": "Ray actor name",
-  "explorer.mode": "Set by Trinity itself",
-  "explorer.runner_prepare_concurrency": "Ray workers",
-  "explorer.runner_prepare_max_retries": "Ray workers",
-  "explorer.env_vars": "Ray worker environment",
-  "explorer.concurrent_mode": "Ray workers",
-  "explorer.max_repeat_times_per_runner": "Ray workers",
-  "explorer.bench_on_latest_checkpoint": "Serve / bench proxy",
-  "explorer.proxy_port": "Serve mode proxy",
-  "explorer.listen_address": "Serve mode proxy",
-  "explorer.service_status_check_interval": "Serve mode proxy",
-  "explorer.min_running_model_num": "Serve mode proxy",
-  "explorer.db_url": "Serve mode proxy",
-  "explorer.over_rollout": "Multi-engine scheduling",
-  "explorer.dynamic_timeout": "Multi-engine scheduling",
-  "explorer.runner_state_report_interval": "Ray workers",
-  "explorer.max_inflight_batches": "Multi-engine scheduling",
-  "trainer.name": "Ray actor name",
-  "trainer.trainer_type": "rft has one trainer",
-  "trainer.trainer_strategy": "FSDP / Megatron sharding",
-  "trainer.enable_preview": "wandb preview",
-  "trainer.save_hf_checkpoint": "rft's checkpoints are HF safetensors always",
-  "trainer.use_dynamic_bsz": "verl micro-batching (rft: trainer.max_tokens_per_micro_batch)",
-  "trainer.use_remove_padding": "verl",
-  "trainer.balance_batch": "verl data parallelism",
-  "trainer.max_token_len_per_gpu": "verl micro-batching (rft: trainer.max_tokens_per_micro_batch)",
-  "trainer.ulysses_sequence_parallel_size": "Sequence parallelism over GPUs",
-  "trainer.fix_actor_microbatch_loss_scale": "verl",
-  "trainer.param_offload": "FSDP offloading",
-  "trainer.optimizer_offload": "FSDP offloading",
-  "trainer.grad_offload": "FSDP offloading",
-  "trainer.offload_policy": "FSDP offloading",
-  "trainer.save_strategy": "Multi-process checkpoint saving",
-  "trainer.megatron": "Megatron parallelism",
-  "trainer.trust_remote_code": "Set by Trinity itself",
-  "trainer.trainer_config": "verl's own config",
-  "trainer.trainer_config_path": "verl's own config",
-  "monitor.monitor_args": "wandb / mlflow settings",
-  "monitor.detailed_stats": "rft logs mean metrics",
-  "monitor.enable_ray_timeline": "Ray",
-  "monitor.cache_dir": "Set by Trinity itself",
-  "synchronizer.sync_timeout": "In-process hand-over does not time out",
-  "synchronizer.group_name": "NCCL group",
-  "synchronizer.wait_for_checkpoint": "Checkpoint sync between processes",
-  "synchronizer.explorer_world_size": "Set by Trinity itself",
-  "synchronizer.ray_namespace": "Ray",
-  // Every key of an inference model rft neither implements nor maps: vLLM engine settings.
-  ...Object.fromEntries(
-    [...TRINITY_KEYS.keys()]
-      .filter((key) => /^explorer\.(rollout_model|auxiliary_models\[\])\.[a-z0-9_]+$/.test(key))
-      .map((key) => [key, "vLLM engine setting"]),
-  ),
-  ...Object.fromEntries(
-    TASKSET_PATHS.flatMap((prefix) =>
-      Object.entries({
-        max_retry_times: "SQL read retries",
-        max_retry_interval: "SQL read retries",
-        enable_progress_bar: "tqdm",
-        index: "Set by Trinity itself (rft saves its own cursor)",
-        is_eval: "Set by Trinity itself",
-        batch_size: "Set by Trinity itself",
-        total_epochs: "Set by Trinity itself",
-        total_steps: "Set by Trinity itself",
-        ray_namespace: "Ray",
-        repeat_times: "Eval repeats for mean@k / best@k (implemented by the run-loop branch)",
-        "format.prompt_type": "Tasks are read by prompt_key / messages_key",
-        "format.system_prompt_key": "Not supported for tasks: use system_prompt",
-        "format.tools_key": "Tasks: the workflow builds the chat",
-        "format.image_key": "Multi-modal: not supported",
-        "format.video_key": "Multi-modal: not supported",
-        "format.reply_prefix": "Not supported for tasks",
-        "format.workflow_key": "Per-row workflows: not supported (one workflow per taskset)",
-        "format.reward_fn_key": "Per-row reward fns: not supported (one per taskset)",
-        "format.chosen_key": "DPO data is read from sft_warmup_dataset",
-        "format.rejected_key": "DPO data is read from sft_warmup_dataset",
-        "format.enable_concatenated_multi_turn": "Multi-turn SFT option",
-        "format.chat_template": "The model's chat template is used",
-        "format.enable_thinking": "The model's chat template is used",
-        "data_selector.feature_keys": "Difficulty-based selectors",
-        "data_selector.kwargs": "Difficulty-based selectors",
-        "task_selector.feature_keys": "Difficulty-based selectors",
-        "task_selector.kwargs": "Difficulty-based selectors",
-      }).map(([key, why]) => [`${prefix}.${key}`, why])
-    ),
-  ),
 };

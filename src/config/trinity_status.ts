@@ -7,7 +7,8 @@
 
 import { CONFIG_SCHEMA, type FieldSchema } from "./schema.ts";
 import { TRINITY_KEYS } from "./trinity_keys.ts";
-import { IGNORED, MAPPED } from "./trinity_rules.ts";
+import { IGNORED } from "./trinity_ignored.ts";
+import { MAPPED } from "./trinity_rules.ts";
 
 /** A Trinity key's status and the one-line note that explains it. */
 export interface TrinityKeyStatus {

@@ -81,12 +81,15 @@ export async function datasetSource(
     },
   });
   logSkipped(taskset, log);
+  // Rows skipped at load count once, with the first batch.
+  let skippedAtLoad = taskset.skippedRows.length;
   return {
     next(size) {
       const tasks = taskset.nextBatch(size);
       if (!tasks) return Promise.resolve(null);
       const batch: Experience[] = [];
-      let skipped = 0;
+      let skipped = skippedAtLoad;
+      skippedAtLoad = 0;
       for (const task of tasks) {
         const exps = experiencesOf(task);
         if ("skipped" in exps) {

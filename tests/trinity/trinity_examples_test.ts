@@ -65,18 +65,26 @@ async function assertTrained(runDir: string, steps: number): Promise<MetricsRow[
   return rows;
 }
 
-/** Asserts `rollouts` rollouts of step 1 got finite rewards, and the eval taskset `name` ran. */
-function assertRewarded(rows: readonly MetricsRow[], rollouts: number, name: string): void {
+/**
+ * Asserts the `rollouts` rollouts of step 1 were scored `right` (one answered right, one wrong:
+ * the tiny model answers 6 or 7 and the task's answer is 6), that this reached the gradient,
+ * and that the eval taskset `name` was scored.
+ */
+function assertRewarded(
+  rows: readonly MetricsRow[],
+  rollouts: number,
+  right: number,
+  wrong: number,
+  name: string,
+): void {
   const step = rows.find((r) => r.step === 1 && "rollout/count" in r)!;
   assertEquals(step["rollout/count"], rollouts);
-  for (const key of ["rollout/reward_mean", "rollout/reward_min", "rollout/reward_max"]) {
-    assertEquals(Number.isFinite(step[key]), true, `${key} ${step[key]}`);
-  }
+  assertEquals([step["rollout/reward_max"], step["rollout/reward_min"]], [right, wrong]);
+  assertEquals(step["rollout/accuracy"], 0.5);
+  assertEquals((step["actor/grad_norm"] ?? 0) > 0, true, `grad norm ${step["actor/grad_norm"]}`);
   const evals = rows.filter((r) => `eval/${name}/count` in r);
-  assertEquals(
-    evals.length > 0 && evals.every((r) => Number.isFinite(r[`eval/${name}/reward_mean`])),
-    true,
-  );
+  assertEquals(evals.length, 2, "evaluated at the start and the end");
+  for (const r of evals) assertEquals(Number.isFinite(r[`eval/${name}/reward_mean`]), true);
 }
 
 /** The ignored-keys warning lines of a run's stderr. */
@@ -90,7 +98,7 @@ for (const algorithm of ["grpo", "rloo", "gspo", "reinforceplusplus", "cispo", "
     const project = `${root}/Trinity-RFT-gsm8k`;
     const name = algorithm === "grpo" ? "qwen2.5-1.5B-gsm8k" : `qwen2.5-1.5B-gsm8k-${algorithm}`;
     const rows = await assertTrained(`${project}/${name}`, 1);
-    assertRewarded(rows, 2, "gsm8k-eval");
+    assertRewarded(rows, 2, 1, 0, "gsm8k-eval");
     assertIgnored(stderr, ["cluster", "explorer.rollout_model.tensor_parallel_size"]);
     assertEquals(stderr.includes('experience_buffer.path "sqlite:///gsm8k.db"'), true);
   });
@@ -104,20 +112,14 @@ function assertIgnored(stderr: string, keys: readonly string[]): void {
 }
 
 Deno.test("Trinity example dapo_math runs unchanged: Hub cache data, DAPO workflow, reward and operators", async () => {
-  // The tiny random model never writes a right answer, so DAPO's dynamic sampling drops every
-  // group (all wrong) and no train step runs; exploration, rewards and operators are checked.
   const { root, stderr } = await runExample("dapo_math.yaml", SMALL_RL);
-  const rows = await metrics(`${root}/Trinity-RFT-example/dapo`);
+  const rows = await assertTrained(`${root}/Trinity-RFT-example/dapo`, 1);
+  // math_dapo_reward: +1 / -1; the group differs, so dapo_dynamic_sampling keeps it.
+  assertRewarded(rows, 2, 1, -1, "AIME2024");
   const step = rows.find((r) => "rollout/count" in r)!;
-  // Every task of the epoch (6) was drawn looking for a group to keep, 2 rollouts each.
-  assertEquals(step["rollout/count"], 12);
-  assertEquals(step["rollout/reward_max"], -1);
-  assertEquals(step["pipeline/dapo_dynamic_sampling/dropped_all_wrong"], 12);
-  assertEquals(
-    Number.isInteger(step["pipeline/mask_response_truncated/masked_truncated_count"]),
-    true,
-  );
-  assertEquals(rows.some((r) => "eval/AIME2024/count" in r), true);
+  assertEquals(step["explorer/kept_groups"], 1);
+  assertEquals(step["pipeline/dapo_dynamic_sampling/filtered_count"], 0);
+  assertEquals(step["pipeline/mask_response_truncated/masked_truncated_count"], 0);
   assertIgnored(stderr, ["cluster", "trainer.use_dynamic_bsz"]);
 });
 
