@@ -55,9 +55,12 @@ export async function runExploreTrain(
   const explorerModel = train ? await cloneModel(trainerModel) : trainerModel;
   const startVersion = policy.resumed?.trainerState.step ?? 0;
 
-  const taskset = await Taskset.open(tasksetConfig(stage, section, algorithm.repeatTimes, false));
+  const tokenizer = explorerModel.tokenizer;
+  const taskset = await Taskset.open(
+    tasksetConfig(stage, section, algorithm.repeatTimes, false, tokenizer),
+  );
   logSkipped(taskset, log);
-  const evalTasksets = await openEvalTasksets(stage, log);
+  const evalTasksets = await openEvalTasksets(stage, log, tokenizer);
   const bufferDir = `${stageDir}/experiences`;
   const statePath = `${stageDir}/${EXPLORER_STATE_FILE}`;
   const savedState = stage.continueFromCheckpoint ? await readExplorerState(statePath) : undefined;

@@ -5,10 +5,12 @@
  */
 
 import { BUFFER_STATE_FILE } from "../buffer/experience_buffer.ts";
+import { promptEncodingProblem } from "../buffer/task.ts";
 import { Taskset, type TasksetConfig } from "../buffer/taskset.ts";
 import type { StageConfig, TasksetSection } from "../config/run_config.ts";
 import type { GpuContext } from "../gpu/device.ts";
 import type { PolicyModel } from "../model/policy.ts";
+import type { Tokenizer } from "../model/tokenizer.ts";
 import type { Monitor } from "../monitor/monitor.ts";
 import { saveCheckpoint } from "../trainer/checkpoint.ts";
 import type { CriticStep } from "../trainer/critic.ts";
@@ -43,12 +45,16 @@ export interface StageOutcome {
   lastEval: Record<string, number>;
 }
 
-/** A `TasksetConfig` for `section` of `stage`. */
+/**
+ * A `TasksetConfig` for `section` of `stage`; with `tokenizer`, a row whose prompt it cannot
+ * encode is skipped at load (listed by its file line).
+ */
 export function tasksetConfig(
   stage: StageConfig,
   section: TasksetSection,
   repeatTimes: number,
   isEval: boolean,
+  tokenizer?: Tokenizer,
 ): TasksetConfig {
   const input = stage.buffer.explorerInput;
   const { n, ...sampling } = section.rolloutArgs;
@@ -68,6 +74,9 @@ export function tasksetConfig(
     rolloutArgs: { ...rolloutArgs, n: n ?? (isEval ? 1 : repeatTimes) },
     workflowArgs: section.workflowArgs,
     isEval,
+    ...(tokenizer === undefined ? {} : {
+      rowCheck: (row, formatArgs) => promptEncodingProblem({ rawTask: row, formatArgs }, tokenizer),
+    }),
   };
 }
 
@@ -75,9 +84,10 @@ export function tasksetConfig(
 export async function openEvalTasksets(
   stage: StageConfig,
   log: (line: string) => void,
+  tokenizer?: Tokenizer,
 ): Promise<EvalTaskset[]> {
   return await Promise.all(stage.buffer.explorerInput.evalTasksets.map(async (section) => {
-    const taskset = await Taskset.open(tasksetConfig(stage, section, 1, true));
+    const taskset = await Taskset.open(tasksetConfig(stage, section, 1, true, tokenizer));
     logSkipped(taskset, log);
     return { name: section.name, taskset, rewardFnArgs: section.rewardFnArgs };
   }));

@@ -57,7 +57,7 @@ export async function runTrainOnly(
     true,
     policy.resumed?.dir,
   );
-  const evalTasksets = await openEvalTasksets(stage, log);
+  const evalTasksets = await openEvalTasksets(stage, log, model.tokenizer);
   const rollout = evalTasksets.length ? rolloutModel(stage, model, stage.seed) : undefined;
   const evaluator = rollout &&
     new Explorer({

@@ -1,6 +1,13 @@
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { hubCacheSnapshot } from "../../src/buffer/dataset_files.ts";
-import { type Task, taskAnswer, taskMessages, taskPrompt } from "../../src/buffer/task.ts";
+import {
+  promptEncodingProblem,
+  type Task,
+  taskAnswer,
+  taskMessages,
+  taskPrompt,
+} from "../../src/buffer/task.ts";
+import { loadTokenizer } from "../../src/model/tokenizer.ts";
 import { drawOrder, type Selector, Taskset, type TasksetConfig } from "../../src/buffer/taskset.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
 import { inTempDir } from "../_temp_dir.ts";
@@ -386,4 +393,35 @@ Deno.test("taskset: invalid settings are rejected before reading", async () => {
     Error,
     "Cannot open taskset /nonexistent/x.jsonl",
   );
+});
+
+Deno.test("taskset: a row whose prompt the tokenizer cannot encode is skipped at load by its line", async () => {
+  await inTempDir("rft-taskset-", async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/char_tokenizer.json`,
+      JSON.stringify({ type: "char", chars: "0123456789+=", special: ["<eos>"] }),
+    );
+    const tokenizer = await loadTokenizer(dir);
+    const path = `${dir}/sums.jsonl`;
+    await writeJsonl(path, [{ prompt: "1+1=", answer: "2" }, { prompt: "x+1=", answer: "?" }]);
+    const taskset = await Taskset.open({
+      path,
+      format: { promptKey: "prompt", responseKey: "answer" },
+      defaultWorkflowType: "simple_workflow",
+      rowCheck: (row, formatArgs) => promptEncodingProblem({ rawTask: row, formatArgs }, tokenizer),
+    });
+    assertEquals(taskset.size, 1);
+    assertEquals(taskset.rowOrigins, [`${path} line 1`]);
+    assertEquals(taskset.skippedRows.length, 1);
+    const [skipped] = taskset.skippedRows;
+    assertEquals([skipped.path, skipped.line], [path, 2]);
+    assertEquals(
+      skipped.reason.startsWith(
+        "the tokenizer cannot encode its prompt: Cannot encode with the " +
+          "char tokenizer: character",
+      ),
+      true,
+      skipped.reason,
+    );
+  });
 });
