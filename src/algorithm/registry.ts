@@ -127,8 +127,9 @@ export function checkChoice<C extends string>(
 
 /**
  * `known: a, b, c`, with `. Did you mean "b"?` when exactly one of `names` is closest to `name`
- * and within one edit per three characters (at least one): a tie between two near names (`xapo`
- * for `sapo` and `dapo`) suggests neither.
+ * and within one edit per three characters (at least one), or else when `name` (4 characters or
+ * more) begins exactly one of them (`math_dapo` for `math_dapo_reward`); a tie between two near
+ * names (`xapo` for `sapo` and `dapo`) suggests neither.
  */
 export function knownNames(name: string, names: readonly string[]): string {
   const list = `known: ${names.length ? names.join(", ") : "(none)"}`;
@@ -139,6 +140,10 @@ export function knownNames(name: string, names: readonly string[]): string {
     const d = editDistance(name.toLowerCase(), candidate.toLowerCase());
     if (d < bestDistance) [best, bestDistance, tied] = [candidate, d, false];
     else if (d === bestDistance && best !== undefined) tied = true;
+  }
+  if (best === undefined && name.length >= 4) {
+    const extending = names.filter((n) => n.toLowerCase().startsWith(name.toLowerCase()));
+    if (extending.length === 1) [best, tied] = [extending[0], false];
   }
   return best === undefined || tied ? list : `${list}. Did you mean "${best}"?`;
 }

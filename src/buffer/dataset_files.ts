@@ -7,6 +7,7 @@
  */
 
 import { join } from "node:path";
+import { InputError } from "../util/input_error.ts";
 
 /** Extensions of the files a split may be stored in. */
 const EXTENSIONS = /\.(jsonl|parquet)$/;
@@ -15,8 +16,9 @@ const EXTENSIONS = /\.(jsonl|parquet)$/;
  * The files of `split` (of `subset`, when given) under `path`, sorted: `path` itself when it
  * is a file, else the `<split>.{jsonl,parquet}` / `<split>-*.{jsonl,parquet}` files of one
  * folder among `<subset>/`, `<subset>/data/`, `data/<subset>/` (or the top and `data/` when
- * there is no subset, or the subset folder is missing). Throws naming what it looked for and
- * what it found when no file matches, or when matches span more than one folder or format.
+ * there is no subset, or the subset folder is missing). Throws an InputError naming what it
+ * looked for and what it found when no file matches, or matches span more than one folder or
+ * format.
  */
 export async function findSplitFiles(
   path: string,
@@ -24,7 +26,7 @@ export async function findSplitFiles(
   subset?: string,
 ): Promise<string[]> {
   const fail = (detail: string): never => {
-    throw new Error(`Cannot open dataset ${path}: ${detail}`);
+    throw new InputError(`Cannot open dataset ${path}: ${detail}`);
   };
   const info = await Deno.stat(path).catch((err: Error) => fail(err.message));
   if (info.isFile) {

@@ -16,6 +16,7 @@ import {
   experienceToRow,
   validateExperience,
 } from "./experience.ts";
+import { InputError } from "../util/input_error.ts";
 
 /** Part files are named `part-<anything>.parquet`. */
 const PART_NAME = /^part-[^/\\]+\.parquet$/;
@@ -234,7 +235,7 @@ export async function readJsonlLines(path: string): Promise<JsonlLine[]> {
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(await Deno.readFile(path));
   } catch (err) {
-    throw new Error(`Cannot read ${path}: ${(err as Error).message}`);
+    throw new InputError(`Cannot read ${path}: ${(err as Error).message}`);
   }
   const lines: JsonlLine[] = [];
   text.split("\n").forEach((raw, i) => {
@@ -255,6 +256,6 @@ export async function readParquetRows(path: string): Promise<Record<string, unkn
     const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
     return await parquetReadObjects({ file });
   } catch (err) {
-    throw new Error(`Cannot read parquet file ${path}: ${(err as Error).message}`);
+    throw new InputError(`Cannot read parquet file ${path}: ${(err as Error).message}`);
   }
 }

@@ -6,6 +6,7 @@
  * config layer maps Trinity's snake_case keys onto {@link TasksetConfig}).
  */
 
+import { InputError } from "../util/input_error.ts";
 import { mulberry32 } from "../util/random.ts";
 import { findSplitFiles } from "./dataset_files.ts";
 import { readJsonlLines, readParquetRows, type ReadWarning } from "./experience_io.ts";
@@ -90,10 +91,13 @@ export class Taskset {
     private readonly template: Omit<Task, "taskId" | "index" | "epoch" | "rawTask">,
   ) {}
 
-  /** Validates `config`, finds the files and reads every row; throws when no row is usable. */
+  /**
+   * Validates `config`, finds the files and reads every row; throws an InputError (bad input:
+   * exit 2) when the files are missing or no row is usable.
+   */
   static async open(config: TasksetConfig): Promise<Taskset> {
     const fail = (detail: string): never => {
-      throw new Error(`Cannot open taskset ${config.path}: ${detail}`);
+      throw new InputError(`Cannot open taskset ${config.path}: ${detail}`);
     };
     const { selector = "sequential", totalEpochs = 1, seed = 42 } = config;
     if (!SELECTORS.includes(selector)) {

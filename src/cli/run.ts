@@ -1,14 +1,16 @@
 /**
  * `./rft run config.yaml [--set key.path=value ...] [--plugin-dir DIR ...]`: loads the plugins
  * (`./plugins` and each `--plugin-dir`), then the config (any problem: one line, exit 2, before
- * GPU work), then runs it, printing progress and a summary. Ctrl-C stops the run; what was
- * written (experiences, checkpoints, metrics) stays and the same command resumes.
+ * GPU work), then runs it, printing progress and a summary. Bad input found while running (an
+ * `InputError`: components, data, model files) is one line and exit 2 too; a failure of the run
+ * itself exits 1. Ctrl-C stops the run; what was written stays and the same command resumes.
  */
 
 import { ConfigError } from "../config/config_error.ts";
 import { loadConfig } from "../config/load_config.ts";
 import { loadPlugins, PluginError } from "../run/plugins.ts";
 import { formatSummary, runConfig } from "../run/run.ts";
+import { isInputError, oneLineMessage } from "../util/input_error.ts";
 import { CliError } from "./cli_error.ts";
 import { parseFlags } from "./parse_flags.ts";
 
@@ -49,14 +51,14 @@ export async function runCommand(args: string[]): Promise<number> {
       );
     }
   } catch (err) {
-    if (err instanceof PluginError) throw new CliError(err.message);
+    if (err instanceof PluginError) throw new CliError(oneLineMessage(err));
     throw err;
   }
   let config;
   try {
     config = await loadConfig(parsed.positionals[0], { overrides: parsed.values.set ?? [] });
   } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(err.message);
+    if (err instanceof ConfigError) throw new CliError(oneLineMessage(err));
     throw err;
   }
   if (config.ignoredTrinityKeys.length > 0) {
@@ -75,6 +77,7 @@ export async function runCommand(args: string[]): Promise<number> {
     return 0;
   } catch (err) {
     if (controller.signal.aborted) return 130;
+    if (isInputError(err)) throw new CliError(oneLineMessage(err), 2);
     throw new CliError((err as Error).message, 1);
   } finally {
     Deno.removeSignalListener("SIGINT", stop);

@@ -4,8 +4,10 @@
  * printing; the CLI prints its message alone.
  */
 
+import { InputError } from "../util/input_error.ts";
+
 /** A config problem, as `<where>: <key.path>: <detail>` (key path left out when none applies). */
-export class ConfigError extends Error {
+export class ConfigError extends InputError {
   /**
    * `where` is `file:line`, the file alone, or `--set key=value`; `keyPath` the YAML key path
    * (`stages[1].algorithm.algorithm_type`); `detail` says what was expected and found.

@@ -14,6 +14,7 @@ import {
   ChatTemplate,
 } from "./chat_template.ts";
 import type { DecodeOptions, EncodeOptions, Tokenizer } from "./tokenizer.ts";
+import { InputError } from "../util/input_error.ts";
 
 /** File name of a char tokenizer in a model directory. */
 export const CHAR_TOKENIZER_FILE = "char_tokenizer.json";
@@ -60,12 +61,12 @@ export class CharTokenizer implements Tokenizer {
     this.#tokens = [...special, ...characters];
     const ids = new Map<string, number>();
     this.#tokens.forEach((token, id) => {
-      if (token === "") throw new Error(`${where}: "special" has an empty token`);
+      if (token === "") throw new InputError(`${where}: "special" has an empty token`);
       if (ids.has(token)) {
         const list = id < special.length || ids.get(token)! < special.length
           ? `"special" and "chars"`
           : `"chars"`;
-        throw new Error(`${where}: ${JSON.stringify(token)} appears twice in ${list}`);
+        throw new InputError(`${where}: ${JSON.stringify(token)} appears twice in ${list}`);
       }
       ids.set(token, id);
     });
@@ -154,10 +155,10 @@ export async function loadCharTokenizer(path: string): Promise<CharTokenizer> {
   try {
     json = JSON.parse(await Deno.readTextFile(path));
   } catch (err) {
-    throw new Error(`Cannot load ${path}: ${(err as Error).message}`);
+    throw new InputError(`Cannot load ${path}: ${(err as Error).message}`);
   }
   const fail = (key: string, expected: string): never => {
-    throw new Error(
+    throw new InputError(
       `Cannot load ${path}: "${key}" is ${JSON.stringify(json?.[key])}; expected ${expected}`,
     );
   };

@@ -5,6 +5,8 @@
  * are ignored; `rope_scaling` is passed through raw for the model builder to accept or refuse.
  */
 
+import { InputError } from "../util/input_error.ts";
+
 /** model_type values of the Llama family. */
 export const LLAMA_MODEL_TYPES = ["llama", "mistral", "qwen2", "qwen3"] as const;
 /** Every model_type rft can load. */
@@ -70,7 +72,7 @@ export async function readHfConfig(dir: string): Promise<ModelConfig> {
   try {
     json = JSON.parse(await Deno.readTextFile(path));
   } catch (err) {
-    throw new Error(`Cannot read ${path}: ${(err as Error).message}`);
+    throw new InputError(`Cannot read ${path}: ${(err as Error).message}`);
   }
   return parseHfConfig(json, path);
 }
@@ -81,7 +83,7 @@ export function parseHfConfig(json: unknown, file = "config.json"): ModelConfig 
   const modelType = keys.string("model_type");
   if (modelType === "gpt2") return gpt2Config(keys);
   if (!(LLAMA_MODEL_TYPES as readonly string[]).includes(modelType)) {
-    throw new Error(
+    throw new InputError(
       `Cannot read ${file}: model_type "${modelType}" is not supported; supported: ${
         SUPPORTED_MODEL_TYPES.join(", ")
       }`,
@@ -167,7 +169,7 @@ class ConfigKeys {
   readonly #json: Record<string, unknown>;
 
   constructor(json: unknown, readonly file: string) {
-    if (!isRecord(json)) throw new Error(`Cannot read ${file}: expected a JSON object`);
+    if (!isRecord(json)) throw new InputError(`Cannot read ${file}: expected a JSON object`);
     this.#json = json;
   }
 
@@ -180,7 +182,7 @@ class ConfigKeys {
   }
 
   fail(key: string, value: unknown, expected: string): never {
-    throw new Error(
+    throw new InputError(
       `Cannot read ${this.file}: key "${key}" is ${JSON.stringify(value)}; expected ${expected}`,
     );
   }
@@ -188,7 +190,7 @@ class ConfigKeys {
   #read<T>(key: string, fallback: T | undefined, ok: (v: unknown) => boolean, what: string): T {
     if (!this.has(key)) {
       if (fallback !== undefined) return fallback;
-      throw new Error(`Cannot read ${this.file}: key "${key}" is missing; expected ${what}`);
+      throw new InputError(`Cannot read ${this.file}: key "${key}" is missing; expected ${what}`);
     }
     const value = this.#json[key];
     return ok(value) ? value as T : this.fail(key, value, what);

@@ -36,6 +36,7 @@ import {
   type TokenInputs,
   type WeightLookup,
 } from "./transformer.ts";
+import { InputError } from "../util/input_error.ts";
 
 /** Files kept from a loaded directory and written by `save` (tokenizer, generation settings). */
 const SIDE_FILES = [
@@ -297,7 +298,7 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   try {
     raw = JSON.parse(await Deno.readTextFile(configPath));
   } catch (err) {
-    throw new Error(`Cannot load model from ${dir}: ${configPath}: ${(err as Error).message}`);
+    throw new InputError(`Cannot load model from ${dir}: ${configPath}: ${(err as Error).message}`);
   }
   const config = parseHfConfig(raw, configPath);
   checkArchitecture(config);
@@ -310,13 +311,13 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
     for (const spec of parameterSpecs(config)) {
       const stored = checkpointNames(spec.name).find((n) => available.has(n));
       if (!stored) {
-        throw new Error(
+        throw new InputError(
           `Cannot load model from ${dir}: tensor "${spec.name}" is missing from the checkpoint`,
         );
       }
       const info = checkpoint.info(stored);
       if (!sameShape(info.shape, spec.shape)) {
-        throw new Error(
+        throw new InputError(
           `Cannot load model from ${dir}: tensor "${stored}" has shape ${
             formatShape(info.shape)
           }; config.json implies ${formatShape(spec.shape)}`,
@@ -417,7 +418,7 @@ function checkBindable(config: ModelConfig, limit: number, where: string): void 
     shapeSize(spec.shape) * 4 > limit && !shardRows(spec.name, spec.shape, limit)
   );
   if (!big) return;
-  throw new Error(
+  throw new InputError(
     `${where}: tensor "${big.name}" ${formatShape(big.shape)} needs ${
       shapeSize(big.shape) * 4
     } bytes as f32, above this adapter's maxStorageBufferBindingSize of ${limit}; rft splits ` +

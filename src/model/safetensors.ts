@@ -7,6 +7,7 @@
  */
 
 import { writeAtomic } from "../util/write_atomic.ts";
+import { InputError } from "../util/input_error.ts";
 
 /** Bytes per element of every safetensors dtype. */
 export const DTYPE_BYTES = {
@@ -67,19 +68,19 @@ export class SafetensorsFile {
   /** Reads and validates the header of `path`; tensor data stays on disk until {@link read}. */
   static async open(path: string): Promise<SafetensorsFile> {
     const file = await Deno.open(path).catch((err: Error) => {
-      throw new Error(`Cannot load ${path}: ${err.message}`);
+      throw new InputError(`Cannot load ${path}: ${err.message}`);
     });
     try {
       const { size } = await file.stat();
       if (size < 8) {
-        throw new Error(
+        throw new InputError(
           `Cannot load ${path}: file is truncated: it has ${size} bytes, fewer than the 8-byte header length`,
         );
       }
       const prefix = await readExactly(file, path, 0, 8);
       const headerLength = new DataView(prefix.buffer).getBigUint64(0, true);
       if (headerLength > BigInt(Math.min(size - 8, MAX_HEADER_BYTES))) {
-        throw new Error(
+        throw new InputError(
           `Cannot load ${path}: header length ${headerLength} exceeds ${
             size - 8 > MAX_HEADER_BYTES
               ? `the ${MAX_HEADER_BYTES}-byte limit`
@@ -100,7 +101,9 @@ export class SafetensorsFile {
   async read(name: string): Promise<Uint8Array<ArrayBuffer>> {
     const info = this.tensors.get(name);
     if (!info) {
-      throw new Error(`Cannot read tensor "${name}" from ${this.path}: ${missing(this.tensors)}`);
+      throw new InputError(
+        `Cannot read tensor "${name}" from ${this.path}: ${missing(this.tensors)}`,
+      );
     }
     const file = await Deno.open(this.path);
     try {
@@ -137,7 +140,9 @@ export class Checkpoint {
   #file(name: string): SafetensorsFile {
     const file = this.fileOf.get(name);
     if (!file) {
-      throw new Error(`Cannot read tensor "${name}" from ${this.dir}: ${missing(this.fileOf)}`);
+      throw new InputError(
+        `Cannot read tensor "${name}" from ${this.dir}: ${missing(this.fileOf)}`,
+      );
     }
     return file;
   }
@@ -149,7 +154,7 @@ export async function openCheckpoint(dir: string): Promise<Checkpoint> {
   if (await exists(indexPath)) return openSharded(dir, indexPath);
   const singlePath = `${dir}/${SINGLE_FILE}`;
   if (!(await exists(singlePath))) {
-    throw new Error(
+    throw new InputError(
       `Cannot open checkpoint ${dir}: found neither ${SINGLE_FILE} nor ${INDEX_FILE}`,
     );
   }
@@ -159,7 +164,7 @@ export async function openCheckpoint(dir: string): Promise<Checkpoint> {
 
 async function openSharded(dir: string, indexPath: string): Promise<Checkpoint> {
   const fail = (detail: string): never => {
-    throw new Error(`Cannot load ${indexPath}: ${detail}`);
+    throw new InputError(`Cannot load ${indexPath}: ${detail}`);
   };
   let index: unknown;
   try {
@@ -270,7 +275,7 @@ export async function writeCheckpoint(
 /** Validates a header: known dtypes, sizes that match shapes, offsets inside the data, no overlaps. */
 function parseHeader(path: string, bytes: Uint8Array, dataStart: number, dataLength: number) {
   const fail = (detail: string): never => {
-    throw new Error(`Cannot load ${path}: ${detail}`);
+    throw new InputError(`Cannot load ${path}: ${detail}`);
   };
   let header: unknown;
   try {
@@ -344,7 +349,7 @@ async function readExactly(
   for (let done = 0; done < length;) {
     const n = await file.read(bytes.subarray(done));
     if (n === null) {
-      throw new Error(
+      throw new InputError(
         `Cannot read ${path}: file is truncated: expected ${length} bytes at offset ${offset}, found ${done}`,
       );
     }

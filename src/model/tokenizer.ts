@@ -9,6 +9,7 @@
 import { Tokenizer as HfTokenizerCore } from "@huggingface/tokenizers";
 import { CHAR_TOKENIZER_FILE, loadCharTokenizer } from "./char_tokenizer.ts";
 import { type ChatMessage, type ChatOptions, ChatTemplate } from "./chat_template.ts";
+import { InputError } from "../util/input_error.ts";
 
 /** Options of {@link Tokenizer.encode}. */
 export interface EncodeOptions {
@@ -80,7 +81,7 @@ export class HfTokenizer implements Tokenizer {
         ...tokenConfig(tokens),
       });
     } catch (err) {
-      throw new Error(
+      throw new InputError(
         `Cannot load ${dir}/${HF_TOKENIZER_FILES.tokenizer}: ${(err as Error).message}`,
       );
     }
@@ -89,7 +90,7 @@ export class HfTokenizer implements Tokenizer {
       if (token === undefined) return undefined;
       const id = this.#core.token_to_id(token);
       if (id === undefined) {
-        throw new Error(
+        throw new InputError(
           `Cannot load ${configPath}: "${key}" is "${token}", which ${HF_TOKENIZER_FILES.tokenizer} does not define`,
         );
       }
@@ -140,7 +141,7 @@ export class HfTokenizer implements Tokenizer {
 export async function loadHfTokenizer(dir: string): Promise<HfTokenizer> {
   const tokenizerJson = await readJson(`${dir}/${HF_TOKENIZER_FILES.tokenizer}`);
   if (tokenizerJson === undefined) {
-    throw new Error(`Cannot load ${dir}/${HF_TOKENIZER_FILES.tokenizer}: file not found`);
+    throw new InputError(`Cannot load ${dir}/${HF_TOKENIZER_FILES.tokenizer}: file not found`);
   }
   return hfTokenizerFrom(dir, tokenizerJson);
 }
@@ -151,7 +152,7 @@ export async function loadTokenizer(dir: string): Promise<Tokenizer> {
   const tokenizerJson = await readJson(`${dir}/${hf}`);
   if (tokenizerJson !== undefined) return hfTokenizerFrom(dir, tokenizerJson);
   if (await readText(`${dir}/${char}`) !== undefined) return loadCharTokenizer(`${dir}/${char}`);
-  throw new Error(`Cannot load a tokenizer from ${dir}: found neither ${hf} nor ${char}`);
+  throw new InputError(`Cannot load a tokenizer from ${dir}: found neither ${hf} nor ${char}`);
 }
 
 /** Reads the optional config and template files beside an already parsed `tokenizer.json`. */
@@ -159,7 +160,7 @@ async function hfTokenizerFrom(dir: string, tokenizerJson: unknown): Promise<HfT
   const configPath = `${dir}/${HF_TOKENIZER_FILES.config}`;
   const config = await readJson(configPath) ?? {};
   if (typeof config !== "object" || config === null || Array.isArray(config)) {
-    throw new Error(`Cannot load ${configPath}: expected a JSON object`);
+    throw new InputError(`Cannot load ${configPath}: expected a JSON object`);
   }
   const inConfig = (config as Record<string, unknown>).chat_template;
   const jinjaPath = `${dir}/${HF_TOKENIZER_FILES.chatTemplate}`;
@@ -179,7 +180,7 @@ function tokenText(config: Record<string, unknown>, key: string, path: string) {
   if (typeof value === "string") return value;
   const content = (value as { content?: unknown }).content;
   if (typeof content === "string") return content;
-  throw new Error(
+  throw new InputError(
     `Cannot load ${path}: "${key}" is ${
       JSON.stringify(value)
     }; expected a string or {"content": string}`,
@@ -201,7 +202,7 @@ function templateInConfig(config: Record<string, unknown>, path: string) {
   const named = Array.isArray(value) &&
     value.find((t) => t?.name === "default" && typeof t.template === "string");
   if (named) return { source: named.template as string, origin: `${path} (template "default")` };
-  throw new Error(
+  throw new InputError(
     `Cannot load ${path}: "chat_template" is neither a string nor a list with a "default" template`,
   );
 }
@@ -212,7 +213,7 @@ async function readText(path: string): Promise<string | undefined> {
     return await Deno.readTextFile(path);
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return undefined;
-    throw new Error(`Cannot read ${path}: ${(err as Error).message}`);
+    throw new InputError(`Cannot read ${path}: ${(err as Error).message}`);
   }
 }
 
@@ -223,6 +224,6 @@ async function readJson(path: string): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new Error(`Cannot load ${path}: not valid JSON: ${(err as Error).message}`);
+    throw new InputError(`Cannot load ${path}: not valid JSON: ${(err as Error).message}`);
   }
 }

@@ -16,6 +16,7 @@ import {
 } from "../gpu/dispatch.ts";
 import { shapeSize, type Variable } from "../graph/tensor.ts";
 import { type Checkpoint, DTYPE_BYTES, type SafetensorsDType } from "./safetensors.ts";
+import { InputError } from "../util/input_error.ts";
 
 /** Checkpoint dtypes that can become f32 variables. */
 export const UPLOADABLE_DTYPES: readonly SafetensorsDType[] = ["F32", "F16", "BF16"];
@@ -98,13 +99,13 @@ function checkUploadable(
   where: string,
 ) {
   if (!UPLOADABLE_DTYPES.includes(dtype)) {
-    throw new Error(
+    throw new InputError(
       `${where}: tensor "${name}" has dtype "${dtype}"; expected ${UPLOADABLE_DTYPES.join(", ")}`,
     );
   }
   const bytes = shapeSize(shape) * 4;
   if (bytes > gpu.device.limits.maxBufferSize) {
-    throw new Error(
+    throw new InputError(
       `${where}: tensor "${name}" needs ${bytes} bytes as f32; the device's maxBufferSize is ${gpu.device.limits.maxBufferSize}`,
     );
   }

@@ -14,6 +14,7 @@ import type { Registry } from "../algorithm/registry.ts";
 import { SAMPLE_STRATEGY } from "../algorithm/sample_strategy.ts";
 import { EXPERIENCE_OPERATORS } from "../buffer/operators/mod.ts";
 import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
+import { InputError, oneLineMessage } from "../util/input_error.ts";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -37,10 +38,13 @@ export interface LoadedPlugin {
   registered: string[];
 }
 
-/** A plugin that failed to load: the message names the file and the cause. */
-export class PluginError extends Error {
+/**
+ * A plugin that failed to load: one line naming the file and the cause (its first line, with
+ * the place Deno points at, e.g. a syntax error's `file:line:column`; no code frame, no colour).
+ */
+export class PluginError extends InputError {
   constructor(readonly file: string, cause: unknown) {
-    super(`Cannot load plugin ${file}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    super(`Cannot load plugin ${file}: ${oneLineMessage(cause)}`, { cause });
     this.name = "PluginError";
   }
 }

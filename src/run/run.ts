@@ -14,9 +14,9 @@ import { Monitor } from "../monitor/monitor.ts";
 import { writePlot } from "../monitor/plot.ts";
 import { findLatestCheckpoint } from "../trainer/checkpoint.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
-import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
 import { runStage } from "./run_stage.ts";
 import type { StageOutcome } from "./stage_parts.ts";
+import { validateComponents } from "./validate_components.ts";
 
 /** Name of the file marking a finished stage. */
 export const STAGE_DONE_FILE = "stage_done.json";
@@ -50,7 +50,7 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
   const log = options.log ?? ((line: string) => console.error(line));
   const signal = options.signal ?? new AbortController().signal;
   const first = config.stages[0];
-  for (const stage of config.stages) checkComponents(stage);
+  validateComponents(config);
   const runDir = await chooseRunDir(first);
   await Deno.mkdir(runDir, { recursive: true });
   await writeAtomic(`${runDir}/config.yaml`, resolvedConfigYaml(config));
@@ -179,26 +179,5 @@ async function readStageDone(dir: string): Promise<StageDone | undefined> {
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return undefined;
     throw new Error(`Cannot read ${dir}/${STAGE_DONE_FILE}: ${(err as Error).message}`);
-  }
-}
-
-/** Throws before any GPU work when a taskset names an unknown workflow or reward fn. */
-function checkComponents(stage: StageConfig): void {
-  const input = stage.buffer.explorerInput;
-  const sections = [...(input.taskset ? [input.taskset] : []), ...input.evalTasksets];
-  for (const s of sections) {
-    const workflow = s.defaultWorkflowType ?? input.defaultWorkflowType;
-    const reward = s.defaultRewardFnType ?? input.defaultRewardFnType;
-    const where = `stage "${stage.stageName}", taskset "${s.name}"`;
-    if (!WORKFLOWS.has(workflow)) {
-      throw new Error(
-        `${where}: unknown workflow "${workflow}"; known: ${WORKFLOWS.names().join(", ")}`,
-      );
-    }
-    if (reward !== undefined && !REWARD_FUNCTIONS.has(reward)) {
-      throw new Error(
-        `${where}: unknown reward fn "${reward}"; known: ${REWARD_FUNCTIONS.names().join(", ")}`,
-      );
-    }
   }
 }

@@ -52,6 +52,10 @@ export interface WorkflowContext extends WorkflowServices {
 export interface WorkflowFactory extends Configurable {
   /** One line for listings. */
   readonly description: string;
+  /** True when it scores with a reward fn (absent: unknown; it may compute its own reward). */
+  readonly usesRewardFn?: boolean;
+  /** The reward fn it uses when the taskset names none. */
+  readonly defaultRewardFn?: string;
   /** A workflow running `task`; throws naming the task on bad `workflow_args` or a bad row. */
   create(task: Task, context: WorkflowContext): Workflow;
 }

@@ -59,6 +59,12 @@ Deno.test("built-in registries list their names on an unknown one", () => {
   // A tie between two near names suggests neither rather than one at random.
   assertEquals(knownNames("xapo", ["sapo", "dapo"]), "known: sapo, dapo");
   assertEquals(knownNames("xapo", ["sapo", "grpo"]), 'known: sapo, grpo. Did you mean "sapo"?');
+  // A unique name that the given one begins.
+  assertEquals(
+    knownNames("math_dapo", ["math", "math_dapo_reward"]).endsWith('"math_dapo_reward"?'),
+    true,
+  );
+  assertEquals(knownNames("math_", ["math_a", "math_b"]), "known: math_a, math_b");
 });
 
 Deno.test("configure: given args override defaults key by key", () => {

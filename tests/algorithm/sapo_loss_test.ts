@@ -60,6 +60,20 @@ Deno.test("sapo: -A * 4/tau * sigmoid(tau (r - 1)), tau by the sign of A; gradie
     ...TIGHT,
     label: "metrics",
   });
+  // Trinity's form: loss -A * sg(gate) * logp, gradient -A * gate / 5 on every live token.
+  const trinity = await runLoss(
+    [rows(logp), rows(old), vector(adv), rows(mask)],
+    (...xs) => build({ detach_gate: true })(xs[0], xs[1], xs[2], xs[3]),
+  );
+  const tokens = [0, 1, 2, 3, 4, 5].map((k) => [Math.floor(k / 3), k % 3]);
+  const weight = ([b, t]: number[]) =>
+    mask[b][t] * -adv[b] * gateRef(ratios[b][t], adv[b] > 0 ? 1 : 1.05) / 5;
+  assertClose(trinity.grad, tokens.map(weight), { ...TIGHT, label: "trinity grad" });
+  assertClose([trinity.loss], [tokens.reduce((a, [b, t]) => a + weight([b, t]) * logp[b][t], 0)], {
+    ...TIGHT,
+    label: "trinity loss",
+  });
+  assertClose([trinity.grad[0]], [-2 / 5], { ...TIGHT, label: "trinity on-policy weight 2/tau" });
 });
 
 Deno.test("sapo: gradients match f64 finite differences on random batches", async () => {

@@ -32,7 +32,12 @@ const run = (name: string, exps: Experience[], args = {}) =>
   runOperators(createOperators([{ name, args }]), exps);
 
 Deno.test("mask_response_truncated: truncated responses keep their place with an all-zero mask", () => {
-  const batch = [exp("a", 0, 1, { truncated: true }), exp("a", 1, 0), exp("b", 0, 1)];
+  const advantages = [0, 0, 0.5, 0.5];
+  const batch = [
+    exp("a", 0, 1, { truncated: true, advantages }),
+    exp("a", 1, 0),
+    exp("b", 0, 1),
+  ];
   const result = run("mask_response_truncated", batch);
   assertEquals(result.metrics, { "mask_response_truncated/masked_truncated_count": 1 });
   assertEquals(result.experiences.map((e) => e.actionMask), [
@@ -41,6 +46,8 @@ Deno.test("mask_response_truncated: truncated responses keep their place with an
     [0, 0, 1, 1],
   ]);
   assertEquals(result.experiences[0].logprobs, [0, 0, 0, 0]);
+  assertEquals(result.experiences[0].advantages, [0, 0, 0, 0]);
+  assertEquals(result.experiences[1].advantages, undefined);
   assertEquals(result.experiences[0].reward, 1);
   assertEquals(batch[0].actionMask, [0, 0, 1, 1], "the input is not mutated");
 });

@@ -1,22 +1,12 @@
 /** `./rft run` as a subprocess: resume after SIGKILL, config errors, help. */
 
 import { assertEquals } from "../_asserts.ts";
+import { runRft } from "../_rft_cli.ts";
 import { readExperienceDir } from "../../src/buffer/experience_io.ts";
 import { makeFixture, metricsRows, readJson, trainRows } from "./_fixture.ts";
 
 const LAUNCHER = new URL("../../rft", import.meta.url).pathname;
 const ROOT = new URL("../..", import.meta.url).pathname;
-
-async function rft(args: string[]) {
-  const out = await new Deno.Command(LAUNCHER, {
-    args,
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
-  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
-}
 
 async function exists(path: string): Promise<boolean> {
   try {
@@ -81,7 +71,7 @@ Deno.test("rft run killed with SIGKILL after checkpoint step_2 resumes to the en
     assertEquals(await exists(`${runDir}/stage_done.json`), false);
     assertEquals(await exists(`${runDir}/checkpoints/step_4/trainer_state.json`), false);
 
-    const resumed = await rft(["run", file]);
+    const resumed = await runRft(["run", file]);
     assertEquals(resumed.code, 0, resumed.stderr);
     assertEquals(resumed.stderr.includes("policy from " + runDir + "/checkpoints/step_"), true);
 
@@ -129,7 +119,7 @@ Deno.test("rft run with a bad config exits 2 with one line naming file and line"
     const file = await f.writeConfig({ algorithm: { optimizer: { lr: -1 } } }, "bad.yaml");
     const text = await Deno.readTextFile(file);
     const line = text.split("\n").findIndex((l) => l.trim() === "lr: -1") + 1;
-    const result = await rft(["run", file]);
+    const result = await runRft(["run", file]);
     assertEquals(result.code, 2, result.stderr);
     assertEquals(result.stdout, "");
     assertEquals(
@@ -138,7 +128,7 @@ Deno.test("rft run with a bad config exits 2 with one line naming file and line"
     );
     assertEquals(await exists(`${f.dir}/runs`), false);
 
-    const missing = await rft(["run", file, "--plugin-dir", `${f.dir}/no_plugins`]);
+    const missing = await runRft(["run", file, "--plugin-dir", `${f.dir}/no_plugins`]);
     assertEquals(missing.code, 2, missing.stderr);
     assertEquals(
       missing.stderr.startsWith(`rft run: Cannot load plugin ${f.dir}/no_plugins: `),
@@ -152,7 +142,7 @@ Deno.test("rft run with a bad config exits 2 with one line naming file and line"
 });
 
 Deno.test("rft run --help exits 0 with the usage", async () => {
-  const result = await rft(["run", "--help"]);
+  const result = await runRft(["run", "--help"]);
   assertEquals(result.code, 0, result.stderr);
   assertEquals(result.stdout.startsWith("Usage: ./rft run CONFIG.yaml"), true, result.stdout);
   assertEquals(result.stdout.includes("--plugin-dir DIR"), true, result.stdout);

@@ -70,10 +70,17 @@ Deno.test("a plugin's workflow and reward fn are registered, reported and used b
     ]);
     assertEquals(REWARD_FUNCTIONS.has("rf_run_a"), true);
 
+    // The plugin's workflow reads no workflow_args, so the tasksets give none.
+    const format = { prompt_key: "prompt", response_key: "answer" };
     const file = await f.writeConfig({
       buffer: {
         total_steps: 2,
-        explorer_input: { default_workflow_type: "wf_run_a", default_reward_fn_type: "rf_run_a" },
+        explorer_input: {
+          default_workflow_type: "wf_run_a",
+          default_reward_fn_type: "rf_run_a",
+          taskset: { workflow_args: null },
+          eval_tasksets: [{ name: "held_out", path: "./data/eval.jsonl", format }],
+        },
       },
     }, "plug.yaml");
     const summary = await runConfig(await loadConfig(file), { log: () => {} });

@@ -6,9 +6,10 @@
  */
 
 import { configure } from "../../src/algorithm/registry.ts";
-import { latexValue } from "../../src/workflow/rewards/latex_value.ts";
+import { latexValue } from "../../src/workflow/rewards/expression.ts";
 import {
   answersEqual,
+  extractAnswer,
   markedAnswer,
   referenceAnswer,
 } from "../../src/workflow/rewards/math_answer.ts";
@@ -83,6 +84,12 @@ Deno.test("math answers: marks are read in order <answer>, \\boxed, ####, answer
   assertEquals(markedAnswer("lots of steps\nAnswer: \\frac{2}{3}"), "\\frac{2}{3}");
   assertEquals(markedAnswer("<answer>so \\boxed{7}</answer> \\boxed{8}"), "7");
   assertEquals(markedAnswer("no marks, 42"), undefined);
+  assertEquals(markedAnswer("the answer isn't 3; it is 4"), undefined);
+  // Unmarked responses: the whole one when it is a value, else the last number.
+  assertEquals(extractAnswer(" \\frac{1}{2} "), "\\frac{1}{2}");
+  assertEquals(extractAnswer("first 3, then 1,234.5 is it."), "1,234.5");
+  assertEquals(extractAnswer("half is 1/2"), "1/2");
+  assertEquals(extractAnswer("no digits here"), undefined);
 });
 
 Deno.test("math answers: numeric, fraction, LaTeX, currency, unit and percent equivalence", () => {
@@ -104,6 +111,9 @@ Deno.test("math answers: numeric, fraction, LaTeX, currency, unit and percent eq
     ["2\\sqrt{4}", "4"],
     ["90^\\circ", "90"],
     ["-3", "-3.0"],
+    [".50", "1/2"],
+    ["42.", "42"],
+    ["1/0", "1/0 "],
     ["\\pi", "\\pi"],
     ["A", "a"],
   ];

@@ -4,12 +4,14 @@
  * `f(r) = 4 / tau * sigmoid(tau * (r - 1))`, `tau = tau_pos` where A > 0 and `tau_neg` elsewhere,
  * `r = exp(logp - oldLogp)` (log-ratio clamped to [-20, 20] as in `ppo`). Autodiff gives the
  * paper's gradient `4 sigmoid(1 - sigmoid) r A dlogp` (weight 1 at r = 1, fading off-policy).
- * Differs from Trinity's `sapo`, which detaches the gate and multiplies it by logp (weight
- * `f(r)`, 2 / tau at r = 1, never fading); args and defaults are Trinity's.
+ * Trinity's `sapo` instead detaches the gate and multiplies it by logp, `-A * sg(f(r)) * logp`
+ * (weight `f(r)`: 2 / tau at r = 1, never fading): `detach_gate: true` reproduces it. Other
+ * args and defaults are Trinity's.
  */
 
 import type { Tensor } from "../../graph/tensor.ts";
 import { add, mul } from "../../ops/binary.ts";
+import { stopGradient } from "../../ops/stop_gradient.ts";
 import { affine, neg, scale, sigmoid } from "../../ops/unary.ts";
 import { step } from "../_piecewise.ts";
 import { LOSS_AGG_DEFAULTS, maskedMean } from "../loss_agg.ts";
@@ -46,7 +48,11 @@ function sapoLoss(inputs: PolicyLossInputs, args: Args) {
     mul(isPositive, softGate(ratio, tauPos)),
     mul(affine(isPositive, -1, 1), softGate(ratio, tauNeg)),
   );
-  const loss = aggregate(fn, args, mul(neg(advantages), gate), mask);
+  // Trinity's form: a constant weight -A * f(r) on logp, so the gradient is that weight.
+  const perToken = args.detach_gate
+    ? mul(mul(neg(advantages), stopGradient(gate)), inputs.logp)
+    : mul(neg(advantages), gate);
+  const loss = aggregate(fn, args, perToken, mask);
   return {
     loss,
     metrics: {
@@ -61,7 +67,7 @@ function sapoLoss(inputs: PolicyLossInputs, args: Args) {
 
 /** SAPO's soft-gated surrogate (Trinity's defaults: tau_pos 1, tau_neg 1.05, token-mean). */
 export const sapoPolicyLoss: PolicyLossFn = {
-  defaultArgs: { tau_pos: 1.0, tau_neg: 1.05, ...LOSS_AGG_DEFAULTS },
+  defaultArgs: { tau_pos: 1.0, tau_neg: 1.05, detach_gate: false, ...LOSS_AGG_DEFAULTS },
   needs: ["oldLogp", "advantages"],
   microBatching: "tokens",
   build: sapoLoss,

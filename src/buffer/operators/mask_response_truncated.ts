@@ -8,12 +8,18 @@
 import type { Experience } from "../experience.ts";
 import type { OperatorFactory } from "./operator.ts";
 
-/** `exp` with an all-zero action mask (and log-probs, which are 0 where the mask is). */
+/**
+ * `exp` with an all-zero action mask, and the per-token values that are 0 outside the mask
+ * (log-probs, advantages, returns) zeroed with it.
+ */
 export function withoutActions(exp: Experience): Experience {
+  const zeros = () => exp.tokens.map(() => 0);
   return {
     ...exp,
-    actionMask: exp.actionMask.map(() => 0),
-    logprobs: exp.logprobs.map(() => 0),
+    actionMask: zeros(),
+    logprobs: zeros(),
+    ...(exp.advantages ? { advantages: zeros() } : {}),
+    ...(exp.returns ? { returns: zeros() } : {}),
   };
 }
 

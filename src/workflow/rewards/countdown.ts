@@ -1,12 +1,12 @@
 /**
  * `countdown`: TinyZero's countdown score. The row holds `target` and `nums`; the response's
  * equation (the last `<answer>...</answer>`) must use every number of `nums` exactly once and
- * evaluate to `target` (within 1e-5). Evaluated by `arithmetic.ts`, never `eval`. Unlike
+ * evaluate to `target` (within 1e-5). Evaluated by `expression.ts`, never `eval`. Unlike
  * TinyZero, an answer that does not parse as arithmetic scores 0, not the format score.
  */
 
 import type { Task } from "../../buffer/task.ts";
-import { evaluateArithmetic } from "./arithmetic.ts";
+import { evaluateArithmetic } from "./expression.ts";
 import type { RewardFnFactory } from "./reward_fn.ts";
 
 /** A countdown puzzle: reach `target` from `nums`. */

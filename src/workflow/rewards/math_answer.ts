@@ -6,7 +6,7 @@
  * spirit of Trinity's math_verify-based reward. No symbolic algebra: `x+1` and `1+x` differ.
  */
 
-import { latexValue } from "./latex_value.ts";
+import { latexValue } from "./expression.ts";
 
 /** A number in running text: a fraction, a number with thousands commas, or a plain number. */
 const NUMBER = /-?\d+\/\d+|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?|-?\.\d+/g;
@@ -32,7 +32,7 @@ export function markedAnswer(text: string): string | undefined {
   const boxed = lastBoxed(text);
   if (boxed !== undefined) return boxed;
   const line = (pattern: RegExp) => [...text.matchAll(pattern)].at(-1)?.[1]?.trim() || undefined;
-  return line(/####\s*([^\n]*)/g) ?? line(/\banswer\s*(?:is|:)\s*:?\s*([^\n]*)/gi);
+  return line(/####\s*([^\n]*)/g) ?? line(/\banswer\s*(?:is\b|:)\s*:?\s*([^\n]*)/gi);
 }
 
 /**

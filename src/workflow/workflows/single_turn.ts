@@ -46,6 +46,8 @@ export function singleTurnWorkflow(spec: SingleTurnSpec): WorkflowFactory {
   const factory: WorkflowFactory = {
     description: spec.description,
     defaultArgs: spec.useChat ? spec.defaultArgs : { use_chat_template: true, ...spec.defaultArgs },
+    usesRewardFn: true,
+    defaultRewardFn: spec.defaultRewardFn,
     create(task, context) {
       const args = workflowArgs(factory, task);
       const rewardArgs = spec.defaultRewardArgs?.(args);

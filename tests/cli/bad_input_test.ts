@@ -1,0 +1,164 @@
+/**
+ * `./rft run` as a subprocess on bad input, each case copied from a working fixture and broken
+ * one way: a plugin with a syntax error or a missing import, a component the config names
+ * wrongly (unknown workflow, a `workflow_args` key no workflow reads), a truncated
+ * `model.safetensors`, a `config.json` whose hidden_size disagrees with the weights, a garbage
+ * `tokenizer.json` / `char_tokenizer.json`, a taskset that is not parquet. Each is one line on
+ * stderr naming the file or key, no stack, code frame or colour codes, and exit code 2.
+ */
+
+import { parameterSpecs } from "../../src/model/parameters.ts";
+import { parseHfConfig } from "../../src/model/hf_config.ts";
+import { writeSafetensors } from "../../src/model/safetensors.ts";
+import { InputError, isInputError, oneLineMessage } from "../../src/util/input_error.ts";
+import { assertEquals } from "../_asserts.ts";
+import { runRft } from "../_rft_cli.ts";
+import { type Fixture, makeFixture } from "../run/_fixture.ts";
+
+/** Runs `./rft run` with `args`; stdout and stderr are pipes (not terminals). */
+const rftRun = (args: string[]) => runRft(["run", ...args]);
+
+/**
+ * Asserts `./rft run` exits 2 with one stderr line (after the run's own progress lines, which
+ * start with a lower-case word and no "rft run:") that contains each of `parts`.
+ */
+async function assertBadInput(args: string[], parts: string[]) {
+  const { code, stderr } = await rftRun(args);
+  const lines = stderr.trimEnd().split("\n");
+  const errors = lines.filter((l) => l.startsWith("rft run: "));
+  assertEquals(errors.length, 1, `one error line in:\n${stderr}`);
+  const [line] = errors;
+  assertEquals(lines.at(-1), line, `the error line is the last:\n${stderr}`);
+  for (const part of parts) assertEquals(line.includes(part), true, `"${part}" in: ${line}`);
+  assertEquals(stderr.includes("\x1b["), false, `no colour codes in:\n${stderr}`);
+  assertEquals(/^\s+at |^\s*\|/m.test(stderr), false, `no stack or code frame in:\n${stderr}`);
+  assertEquals(code, 2, stderr);
+}
+
+/** A fixture whose model has real weights (`model.safetensors`), not `from_scratch`. */
+async function withWeights(fn: (f: Fixture, config: string) => Promise<void>) {
+  const f = await makeFixture();
+  try {
+    const raw = JSON.parse(await Deno.readTextFile(`${f.dir}/model/config.json`));
+    const tensors = parameterSpecs(parseHfConfig(raw)).map((spec) => ({
+      name: spec.name,
+      shape: spec.shape,
+      data: new Float32Array(spec.shape.reduce((a, b) => a * b, 1)).fill(0.01),
+    }));
+    await writeSafetensors(`${f.dir}/model/model.safetensors`, tensors);
+    const config = await f.writeConfig({
+      model: { from_scratch: false },
+      buffer: { total_steps: 1 },
+    });
+    await fn(f, config);
+  } finally {
+    await f.remove();
+  }
+}
+
+Deno.test("bad input: plugins with a syntax error or a missing import are one line, exit 2", async () => {
+  const f = await makeFixture();
+  try {
+    const config = await f.writeConfig();
+    await Deno.mkdir(`${f.dir}/syntax`);
+    await Deno.writeTextFile(`${f.dir}/syntax/bad.ts`, "export const x = ;\n");
+    await assertBadInput(["--plugin-dir", `${f.dir}/syntax`, config], [
+      `Cannot load plugin ${f.dir}/syntax/bad.ts`,
+      "Expression expected",
+      "bad.ts:1:",
+    ]);
+    await Deno.mkdir(`${f.dir}/missing`);
+    await Deno.writeTextFile(`${f.dir}/missing/imports.ts`, 'import "./nowhere.ts";\n');
+    await assertBadInput(["--plugin-dir", `${f.dir}/missing`, config], [
+      `Cannot load plugin ${f.dir}/missing/imports.ts`,
+      "nowhere.ts",
+    ]);
+  } finally {
+    await f.remove();
+  }
+});
+
+Deno.test("bad input: an unknown workflow and an unknown workflow_args key exit 2 before any stage", async () => {
+  const f = await makeFixture();
+  try {
+    const unknown = await f.writeConfig({
+      buffer: { explorer_input: { default_workflow_type: "math_boxed" } },
+    }, "unknown.yaml");
+    await assertBadInput([unknown], [
+      "buffer.explorer_input.taskset.default_workflow_type",
+      'Unknown workflow "math_boxed"',
+    ]);
+    const badArg = await f.writeConfig({
+      buffer: { explorer_input: { taskset: { workflow_args: { use_bse: true } } } },
+    }, "bad_arg.yaml");
+    await assertBadInput([badArg], [
+      "buffer.explorer_input.taskset.workflow_args",
+      'unknown key "use_bse"',
+    ]);
+    await assertEquals(
+      await Array.fromAsync(Deno.readDir(f.dir)).then((e) => e.some((x) => x.name === "runs")),
+      false,
+      "no run directory was made",
+    );
+  } finally {
+    await f.remove();
+  }
+});
+
+Deno.test("bad input: a truncated model.safetensors and a config.json that disagrees with it", async () => {
+  await withWeights(async (f, config) => {
+    const weights = `${f.dir}/model/model.safetensors`;
+    const whole = await Deno.readFile(weights);
+    await Deno.writeFile(weights, whole.subarray(0, Math.floor(whole.length / 2)));
+    await assertBadInput([config], [weights, "truncated"]);
+    await Deno.writeFile(weights, whole);
+    const raw = JSON.parse(await Deno.readTextFile(`${f.dir}/model/config.json`));
+    await Deno.writeTextFile(
+      `${f.dir}/model/config.json`,
+      JSON.stringify({ ...raw, hidden_size: 32, intermediate_size: 64 }),
+    );
+    await assertBadInput([config], [`${f.dir}/model`, "has shape", "config.json implies"]);
+  });
+});
+
+Deno.test("bad input: a garbage char_tokenizer.json or tokenizer.json", async () => {
+  const f = await makeFixture();
+  try {
+    const config = await f.writeConfig({ buffer: { total_steps: 1 } });
+    await Deno.writeTextFile(`${f.dir}/model/char_tokenizer.json`, "{ not json");
+    await assertBadInput([config], [`${f.dir}/model/char_tokenizer.json`]);
+    await Deno.remove(`${f.dir}/model/char_tokenizer.json`);
+    await Deno.writeTextFile(`${f.dir}/model/tokenizer.json`, '{"model": 7}');
+    await assertBadInput([config], [`${f.dir}/model/tokenizer.json`]);
+  } finally {
+    await f.remove();
+  }
+});
+
+Deno.test("bad input: a taskset that is not parquet", async () => {
+  const f = await makeFixture();
+  try {
+    await Deno.writeTextFile(`${f.dir}/data/train.parquet`, "prompt,answer\n1+1=,2\n");
+    const config = await f.writeConfig({
+      buffer: { total_steps: 1, explorer_input: { taskset: { path: "./data/train.parquet" } } },
+    });
+    await assertBadInput([config], [`${f.dir}/data/train.parquet`, "parquet"]);
+  } finally {
+    await f.remove();
+  }
+});
+
+Deno.test("bad input: InputError survives wrapping; messages become one line without colour", () => {
+  const source = new InputError("Cannot load model.safetensors: file is truncated");
+  assertEquals(isInputError(source), true);
+  assertEquals(isInputError(new Error("stage main failed", { cause: source })), true);
+  assertEquals(isInputError(new Error("out of memory")), false);
+  assertEquals(isInputError("a string"), false);
+  const frame = "SyntaxError: Expression expected\n  |\n1 | const x = ;\n  |           ~\n" +
+    "    at \x1b[36mfile:///p/bad.ts\x1b[0m:\x1b[33m1\x1b[0m:\x1b[33m11\x1b[0m";
+  assertEquals(
+    oneLineMessage(new Error(frame)),
+    "SyntaxError: Expression expected (at file:///p/bad.ts:1:11)",
+  );
+  assertEquals(oneLineMessage(new Error("one line")), "one line");
+});
