@@ -94,6 +94,21 @@ export function rowProblem(row: unknown, format: TaskFormat): string | undefined
   }
 }
 
+/**
+ * Why `tokenizer` cannot encode the prompt of `row` (its prompt or chat text), or undefined
+ * when it can: a row whose prompt the tokenizer rejects is skipped at load, not failed at run.
+ */
+export function promptEncodingProblem(
+  row: TaskRow,
+  tokenizer: { encode(text: string): unknown },
+): string | undefined {
+  try {
+    for (const message of taskMessages(row)) tokenizer.encode(message.content);
+  } catch (err) {
+    return `the tokenizer cannot encode its prompt: ${(err as Error).message}`;
+  }
+}
+
 /** What each format key's value must be: a description and a check. */
 const EXPECTED = {
   prompt_key: ["a string", (v: unknown) => typeof v === "string"],

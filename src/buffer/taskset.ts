@@ -6,7 +6,9 @@
  * config layer maps Trinity's snake_case keys onto {@link TasksetConfig}).
  */
 
+import { InputError } from "../util/input_error.ts";
 import { mulberry32 } from "../util/random.ts";
+import { findSplitFiles } from "./dataset_files.ts";
 import { readJsonlLines, readParquetRows, type ReadWarning } from "./experience_io.ts";
 import { type RolloutArgs, rowProblem, type Task, type TaskFormat } from "./task.ts";
 
@@ -26,6 +28,8 @@ export interface TasksetConfig {
   path: string;
   /** Split to read from a directory (default "train"). */
   split?: string;
+  /** Subset (config) folder of a Hub dataset directory (`subset_name`). */
+  subsetName?: string;
   /** Row keys (`format`); `promptKey` defaults to "prompt". */
   format?: Partial<TaskFormat>;
   /** Default "sequential". */
@@ -44,6 +48,11 @@ export interface TasksetConfig {
   workflowArgs?: Record<string, unknown>;
   /** Mark tasks as evaluation tasks (`is_eval`). */
   isEval?: boolean;
+  /**
+   * A further check of each row at load (e.g. that the tokenizer encodes its prompt): the
+   * reason to skip it, or undefined. Skipped rows are listed with their file line or row.
+   */
+  rowCheck?: (row: Readonly<Record<string, unknown>>, format: TaskFormat) => string | undefined;
 }
 
 /** The cursor of a taskset, as saved with a run; JSON-serialisable. */
@@ -71,6 +80,8 @@ export class Taskset {
     readonly files: readonly string[],
     /** The usable rows, in file order (frozen; shared by every draw). */
     readonly rows: readonly Readonly<Record<string, unknown>>[],
+    /** Where each usable row is: `file line N` (JSONL, 1-based) or `file row N` (parquet). */
+    readonly rowOrigins: readonly string[],
     /** Rows left out, with file, line or row, and reason. */
     readonly skippedRows: readonly ReadWarning[],
     readonly selector: Selector,
@@ -80,10 +91,13 @@ export class Taskset {
     private readonly template: Omit<Task, "taskId" | "index" | "epoch" | "rawTask">,
   ) {}
 
-  /** Validates `config`, finds the files and reads every row; throws when no row is usable. */
+  /**
+   * Validates `config`, finds the files and reads every row; throws an InputError (bad input:
+   * exit 2) when the files are missing or no row is usable.
+   */
   static async open(config: TasksetConfig): Promise<Taskset> {
     const fail = (detail: string): never => {
-      throw new Error(`Cannot open taskset ${config.path}: ${detail}`);
+      throw new InputError(`Cannot open taskset ${config.path}: ${detail}`);
     };
     const { selector = "sequential", totalEpochs = 1, seed = 42 } = config;
     if (!SELECTORS.includes(selector)) {
@@ -99,13 +113,18 @@ export class Taskset {
       ...config.format,
       promptKey: config.format?.promptKey ?? "prompt",
     };
-    const files = await findSplitFiles(config.path, config.split ?? "train");
+    const files = await findSplitFiles(config.path, config.split ?? "train", config.subsetName)
+      .catch((err: Error) => fail(err.message.replace(/^Cannot open dataset [^:]*: /, "")));
     const rows: Readonly<Record<string, unknown>>[] = [];
     const skippedRows: ReadWarning[] = [];
+    const rowOrigins: string[] = [];
     const take = (row: unknown, path: string, at: { line: number } | { row: number }) => {
-      const reason = rowProblem(row, format);
-      if (reason === undefined) rows.push(Object.freeze(row as Record<string, unknown>));
-      else skippedRows.push({ path, ...at, reason });
+      const reason = rowProblem(row, format) ??
+        config.rowCheck?.(row as Record<string, unknown>, format);
+      if (reason === undefined) {
+        rows.push(Object.freeze(row as Record<string, unknown>));
+        rowOrigins.push(where({ path, ...at, reason: "" }));
+      } else skippedRows.push({ path, ...at, reason });
     };
     for (const path of files) {
       if (path.endsWith(".jsonl")) {
@@ -126,7 +145,7 @@ export class Taskset {
             : ""),
       );
     }
-    return new Taskset(files, rows, skippedRows, selector, totalEpochs, seed, {
+    return new Taskset(files, rows, rowOrigins, skippedRows, selector, totalEpochs, seed, {
       workflow: config.defaultWorkflowType,
       ...(config.defaultRewardFnType === undefined ? {} : { rewardFn: config.defaultRewardFnType }),
       formatArgs: Object.freeze(format),
@@ -224,55 +243,6 @@ export function drawOrder(selector: Selector, size: number, seed: number, epoch:
   return order;
 }
 
-/**
- * The files of `split` under `path`: `path` itself when it is a file, else, in a HF-style
- * dataset directory, `<split>.jsonl`, `<split>.parquet` or `<split>-*.{jsonl,parquet}` at the
- * top or under `data/`, sorted. Throws when none match or they span more than one layout.
- */
-export async function findSplitFiles(path: string, split: string): Promise<string[]> {
-  const info = await Deno.stat(path).catch((err: Error) => {
-    throw new Error(`Cannot open taskset ${path}: ${err.message}`);
-  });
-  if (info.isFile) {
-    if (!/\.(jsonl|parquet)$/.test(path)) {
-      throw new Error(`Cannot open taskset ${path}: expected a .jsonl or .parquet file`);
-    }
-    return [path];
-  }
-  const escaped = split.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const pattern = new RegExp(`^${escaped}(-[^/\\\\]*)?\\.(jsonl|parquet)$`);
-  const layouts = new Map<string, string[]>();
-  const seen: string[] = [];
-  for (const folder of [path, `${path}/data`]) {
-    const entries = await Array.fromAsync(Deno.readDir(folder)).catch(() => []);
-    for (const entry of entries) {
-      if (!entry.isFile) continue;
-      seen.push(folder === path ? entry.name : `data/${entry.name}`);
-      const match = pattern.exec(entry.name);
-      if (!match) continue;
-      const layout = `${folder}/*.${match[2]}`;
-      layouts.set(layout, [...(layouts.get(layout) ?? []), `${folder}/${entry.name}`]);
-    }
-  }
-  if (layouts.size === 0) {
-    const some = seen.sort().slice(0, 10).join(", ");
-    throw new Error(
-      `Cannot open taskset ${path}: no file of split "${split}" (looked for ${split}.jsonl, ` +
-        `${split}.parquet and ${split}-*.{jsonl,parquet}, also under data/); found ${
-          some || "no files"
-        }`,
-    );
-  }
-  if (layouts.size > 1) {
-    throw new Error(
-      `Cannot open taskset ${path}: split "${split}" is in more than one layout (${
-        [...layouts.keys()].join(", ")
-      }); keep one`,
-    );
-  }
-  return [...layouts.values()][0].sort();
-}
-
 /** `value` with parquet INT64 bigints as numbers (as text when beyond 2^53), recursively. */
 function jsonSafe(value: unknown): unknown {
   if (typeof value === "bigint") {
@@ -285,6 +255,7 @@ function jsonSafe(value: unknown): unknown {
   return value;
 }
 
+/** `file line N` or `file row N`. */
 function where(w: ReadWarning): string {
   return w.line !== undefined ? `${w.path} line ${w.line}` : `${w.path} row ${w.row}`;
 }

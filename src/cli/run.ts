@@ -61,6 +61,10 @@ export async function runCommand(args: string[]): Promise<number> {
     if (err instanceof ConfigError) throw new CliError(oneLineMessage(err));
     throw err;
   }
+  if (config.ignoredTrinityKeys.length > 0) {
+    log(`ignored Trinity keys: ${config.ignoredTrinityKeys.join(", ")}`);
+  }
+  for (const note of config.notes) log(note);
   const controller = new AbortController();
   const stop = () => {
     log("stopping: interrupted (what was written stays; run the same command to resume)");

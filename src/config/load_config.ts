@@ -1,6 +1,7 @@
 /**
- * `loadConfig`: a `./rft run` YAML file to a {@link RunConfig}. Reads the file, replaces
- * `${ENV}` / `${ENV:default}`, applies `--set` overrides, splits it into stages (each stage
+ * `loadConfig`: a `./rft run` YAML file to a {@link RunConfig}. Reads the file, applies `--set`
+ * overrides, resolves `${oc.env:NAME,default}` / `${key.path}` references, maps or drops
+ * Trinity-RFT's keys (`trinity_compat.ts`), splits it into stages (each stage
  * deep-merged over the top level), validates every stage against the schema, fills defaults
  * (also those computed from other keys) and checks keys against each other. Every problem is a
  * one-line ConfigError with `file:line` and key path. Does not open models or data.
@@ -24,7 +25,9 @@ import {
   type Origin,
   parseConfigTree,
 } from "./config_tree.ts";
-import { interpolateEnv } from "./interpolate_env.ts";
+import { interpolate } from "./interpolate.ts";
+import { moveSftExperienceBuffer } from "./sft_dataset_key.ts";
+import { translateTrinityKeys } from "./trinity_compat.ts";
 import { applyOverrides } from "./overrides.ts";
 import type { RunConfig, StageConfig, TasksetSection } from "./run_config.ts";
 import { CONFIG_SCHEMA, STAGE_SCHEMA } from "./schema.ts";
@@ -32,7 +35,7 @@ import { checkKnownKeys, resolveSection } from "./validate.ts";
 
 /** Options of {@link loadConfig}. */
 export interface LoadConfigOptions {
-  /** `--set` overrides as `key.path=value`, applied in order after interpolation. */
+  /** `--set` overrides as `key.path=value`, applied in order before interpolation. */
   overrides?: readonly string[];
   /** Environment for `${NAME}`; default: the process environment. */
   env?: Readonly<Record<string, string | undefined>>;
@@ -73,8 +76,8 @@ export async function loadConfig(
   }
   const env = options.env;
   const lookup = env ? (name: string) => env[name] : (name: string) => Deno.env.get(name);
-  const parsed = interpolateEnv(parseConfigTree(text, (line) => `${file}:${line}`), lookup);
-  const tree = applyOverrides(parsed, options.overrides ?? [], CONFIG_SCHEMA);
+  const parsed = parseConfigTree(text, (line) => `${file}:${line}`);
+  const tree = interpolate(applyOverrides(parsed, options.overrides ?? [], CONFIG_SCHEMA), lookup);
   const root: ConfigNode = tree.kind === "scalar" && tree.value === null
     ? { kind: "map", entries: new Map(), origin: tree.origin }
     : tree;
@@ -86,12 +89,20 @@ export async function loadConfig(
     );
   }
   const configDir = dirname(absolute);
+  const { ignored, notes } = translateTrinityKeys(root, CONFIG_SCHEMA);
   // An override of a shared key wins over the stages' own values too (the command line is last).
   const shared = (options.overrides ?? []).filter((o) => !/^\s*stages\s*[[.=]/.test(o));
   const stages = stageTrees(root).map((s) =>
-    s.staged ? { ...s, tree: applyOverrides(s.tree, shared, STAGE_SCHEMA) } : s
+    moveSftExperienceBuffer(
+      s.staged ? { ...s, tree: applyOverrides(s.tree, shared, STAGE_SCHEMA) } : s,
+    )
   );
-  return { file: absolute, stages: stages.map((s, i) => resolveStaged(s, i, configDir)) };
+  return {
+    file: absolute,
+    stages: stages.map((s, i) => resolveStaged(s, i, configDir)),
+    ignoredTrinityKeys: ignored,
+    notes,
+  };
 }
 
 /** {@link resolveStage}; an override's error in a stage names the stage (`stages[i].key`). */

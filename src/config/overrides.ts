@@ -1,6 +1,7 @@
 /**
  * `--set key.path=value` overrides on a config tree: the key path is in YAML snake_case with
- * `[i]` for list items (`stages[1].algorithm.optimizer.lr`), checked against the schema; the
+ * `[i]` for list items (`stages[1].algorithm.optimizer.lr`), checked against the schema (or
+ * Trinity-RFT's key table, for its keys rft maps or ignores); the
  * value is read as YAML (`3`, `true`, `[0.9, 0.95]`, text). An override replaces what is at its
  * path, creating mappings on the way. Values are not validated here (the loader does that).
  */
@@ -15,6 +16,7 @@ import {
   parseConfigTree,
 } from "./config_tree.ts";
 import type { FieldSchema } from "./schema.ts";
+import { TRINITY_KEYS } from "./trinity_keys.ts";
 
 /** One step of a key path: a mapping key or a list index. */
 type Step = { key: string } | { index: number };
@@ -53,21 +55,33 @@ function applyOverride(root: ConfigNode, override: string, schema: FieldSchema):
   }
   let path = "";
   let field: FieldSchema | undefined = schema;
+  // The Trinity key path so far (`[]` for items, stages read as the top level), and whether
+  // the path has left rft's schema for a Trinity key (then nothing below is checked here).
+  let trinityPath = "";
+  let trinityKey = false;
   for (const step of steps) {
     const next = "key" in step ? childPath(path, step.key) : itemPath(path, step.index);
     const fail = (detail: string): never => {
       throw new ConfigError(where, next, detail);
     };
+    if ("key" in step) trinityPath = childPath(trinityPath, step.key);
+    else trinityPath = trinityPath === "stages" ? "" : `${trinityPath}[]`;
+    if (trinityKey) {
+      path = next;
+      continue;
+    }
     if ("key" in step) {
       if (field?.type === "section") {
-        if (!Object.hasOwn(field.fields, step.key)) {
+        if (!Object.hasOwn(field.fields, step.key) && TRINITY_KEYS.has(trinityPath)) {
+          trinityKey = true;
+        } else if (!Object.hasOwn(field.fields, step.key)) {
           fail(
             `unknown key ${JSON.stringify(step.key)}; ${
               knownNames(step.key, Object.keys(field.fields))
             }`,
           );
         }
-        field = field.fields[step.key];
+        field = trinityKey ? undefined : field.fields[step.key];
       } else if (field?.type === "args" || field?.type === "map") {
         field = undefined;
       } else {

@@ -1,10 +1,11 @@
 /**
- * The config reference as a Markdown table, generated from the schema: one row per key with
- * its type, default and description. A part of the schema used in several places (the taskset
+ * The config reference as Markdown tables, generated from the schema: one row per key with
+ * its type, default and description; then every Trinity-RFT key with its status in rft. A part of the schema used in several places (the taskset
  * keys of `eval_tasksets`, the top-level keys of a stage) is listed once, where it first appears.
  */
 
 import { CONFIG_SCHEMA, type FieldSchema } from "./schema.ts";
+import { trinityKeyStatuses } from "./trinity_status.ts";
 import { expectedText } from "./validate.ts";
 
 /**
@@ -31,6 +32,34 @@ export function configReferenceMarkdown(): string {
   };
   visit(CONFIG_SCHEMA, "");
   return rows.join("\n") + "\n";
+}
+
+/**
+ * The table of every key of Trinity-RFT's schema with its status in rft: implemented (the
+ * table above has it), mapped (read as rft keys, or accepted only at Trinity's default),
+ * ignored (dropped, listed in the `ignored Trinity keys:` warning line at start).
+ */
+export function trinityKeysMarkdown(): string {
+  const rows = ["| Trinity key | Status in rft | Note |", "| --- | --- | --- |"];
+  for (const [path, { status, note }] of trinityKeyStatuses()) {
+    // A stage's keys are the top-level keys of the same name, listed once above.
+    if (path.startsWith("stages[].") && path !== "stages[].stage_name") continue;
+    rows.push(row(path, status, note));
+  }
+  return rows.join("\n") + "\n";
+}
+
+/** docs/config.md: both tables under their headings. */
+export function configDocsMarkdown(): string {
+  return "# Config reference\n\nGenerated from src/config/schema.ts and " +
+    "src/config/trinity_rules.ts / trinity_ignored.ts by deno task config-docs.\n\n" +
+    configReferenceMarkdown() +
+    "\n## Trinity-RFT keys\n\nEvery key of Trinity-RFT's config schema " +
+    "(src/config/trinity_keys.ts); the keys of a stage (`stages[].x`) are the top-level keys " +
+    "`x`. *implemented*: the same key above; *mapped*: read as rft's " +
+    "keys or accepted only at Trinity's default (else an error saying why); *ignored*: no " +
+    "meaning in one process, dropped and listed once in the `ignored Trinity keys:` line at " +
+    "start. Any other key is an error with a did-you-mean.\n\n" + trinityKeysMarkdown();
 }
 
 /** A table row with `|` escaped in its cells. */

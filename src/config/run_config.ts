@@ -89,6 +89,8 @@ export interface TasksetSection {
   split: string;
   /** Samples per task (Trinity's `repeat_times`); `rollout_args.n` wins when both are set. */
   repeatTimes?: number;
+  /** Subset (config) folder of a Hub dataset directory (`main` of gsm8k). */
+  subsetName?: string;
   selector: Selector;
   /** Seed of shuffle / random; default: the run's `seed`. */
   seed: number;
@@ -134,9 +136,14 @@ export interface ExperienceBufferSection {
 export interface SftDatasetSection {
   path: string;
   split: string;
+  subsetName?: string;
   format: {
+    /** "messages" (rows hold a chat) or "plaintext"; default: see the schema. */
+    promptType?: "messages" | "plaintext";
     promptKey: string;
     responseKey: string;
+    /** Row key of tool schemas: rows with tools are skipped. Default "tools". */
+    toolsKey: string;
     systemPrompt?: string;
     messagesKey?: string;
     /** DPO: keys of the chosen and rejected responses. */
@@ -271,4 +278,8 @@ export interface RunConfig {
   /** The config file read (absolute), for messages. */
   file: string;
   stages: StageConfig[];
+  /** Trinity-RFT keys with no meaning in rft that the file sets, each once (one warning line). */
+  ignoredTrinityKeys: string[];
+  /** Other warnings of the loader (a Trinity value replaced by rft's), one line each. */
+  notes: string[];
 }

@@ -26,13 +26,14 @@ export interface Range {
 /**
  * A scalar. `path` marks a file system path, resolved against the config file's directory:
  * `exists` must exist (file or directory), `model` must be a directory with a config.json,
- * `resolve` is only resolved.
+ * `dataset` must exist; a `model` or `dataset` path not on disk may be a Hub id in the local
+ * Hub cache. `resolve` is only resolved.
  */
 export interface ScalarField extends FieldBase, Range {
   readonly type: "string" | "int" | "number" | "bool";
   readonly default?: string | number | boolean;
   readonly required?: boolean;
-  readonly path?: "exists" | "model" | "resolve";
+  readonly path?: "exists" | "model" | "dataset" | "resolve";
 }
 
 /** One of a list of names; `aliases` maps other accepted spellings onto them. */
@@ -130,15 +131,18 @@ function component(key: string, what: string): Fields {
 const TASKSET = section(
   {
     name: str("Name in logs and metric keys", { defaultDoc: "the file name without extension" }),
-    path: str("A .jsonl / .parquet file or a dataset directory", {
+    path: str("A .jsonl / .parquet file, a dataset directory or a cached Hub id", {
       required: true,
-      path: "exists",
+      path: "dataset",
     }),
     split: str("Split read from a dataset directory", { default: "train" }),
     repeat_times: int("Samples per task (eval tasksets log mean@k and best@k for k samples)", {
       min: 1,
       defaultDoc:
         "rollout_args.n; else 1 for eval tasksets, algorithm.repeat_times for the taskset",
+    }),
+    subset_name: str("Subset (config) folder of a Hub dataset directory", {
+      defaultDoc: "none: the split's files at the top or under data/",
     }),
     selector: oneOf(SELECTORS, "Order of tasks within an epoch", { default: "sequential" }),
     seed: int("Seed of shuffle / random", { defaultDoc: "the run's seed" }),
@@ -306,16 +310,30 @@ const TOP_FIELDS: Fields = {
       }, "Where experiences wait for the trainer"),
       sft_warmup_dataset: section(
         {
-          path: str("A .jsonl / .parquet file or a dataset directory", {
+          path: str("A .jsonl / .parquet file, a dataset directory or a cached Hub id", {
             required: true,
-            path: "exists",
+            path: "dataset",
           }),
           split: str("Split read from a dataset directory", { default: "train" }),
+          subset_name: str("Subset (config) folder of a Hub dataset directory", {
+            defaultDoc: "none: the split's files at the top or under data/",
+          }),
           format: section({
+            prompt_type: oneOf(["messages", "plaintext"], "Rows hold a chat or a prompt", {
+              defaultDoc: "messages when messages_key is set or the dataset is Trinity's " +
+                "experience_buffer, else plaintext",
+            }),
             prompt_key: str("Row key of the prompt", { default: "prompt" }),
-            response_key: str("Row key of the response", { default: "response" }),
+            response_key: str("Row key of the response (plaintext rows)", { default: "response" }),
             system_prompt: str("System message put before the prompt"),
-            messages_key: str("Row key of a ready chat (wins over the prompt)"),
+            messages_key: str("Row key of a ready chat (wins over the prompt)", {
+              defaultDoc: '"message" when prompt_type is messages (Trinity\'s default)',
+            }),
+            tools_key: str(
+              "Row key of tool schemas; rows with tools are skipped (the chat " +
+                "template is rendered without tools)",
+              { default: "tools" },
+            ),
             chosen_key: str("DPO: row key of the chosen response"),
             rejected_key: str("DPO: row key of the rejected response"),
           }, "Where rows keep their parts"),

@@ -1,11 +1,13 @@
 /**
  * Checks a config tree against the schema and turns it into plain camelCase values: types,
  * ranges, enum names, unknown keys (with a did-you-mean), required keys, schema defaults, and
- * paths (resolved against the config's directory, checked to exist). Defaults computed from
+ * paths (resolved against the config's directory, checked to exist; a model or dataset path
+ * that is a Hub id not on disk there is looked up in the local Hub cache). Defaults computed from
  * other keys and checks across keys are `load_config.ts`'s.
  */
 
 import { isAbsolute, resolve } from "node:path";
+import { hubCacheSnapshot } from "../buffer/dataset_files.ts";
 import { knownNames } from "../util/registry.ts";
 import { ConfigError } from "./config_error.ts";
 import {
@@ -31,6 +33,8 @@ export function expectedText(field: FieldSchema): string {
         ? "a model directory with a config.json"
         : field.path === "exists"
         ? "an existing file or directory"
+        : field.path === "dataset"
+        ? "a dataset file or directory (or a Hub id in the local Hub cache)"
         : "a string";
     case "int":
       return `an integer${rangeText(field)}`;
@@ -231,7 +235,12 @@ function inRange({ min, max, above }: Range, value: number | string | boolean): 
 
 /** `path` resolved against `configDir` and, as the field asks, checked to exist. */
 function checkedPath(field: ScalarField, path: string, at: Origin, configDir: string): string {
-  const absolute = isAbsolute(path) ? path : resolve(configDir, path);
+  const local = isAbsolute(path) ? path : resolve(configDir, path);
+  const hubKind = field.path === "model" ? "models" : field.path === "dataset" ? "datasets" : "";
+  const cached = hubKind && statKind(local) === undefined
+    ? hubCacheSnapshot(path, hubKind)
+    : undefined;
+  const absolute = cached ?? local;
   const fail = (why: string): never => {
     throw new ConfigError(
       at.where,

@@ -1,11 +1,12 @@
 /**
  * Training batches read from a stage's SFT / preference dataset
  * (`buffer.trainer_input.sft_warmup_dataset`) through a shuffled, resumable taskset: what mode
- * `train` trains sft and dpo on, and what fills `mix`'s expert buffer.
+ * `train` trains sft and dpo on, and what fills `mix`'s expert buffer. Chat rows
+ * (`prompt_type: messages`) need no response key; every row is converted once at load.
  */
 
 import type { Experience } from "../buffer/experience.ts";
-import type { Task } from "../buffer/task.ts";
+import type { Task, TaskFormat } from "../buffer/task.ts";
 import { Taskset, type TasksetState } from "../buffer/taskset.ts";
 import type { StageConfig } from "../config/run_config.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
@@ -31,24 +32,19 @@ export async function datasetSource(
       `Stage "${stage.stageName}" trains ${what} but has no buffer.trainer_input.sft_warmup_dataset`,
     );
   }
-  const { chosenKey, rejectedKey, ...format } = section.format;
+  const { chosenKey, rejectedKey, promptType, toolsKey, ...keys } = section.format;
   const dpo = what === "dpo";
   if (dpo && (chosenKey === undefined || rejectedKey === undefined)) {
     throw new Error(
       `Stage "${stage.stageName}" trains dpo: buffer.trainer_input.sft_warmup_dataset.format needs chosen_key and rejected_key`,
     );
   }
-  const taskset = await Taskset.open({
-    path: section.path,
-    split: section.split,
+  const chat = promptType === "messages" || (promptType === undefined && !!keys.messagesKey);
+  const format: Partial<TaskFormat> = chat
+    // A chat row holds its response as the last turn: no response key (Trinity's default key).
+    ? { ...keys, messagesKey: keys.messagesKey ?? "message", responseKey: undefined }
     // Preference rows have no single response.
-    format: dpo ? { ...format, responseKey: undefined } : format,
-    selector: "shuffle",
-    totalEpochs,
-    seed: stage.seed,
-    defaultWorkflowType: what,
-  });
-  logSkipped(taskset, log);
+    : { ...keys, messagesKey: undefined, responseKey: dpo ? undefined : keys.responseKey };
   const experiencesOf = (task: Task) =>
     dpo
       ? dpoExperiences(task, tokenizer, maxTokens, {
@@ -56,17 +52,41 @@ export async function datasetSource(
         rejectedKey: rejectedKey!,
       })
       : sftExperience(task, tokenizer, maxTokens);
+  const taskset = await Taskset.open({
+    path: section.path,
+    split: section.split,
+    subsetName: section.subsetName,
+    format,
+    selector: "shuffle",
+    totalEpochs,
+    seed: stage.seed,
+    defaultWorkflowType: what,
+    // Each row is turned into experiences once at load, so a bad row is reported once, by its
+    // file line, and never drawn.
+    rowCheck: (row, rowFormat) => {
+      const tools = row[toolsKey];
+      if (Array.isArray(tools) ? tools.length > 0 : tools !== undefined && tools !== null) {
+        return `it has "${toolsKey}" (tools_key); rft renders its chat template without tools`;
+      }
+      const exps = experiencesOf(loadTask(row, rowFormat, what));
+      return "skipped" in exps ? exps.skipped : undefined;
+    },
+  });
+  logSkipped(taskset, log);
+  // Rows skipped at load count once, with the first batch.
+  let skippedAtLoad = taskset.skippedRows.length;
   return {
     next(size) {
       const tasks = taskset.nextBatch(size);
       if (!tasks) return Promise.resolve(null);
       const batch: Experience[] = [];
-      let skipped = 0;
+      let skipped = skippedAtLoad;
+      skippedAtLoad = 0;
       for (const task of tasks) {
         const exps = experiencesOf(task);
         if ("skipped" in exps) {
           skipped++;
-          log(`skipped row ${task.index} of ${section.path}: ${exps.skipped}`);
+          log(`skipped ${taskset.rowOrigins[task.index]}: ${exps.skipped}`);
         } else batch.push(...[exps].flat());
       }
       return Promise.resolve({ batch, skipped });
@@ -74,5 +94,24 @@ export async function datasetSource(
     cursor: () => taskset.state(),
     restore: (c) => taskset.restore(c as TasksetState),
     close: () => Promise.resolve(),
+  };
+}
+
+/** A row as the task its load check converts. */
+function loadTask(
+  row: Readonly<Record<string, unknown>>,
+  format: TaskFormat,
+  workflow: string,
+): Task {
+  return {
+    taskId: "load",
+    index: 0,
+    epoch: 0,
+    workflow,
+    rawTask: row,
+    formatArgs: format,
+    rolloutArgs: { n: 1 },
+    workflowArgs: {},
+    isEval: false,
   };
 }

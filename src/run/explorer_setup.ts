@@ -64,9 +64,11 @@ export async function openStageExplorer(
   if (!section) {
     throw new Error(`Stage "${stage.stageName}" explores but has no buffer.explorer_input.taskset`);
   }
-  const taskset = await Taskset.open(tasksetConfig(stage, section, algorithm.repeatTimes, false));
+  const taskset = await Taskset.open(
+    tasksetConfig(stage, section, algorithm.repeatTimes, false, model.tokenizer),
+  );
   logSkipped(taskset, log);
-  const evalTasksets = await openEvalTasksets(stage, log);
+  const evalTasksets = await openEvalTasksets(stage, log, model.tokenizer);
   const bufferDir = `${stageDir}/experiences`;
   const saved = stage.continueFromCheckpoint
     ? await readExplorerState(`${stageDir}/${EXPLORER_STATE_FILE}`)

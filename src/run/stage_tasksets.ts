@@ -4,16 +4,22 @@
  * Runs no task.
  */
 
+import { promptEncodingProblem } from "../buffer/task.ts";
 import { Taskset, type TasksetConfig } from "../buffer/taskset.ts";
 import type { StageConfig, TasksetSection } from "../config/run_config.ts";
 import type { EvalTaskset } from "../explorer/evaluator.ts";
+import type { Tokenizer } from "../model/tokenizer.ts";
 
-/** A `TasksetConfig` for `section` of `stage`. */
+/**
+ * A `TasksetConfig` for `section` of `stage`; with `tokenizer`, a row whose prompt it cannot
+ * encode is skipped at load (listed by its file line).
+ */
 export function tasksetConfig(
   stage: StageConfig,
   section: TasksetSection,
   repeatTimes: number,
   isEval: boolean,
+  tokenizer?: Tokenizer,
 ): TasksetConfig {
   const input = stage.buffer.explorerInput;
   const { n, ...sampling } = section.rolloutArgs;
@@ -23,6 +29,7 @@ export function tasksetConfig(
   return {
     path: section.path,
     split: section.split,
+    subsetName: section.subsetName,
     format: section.format,
     selector: section.selector,
     totalEpochs: isEval ? 1 : stage.buffer.totalEpochs,
@@ -32,6 +39,9 @@ export function tasksetConfig(
     rolloutArgs: { ...rolloutArgs, n: n ?? section.repeatTimes ?? (isEval ? 1 : repeatTimes) },
     workflowArgs: section.workflowArgs,
     isEval,
+    ...(tokenizer === undefined ? {} : {
+      rowCheck: (row, formatArgs) => promptEncodingProblem({ rawTask: row, formatArgs }, tokenizer),
+    }),
   };
 }
 
@@ -39,9 +49,10 @@ export function tasksetConfig(
 export async function openEvalTasksets(
   stage: StageConfig,
   log: (line: string) => void,
+  tokenizer?: Tokenizer,
 ): Promise<EvalTaskset[]> {
   return await Promise.all(stage.buffer.explorerInput.evalTasksets.map(async (section) => {
-    const config = tasksetConfig(stage, section, 1, true);
+    const config = tasksetConfig(stage, section, 1, true, tokenizer);
     const taskset = await Taskset.open(config);
     logSkipped(taskset, log);
     const repeatTimes = config.rolloutArgs?.n ?? 1;

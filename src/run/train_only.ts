@@ -41,7 +41,7 @@ export async function runTrainOnly(
     computeAdvantages: true,
     checkpointSources: { cursor: () => source.cursor() },
   });
-  const evalTasksets = await openEvalTasksets(stage, log);
+  const evalTasksets = await openEvalTasksets(stage, log, model.tokenizer);
   using rollout = evalTasksets.length ? rolloutModel(stage, model, stage.seed) : undefined;
   const evaluator = rollout &&
     stageEvaluator(stage, ctx, evalTasksets, rollout, { startVersion: startStep });

@@ -1,5 +1,13 @@
 import { parquetWriteBuffer } from "hyparquet-writer";
-import { type Task, taskAnswer, taskMessages, taskPrompt } from "../../src/buffer/task.ts";
+import { hubCacheSnapshot } from "../../src/buffer/dataset_files.ts";
+import {
+  promptEncodingProblem,
+  type Task,
+  taskAnswer,
+  taskMessages,
+  taskPrompt,
+} from "../../src/buffer/task.ts";
+import { loadTokenizer } from "../../src/model/tokenizer.ts";
 import { drawOrder, type Selector, Taskset, type TasksetConfig } from "../../src/buffer/taskset.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
 import { inTempDir } from "../_temp_dir.ts";
@@ -10,6 +18,11 @@ function mathRows(count: number, from = 0): { question: string; answer: string }
     question: `${from + i}+1= ? ünïcødé 🧮`,
     answer: String(from + i + 1),
   }));
+}
+
+/** `count` rows whose questions name `subset`: `"<subset> q<i>"`. */
+function subsetRows(count: number, subset: string): { question: string; answer: string }[] {
+  return Array.from({ length: count }, (_, i) => ({ question: `${subset} q${i}`, answer: "1" }));
 }
 
 async function writeJsonl(path: string, rows: readonly unknown[]): Promise<void> {
@@ -122,8 +135,64 @@ Deno.test("taskset: a HF-style directory is read by split, shards in order", asy
     await assertRejects(
       () => Taskset.open(mathConfig(dir, { split: "dev" })),
       Error,
-      `no file of split "dev" (looked for dev.jsonl, dev.parquet and dev-*.{jsonl,parquet}, also under data/); found README.md, data/test-00000-of-00001.parquet`,
+      `no file of split "dev" (looked for dev.jsonl, dev.parquet and dev-*.{jsonl,parquet} in ./, data/); found README.md, data/test-00000-of-00001.parquet`,
     );
+  });
+});
+
+Deno.test("taskset: the Hub layout of huggingface-cli download is picked by subset_name and split", async () => {
+  await inTempDir("rft-taskset-", async (dir) => {
+    // gsm8k: main/ and socratic/ subsets, a README.md beside.
+    await Deno.writeTextFile(`${dir}/README.md`, "# gsm8k\n");
+    for (const subset of ["main", "socratic"]) {
+      await Deno.mkdir(`${dir}/${subset}`);
+      await writeParquet(`${dir}/${subset}/train-00000-of-00002.parquet`, subsetRows(2, subset));
+      await writeParquet(`${dir}/${subset}/train-00001-of-00002.parquet`, subsetRows(1, subset));
+      await writeParquet(`${dir}/${subset}/test-00000-of-00001.parquet`, subsetRows(3, subset));
+    }
+    const main = await Taskset.open(mathConfig(dir, { subsetName: "main" }));
+    assertEquals(main.files, [
+      `${dir}/main/train-00000-of-00002.parquet`,
+      `${dir}/main/train-00001-of-00002.parquet`,
+    ]);
+    assertEquals(main.rows.map((r) => r.question), ["main q0", "main q1", "main q0"]);
+    assertEquals(main.rowOrigins, [
+      `${dir}/main/train-00000-of-00002.parquet row 0`,
+      `${dir}/main/train-00000-of-00002.parquet row 1`,
+      `${dir}/main/train-00001-of-00002.parquet row 0`,
+    ]);
+    const test = await Taskset.open(mathConfig(dir, { subsetName: "socratic", split: "test" }));
+    assertEquals(test.rows.map((r) => r.question), ["socratic q0", "socratic q1", "socratic q2"]);
+    await assertRejects(
+      () => Taskset.open(mathConfig(dir, { subsetName: "main", split: "validation" })),
+      Error,
+      `no file of split "validation" of subset "main" (looked for validation.jsonl, ` +
+        `validation.parquet and validation-*.{jsonl,parquet} in main/, main/data/, data/main/)`,
+    );
+    // A subset named in the config but absent on disk: the split at the top or under data/.
+    await Deno.mkdir(`${dir}/flat/data`, { recursive: true });
+    await writeJsonl(`${dir}/flat/data/train.jsonl`, mathRows(2));
+    assertEquals((await Taskset.open(mathConfig(`${dir}/flat`, { subsetName: "main" }))).size, 2);
+  });
+});
+
+Deno.test("hubCacheSnapshot: a Hub id is found in HF_HUB_CACHE at refs/main, else not", async () => {
+  await inTempDir("rft-hub-", async (dir) => {
+    const repo = `${dir}/datasets--openai--gsm8k`;
+    await Deno.mkdir(`${repo}/snapshots/abc123/main`, { recursive: true });
+    await Deno.mkdir(`${repo}/refs`);
+    await Deno.writeTextFile(`${repo}/refs/main`, "abc123");
+    const before = Deno.env.get("HF_HUB_CACHE");
+    Deno.env.set("HF_HUB_CACHE", dir);
+    try {
+      assertEquals(hubCacheSnapshot("openai/gsm8k", "datasets"), `${repo}/snapshots/abc123`);
+      assertEquals(hubCacheSnapshot("openai/gsm8k", "models"), undefined);
+      assertEquals(hubCacheSnapshot("openai/other", "datasets"), undefined);
+      assertEquals(hubCacheSnapshot("./openai/gsm8k", "datasets"), undefined);
+    } finally {
+      if (before === undefined) Deno.env.delete("HF_HUB_CACHE");
+      else Deno.env.set("HF_HUB_CACHE", before);
+    }
   });
 });
 
@@ -324,4 +393,35 @@ Deno.test("taskset: invalid settings are rejected before reading", async () => {
     Error,
     "Cannot open taskset /nonexistent/x.jsonl",
   );
+});
+
+Deno.test("taskset: a row whose prompt the tokenizer cannot encode is skipped at load by its line", async () => {
+  await inTempDir("rft-taskset-", async (dir) => {
+    await Deno.writeTextFile(
+      `${dir}/char_tokenizer.json`,
+      JSON.stringify({ type: "char", chars: "0123456789+=", special: ["<eos>"] }),
+    );
+    const tokenizer = await loadTokenizer(dir);
+    const path = `${dir}/sums.jsonl`;
+    await writeJsonl(path, [{ prompt: "1+1=", answer: "2" }, { prompt: "x+1=", answer: "?" }]);
+    const taskset = await Taskset.open({
+      path,
+      format: { promptKey: "prompt", responseKey: "answer" },
+      defaultWorkflowType: "simple_workflow",
+      rowCheck: (row, formatArgs) => promptEncodingProblem({ rawTask: row, formatArgs }, tokenizer),
+    });
+    assertEquals(taskset.size, 1);
+    assertEquals(taskset.rowOrigins, [`${path} line 1`]);
+    assertEquals(taskset.skippedRows.length, 1);
+    const [skipped] = taskset.skippedRows;
+    assertEquals([skipped.path, skipped.line], [path, 2]);
+    assertEquals(
+      skipped.reason.startsWith(
+        "the tokenizer cannot encode its prompt: Cannot encode with the " +
+          "char tokenizer: character",
+      ),
+      true,
+      skipped.reason,
+    );
+  });
 });

@@ -16,8 +16,8 @@ const TOP_KEYS =
   "mode, project, name, checkpoint_root_dir, continue_from_checkpoint, seed, model, " +
   "algorithm, buffer, explorer, synchronizer, trainer, monitor, data_processor";
 const TASKSET_KEYS =
-  "name, path, split, repeat_times, selector, seed, format, rollout_args, workflow_args, " +
-  "default_workflow_type, default_reward_fn_type, reward_fn_args";
+  "name, path, split, repeat_times, subset_name, selector, seed, format, rollout_args, " +
+  "workflow_args, default_workflow_type, default_reward_fn_type, reward_fn_args";
 const STAGES = `stages:
   - stage_name: sft
     mode: train
@@ -114,13 +114,15 @@ const CASES: BadConfig[] = [
   {
     name: "a taskset path that does not exist",
     yaml: BASE.replace("train.jsonl", "nope.jsonl"),
-    message: `F:6: buffer.explorer_input.taskset.path: expected an existing file or directory, ` +
+    message:
+      `F:6: buffer.explorer_input.taskset.path: expected a dataset file or directory (or a Hub id in the local Hub cache), ` +
       `found "D/data/nope.jsonl" (no such file or directory)`,
   },
   {
     name: "a taskset without its required path",
     yaml: BASE.replace("path: data/train.jsonl", "selector: shuffle"),
-    message: `F:5: buffer.explorer_input.taskset.path: expected an existing file or directory, ` +
+    message:
+      `F:5: buffer.explorer_input.taskset.path: expected a dataset file or directory (or a Hub id in the local Hub cache), ` +
       `found nothing`,
   },
   {
@@ -167,12 +169,13 @@ const CASES: BadConfig[] = [
     name: "an unset environment variable without a default",
     yaml: `${BASE}name: \${RUN_NAME}\n`,
     message: `F:7: name: expected environment variable RUN_NAME to be set, found it unset ` +
-      `(write \${RUN_NAME:default} to give a default)`,
+      `(write \${oc.env:RUN_NAME,default} to give a default)`,
   },
   {
     name: "a malformed environment reference",
     yaml: `${BASE}name: run-\${1X}\n`,
-    message: `F:7: name: expected \${NAME} or \${NAME:default}, found "\${1X}"`,
+    message: `F:7: name: expected \${oc.env:NAME}, \${oc.env:NAME,default} or \${key.path}, ` +
+      `found "\${1X}"`,
   },
   {
     name: "duplicate stage names",

@@ -280,7 +280,7 @@ stages:
     assertEquals(warmup.buffer.trainerInput.sftWarmupDataset, {
       path: `${dir}/data/sft.jsonl`,
       split: "train",
-      format: { promptKey: "prompt", responseKey: "response" },
+      format: { promptKey: "prompt", responseKey: "response", toolsKey: "tools" },
     });
     assertEquals(rl.algorithm.algorithmType, "grpo");
     assertEquals(rl.algorithm.repeatTimes, 4);

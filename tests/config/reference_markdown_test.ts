@@ -1,4 +1,8 @@
-import { configReferenceMarkdown } from "../../src/config/reference_markdown.ts";
+import {
+  configDocsMarkdown,
+  configReferenceMarkdown,
+  trinityKeysMarkdown,
+} from "../../src/config/reference_markdown.ts";
 import { assertEquals } from "../_asserts.ts";
 
 Deno.test("configReferenceMarkdown: one row per key with type, default and description", () => {
@@ -7,7 +11,7 @@ Deno.test("configReferenceMarkdown: one row per key with type, default and descr
   const row = (key: string) => lines.find((l) => l.startsWith(`| ${key} |`));
   assertEquals(
     row("buffer.explorer_input.taskset.path"),
-    "| buffer.explorer_input.taskset.path | path | required | A .jsonl / .parquet file or a dataset directory |",
+    "| buffer.explorer_input.taskset.path | path | required | A .jsonl / .parquet file, a dataset directory or a cached Hub id |",
   );
   assertEquals(
     row("algorithm.optimizer.lr"),
@@ -31,5 +35,22 @@ Deno.test("configReferenceMarkdown: one row per key with type, default and descr
 
 Deno.test("docs/config.md is the current reference table (regenerate: ./rft deno task config-docs)", async () => {
   const doc = await Deno.readTextFile(new URL("../../docs/config.md", import.meta.url));
-  assertEquals(doc.endsWith(configReferenceMarkdown()), true);
+  assertEquals(doc, configDocsMarkdown());
+});
+
+Deno.test("trinityKeysMarkdown: every Trinity key with its status; no key missing", () => {
+  const lines = trinityKeysMarkdown().trimEnd().split("\n").slice(2);
+  const row = (key: string) => lines.find((l) => l.startsWith(`| ${key} |`));
+  assertEquals(row("cluster"), "| cluster | ignored | Ray cluster layout |");
+  assertEquals(row("cluster.node_num"), "| cluster.node_num | ignored | Ray cluster layout |");
+  assertEquals(
+    row("trainer.grad_clip"),
+    "| trainer.grad_clip | mapped | Read as `algorithm.optimizer.grad_clip` |",
+  );
+  assertEquals(
+    row("buffer.explorer_input.taskset.subset_name"),
+    "| buffer.explorer_input.taskset.subset_name | implemented | Subset (config) folder of a Hub dataset directory |",
+  );
+  const statuses = new Set(lines.map((l) => l.split(" | ")[1]));
+  assertEquals([...statuses].sort(), ["ignored", "implemented", "mapped"]);
 });

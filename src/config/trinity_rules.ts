@@ -1,0 +1,336 @@
+/**
+ * The Trinity-RFT keys rft gives a meaning although its own schema lacks them (`MAPPED`): each
+ * with a rule that moves the value onto rft's keys, or checks that rft can honour it (else a
+ * one-line error saying why). The rules run in `trinity_compat.ts`; the keys rft drops are in
+ * `trinity_ignored.ts`.
+ */
+
+import { ConfigError } from "./config_error.ts";
+import { type ConfigNode, describeNode } from "./config_tree.ts";
+
+/** A mapping node. */
+export type MapNode = ConfigNode & { kind: "map" };
+
+/** What a rule sees: the key's node, the mapping holding it, and the stage (or top) root. */
+export interface RuleContext {
+  /** The key, and its Trinity path (`[]` for list items). */
+  key: string;
+  path: string;
+  node: ConfigNode;
+  parent: MapNode;
+  root: MapNode;
+  /** Sets `path` (from the root) to `value` unless it is written already. */
+  setIfAbsent(path: readonly string[], value: ConfigNode): void;
+  /** Adds a warning line. */
+  note(line: string): void;
+  /** Lists `path` among the ignored keys. */
+  ignore(path: string): void;
+}
+
+/** A Trinity key rft gives a meaning: its rule and, for the docs, what it does. */
+export interface MappedKey {
+  doc: string;
+  apply(ctx: RuleContext): void;
+}
+
+/** Where tasksets are, in Trinity's key paths. */
+export const TASKSET_PATHS = [
+  "buffer.explorer_input.taskset",
+  "buffer.explorer_input.eval_tasksets[]",
+];
+
+/** `{taskset}.key` rules for each taskset path. */
+function forTasksets(rules: Record<string, MappedKey>): Record<string, MappedKey> {
+  return Object.fromEntries(
+    TASKSET_PATHS.flatMap((prefix) =>
+      Object.entries(rules).map(([key, rule]) => [`${prefix}.${key}`, rule])
+    ),
+  );
+}
+
+/** A rule that moves the value to `to` (a path from the root) unless `to` is written. */
+function moveTo(to: string, doc?: string): MappedKey {
+  return {
+    doc: doc ?? `Read as \`${to}\``,
+    apply: ({ node, setIfAbsent }) => setIfAbsent(to.split("."), node),
+  };
+}
+
+/** A rule moving the value to a sibling key `to` of the same section. */
+function renameTo(to: string, doc?: string): MappedKey {
+  return {
+    doc: doc ?? `Read as \`${to}\` of the same section`,
+    apply: ({ node, parent }) => {
+      if (!parent.entries.has(to)) parent.entries.set(to, node);
+    },
+  };
+}
+
+/** A rule that checks the value is one of `values` and then drops it. */
+function oneOfThenDrop(values: readonly string[], doc: string): MappedKey {
+  return {
+    doc,
+    apply: ({ node }) => {
+      const value = node.kind === "scalar" ? node.value : undefined;
+      if (typeof value !== "string" || !values.includes(value)) {
+        throw new ConfigError(
+          node.origin.where,
+          node.origin.path,
+          `expected one of ${values.join(", ")}, found ${describeNode(node)}`,
+        );
+      }
+    },
+  };
+}
+
+/** A scalar node holding `value`, placed where `at` is. */
+function scalarAt(at: ConfigNode, value: string | number | boolean): ConfigNode {
+  return { kind: "scalar", value, plain: true, origin: at.origin };
+}
+
+/** The number at `node`, or a ConfigError. */
+function numberAt(node: ConfigNode, what: string): number {
+  if (node.kind === "scalar" && typeof node.value === "number") return node.value;
+  throw new ConfigError(
+    node.origin.where,
+    node.origin.path,
+    `expected ${what}, found ${describeNode(node)}`,
+  );
+}
+
+/** A key rft cannot honour: accepted at Trinity's default `value` (no effect), else an error. */
+function onlyDefault(value: string | number | boolean | null, why: string): MappedKey {
+  return {
+    doc: `Only ${JSON.stringify(value)} (Trinity's default): ${why}`,
+    apply: ({ node }) => {
+      const same = node.kind === "scalar" && node.value === value;
+      if (!same) {
+        throw new ConfigError(
+          node.origin.where,
+          node.origin.path,
+          `expected ${JSON.stringify(value)} (${why}), found ${describeNode(node)}`,
+        );
+      }
+    },
+  };
+}
+
+/** A section rft cannot honour when enabled: accepted with `enable: false`, else an error. */
+function onlyDisabled(why: string): MappedKey {
+  return {
+    doc: `Only with \`enable: false\`: ${why}`,
+    apply: ({ node }) => {
+      const enable = node.kind === "map" ? node.entries.get("enable") : undefined;
+      if (enable && !(enable.kind === "scalar" && enable.value === false)) {
+        throw new ConfigError(
+          enable.origin.where,
+          enable.origin.path,
+          `expected false (${why}), found ${describeNode(enable)}`,
+        );
+      }
+    },
+  };
+}
+
+/** A key rft refuses whatever its value: an error saying why. */
+function refused(why: string): MappedKey {
+  return {
+    doc: `Refused: ${why}`,
+    apply: ({ node }) => {
+      throw new ConfigError(
+        node.origin.where,
+        node.origin.path,
+        `expected this Trinity key to be left out (${why}), found it set`,
+      );
+    },
+  };
+}
+
+/** Trinity's "unset" value of a key rft implements (`-1`, `0`): the key is dropped. */
+function unsetWhen(unset: number, doc: string): MappedKey {
+  return {
+    doc,
+    apply: ({ key, node, parent }) => {
+      if (!(node.kind === "scalar" && node.value === unset)) parent.entries.set(key, node);
+    },
+  };
+}
+
+/** A taskset's `data_selector` (or deprecated `task_selector`): read as its selector and seed. */
+const SELECTOR_SECTION: MappedKey = {
+  doc: "`selector_type` read as the taskset's `selector`, `seed` as its `seed`",
+  apply: ({ node, parent, path, ignore }) => {
+    if (node.kind !== "map") return;
+    for (const [key, value] of node.entries) {
+      const own = key === "selector_type" ? "selector" : key === "seed" ? "seed" : undefined;
+      if (own === undefined) ignore(`${path}.${key}`);
+      else if (!parent.entries.has(own)) parent.entries.set(own, value);
+    }
+  },
+};
+
+/** Trinity keys rft maps onto its own keys or checks, by Trinity key path. */
+export const MAPPED: Readonly<Record<string, MappedKey>> = {
+  "model.max_model_len": {
+    doc:
+      "`model.max_prompt_tokens` defaults to max_model_len - max_response_tokens (Trinity's rule)",
+    apply: ({ node, root, setIfAbsent }) => {
+      const total = numberAt(node, "an integer >= 2");
+      const model = root.entries.get("model") as MapNode;
+      const responseNode = model.entries.get("max_response_tokens");
+      const response = responseNode ? numberAt(responseNode, "an integer") : 128;
+      if (!Number.isInteger(total) || total - response < 1) {
+        throw new ConfigError(
+          node.origin.where,
+          node.origin.path,
+          `expected an integer above model.max_response_tokens (${response}), found ${total}`,
+        );
+      }
+      setIfAbsent(["model", "max_prompt_tokens"], scalarAt(node, total - response));
+    },
+  },
+  "model.top_k": unsetWhen(-1, "`-1` (Trinity's off) is rft's `0`"),
+  "trainer.grad_clip": moveTo("algorithm.optimizer.grad_clip"),
+  "trainer.total_steps": moveTo("buffer.total_steps"),
+  "trainer.max_checkpoints_to_keep": unsetWhen(0, "`0` (Trinity's keep all) is rft's default"),
+  "algorithm.optimizer.clip_grad": renameTo("grad_clip"),
+  "algorithm.optimizer.lr_warmup_steps": unsetWhen(-1, "`-1` (Trinity's none) is rft's `0`"),
+  "algorithm.optimizer.lr_scheduler_type": {
+    doc: "`constant` / `cosine` / `linear` read as `warmup_style`",
+    apply: (ctx) => {
+      oneOfThenDrop(["constant", "cosine", "linear"], "").apply(ctx);
+      if (!ctx.parent.entries.has("warmup_style")) ctx.parent.entries.set("warmup_style", ctx.node);
+    },
+  },
+  "buffer.train_batch_size": unsetWhen(0, "`0` (Trinity's default) is batch_size * repeat_times"),
+  "buffer.explorer_input.default_eval_workflow_type": {
+    doc: "The workflow of every eval taskset that names none",
+    apply: ({ node, parent }) => {
+      const evals = parent.entries.get("eval_tasksets");
+      for (const item of evals?.kind === "list" ? evals.items : []) {
+        if (item.kind === "map" && !item.entries.has("default_workflow_type")) {
+          item.entries.set("default_workflow_type", node);
+        }
+      }
+    },
+  },
+  "buffer.trainer_input.experience_buffer.storage_type": oneOfThenDrop(
+    ["queue", "file", "sql"],
+    "Any of queue, file, sql: rft's experience buffer is in memory, persisted under " +
+      "<run>/experiences/ (for sft / dpo stages the buffer is the dataset)",
+  ),
+  "buffer.trainer_input.experience_buffer.path": {
+    doc: "An `sqlite:///` path is dropped with a warning: experiences persist in " +
+      "<run>/experiences/; a file path is the dataset of an sft / dpo stage",
+    apply: ({ node, parent, note }) => {
+      if (node.kind === "scalar" && typeof node.value === "string") {
+        if (/^sqlite:\/\//.test(node.value)) {
+          note(
+            `${node.origin.where}: ${node.origin.path} ${JSON.stringify(node.value)}: rft keeps ` +
+              "experiences in <run>/experiences/ instead",
+          );
+          return;
+        }
+      }
+      parent.entries.set("path", node);
+    },
+  },
+  ...Object.fromEntries(
+    ["split", "subset_name", "format"].map((key) => [
+      `buffer.trainer_input.experience_buffer.${key}`,
+      {
+        doc: "The dataset of an sft / dpo stage: read as `sft_warmup_dataset`'s",
+        apply: ({ node, parent }: RuleContext) => parent.entries.set(key, node),
+      },
+    ]),
+  ),
+  "explorer.runner_per_model": moveTo(
+    "explorer.runner_num",
+    "Read as `explorer.runner_num` (one rollout model)",
+  ),
+  "explorer.rollout_model.base_port": renameTo("openai_api_port"),
+  "explorer.rollout_model.api_key": {
+    doc: "Read as `openai_api_key`; `EMPTY` (Trinity's default) is no key",
+    apply: ({ node, parent }) => {
+      if (!(node.kind === "scalar" && node.value === "EMPTY")) {
+        if (!parent.entries.has("openai_api_key")) parent.entries.set("openai_api_key", node);
+      }
+    },
+  },
+  "synchronizer.sync_method": oneOfThenDrop(
+    ["nccl", "checkpoint", "memory"],
+    "Any of nccl, checkpoint, memory: rft hands weights over in process",
+  ),
+  "monitor.monitor_type": {
+    doc: "`tensorboard` sets `monitor.tensorboard`; another type turns it off",
+    apply: ({ node, parent }) => {
+      if (!parent.entries.has("tensorboard")) {
+        parent.entries.set(
+          "tensorboard",
+          scalarAt(node, node.kind === "scalar" && node.value === "tensorboard"),
+        );
+      }
+    },
+  },
+  "algorithm.loss_agg_mode": onlyDefault(null, "set policy_loss_fn_args.loss_agg_mode"),
+  "algorithm.rollout_correction": onlyDefault(null, "rft has no rollout correction"),
+  "data_processor.task_pipeline": refused("rft has no Data-Juicer task pipeline"),
+  "data_processor.experience_pipeline.inputs": refused("rft has one experience stream"),
+  "model.critic_model_path": onlyDefault("", "rft's critic starts from the policy"),
+  "model.custom_chat_template": onlyDefault(null, "rft uses the model's chat template"),
+  "model.chat_template_path": onlyDefault(null, "rft uses the model's chat template"),
+  "model.min_response_tokens": onlyDefault(0, "rft stops at EOS"),
+  "model.repetition_penalty": onlyDefault(1, "rft's sampler has no repetition penalty"),
+  "model.enable_thinking": onlyDefault(null, "the model's chat template decides"),
+  "model.lora_configs": refused("rft trains all weights, not LoRA adapters"),
+  "model.tinker": onlyDisabled("rft trains locally, not on Tinker"),
+  "model.external_model": onlyDisabled("rft's policy is the local model"),
+  "buffer.explorer_input.tasksets": refused(
+    "rft explores one taskset: buffer.explorer_input.taskset",
+  ),
+  "buffer.trainer_input.auxiliary_buffers": refused(
+    "expert data of mix is buffer.trainer_input.sft_warmup_dataset",
+  ),
+  "buffer.trainer_input.experience_buffer.replay_buffer": {
+    doc: "`enable: true` is rft's `replay` (decay from priority_fn_args, reuse_cooldown_time)",
+    apply: ({ node, parent }) => {
+      const get = (map: ConfigNode | undefined, key: string) =>
+        map?.kind === "map" ? map.entries.get(key) : undefined;
+      const enable = get(node, "enable");
+      if (!(enable?.kind === "scalar" && enable.value === true) || parent.entries.has("replay")) {
+        return;
+      }
+      const entries = new Map<string, ConfigNode>();
+      const decay = get(get(node, "priority_fn_args"), "decay");
+      if (decay) entries.set("decay", decay);
+      const cooldown = get(node, "reuse_cooldown_time");
+      if (cooldown?.kind === "scalar" && typeof cooldown.value === "number") {
+        entries.set("reuse_cooldown_ms", scalarAt(cooldown, Math.round(cooldown.value * 1000)));
+      }
+      parent.entries.set("replay", { kind: "map", entries, origin: node.origin });
+    },
+  },
+  "trainer.critic_warmup": onlyDefault(0, "rft trains the critic with the policy"),
+  "synchronizer.explorer_sync_interval": onlyDefault(null, "use sync_interval"),
+  "synchronizer.trainer_sync_interval": onlyDefault(null, "use sync_interval"),
+  ...forTasksets({
+    storage_type: oneOfThenDrop(["file"], "`file` only: rft reads tasksets from files"),
+    "rollout_args.logprobs": {
+      doc: "`0` only (the sampled token's logprob, which rft always records)",
+      apply: ({ node }) => {
+        if (!(node.kind === "scalar" && node.value === 0)) {
+          throw new ConfigError(
+            node.origin.where,
+            node.origin.path,
+            `expected 0 (rft records the sampled token's logprob only), found ${
+              describeNode(node)
+            }`,
+          );
+        }
+      },
+    },
+    "rollout_args.top_k": unsetWhen(-1, "`-1` (Trinity's off) is rft's `0`"),
+    data_selector: SELECTOR_SECTION,
+    task_selector: SELECTOR_SECTION,
+  }),
+};
