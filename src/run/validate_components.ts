@@ -73,12 +73,15 @@ function validateAlgorithm(stage: StageConfig, check: Checker): void {
   const d = ALGORITHM_TYPE.get(section.algorithmType).defaultConfig;
   const advantageFn = section.advantageFn ?? d.advantageFn;
   if (advantageFn !== null) {
+    check("algorithm.advantage_fn", () => ADVANTAGE_FN.get(advantageFn));
     check("algorithm.advantage_fn_args", () => {
       configure(ADVANTAGE_FN, advantageFn, { ...d.advantageFnArgs, ...section.advantageFnArgs });
     });
   }
+  const policyLossFn = section.policyLossFn ?? d.policyLossFn;
+  check("algorithm.policy_loss_fn", () => POLICY_LOSS_FN.get(policyLossFn));
   check("algorithm.policy_loss_fn_args", () => {
-    const name = section.policyLossFn ?? d.policyLossFn;
+    const name = policyLossFn;
     const args = { ...d.policyLossFnArgs, ...section.policyLossFnArgs };
     const { entry, args: resolved } = configure(POLICY_LOSS_FN, name, args);
     const g = new Graph();
@@ -92,14 +95,18 @@ function validateAlgorithm(stage: StageConfig, check: Checker): void {
       isExpert: g.input([2]),
     }, resolved);
   });
+  check("algorithm.kl_loss_fn", () => KL_FN.get(section.klLossFn ?? d.klLossFn));
   check("algorithm.kl_loss_fn_args", () => {
     configure(KL_FN, section.klLossFn ?? d.klLossFn, section.klLossFnArgs);
   });
+  check("algorithm.kl_penalty_fn", () => KL_FN.get(section.klPenaltyFn ?? d.klPenaltyFn));
   check("algorithm.kl_penalty_fn_args", () => {
     configure(KL_FN, section.klPenaltyFn ?? d.klPenaltyFn, section.klPenaltyFnArgs);
   });
+  const entropyLossFn = section.entropyLossFn ?? d.entropyLossFn;
+  check("algorithm.entropy_loss_fn", () => ENTROPY_LOSS_FN.get(entropyLossFn));
   check("algorithm.entropy_loss_fn_args", () => {
-    const name = section.entropyLossFn ?? d.entropyLossFn;
+    const name = entropyLossFn;
     const { entry, args } = configure(ENTROPY_LOSS_FN, name, section.entropyLossFnArgs);
     const g = new Graph();
     entry.build(
@@ -107,8 +114,10 @@ function validateAlgorithm(stage: StageConfig, check: Checker): void {
       args,
     );
   });
+  const sampleStrategy = section.sampleStrategy ?? d.sampleStrategy;
+  check("algorithm.sample_strategy", () => SAMPLE_STRATEGY.get(sampleStrategy));
   check("algorithm.sample_strategy_args", () => {
-    const name = section.sampleStrategy ?? d.sampleStrategy;
+    const name = sampleStrategy;
     configure(SAMPLE_STRATEGY, name, section.sampleStrategyArgs);
   });
 }

@@ -40,7 +40,12 @@ Deno.test("a workflow failing from step 2 on fails the run; the buffer's parts s
     const file = await f.writeConfig({
       buffer: {
         total_steps: 8,
-        explorer_input: { default_workflow_type: "fails_after_step_1" },
+        // The scripted workflow reads no workflow_args, so the taskset gives none.
+        explorer_input: {
+          default_workflow_type: "fails_after_step_1",
+          taskset: { workflow_args: null },
+          eval_tasksets: [],
+        },
       },
       explorer: { max_retry_times: 0, eval_on_startup: false },
     }, "fails.yaml");
@@ -70,7 +75,14 @@ Deno.test("a run in which every task failed is not a success", async () => {
   registerFailingAfter("always_fails", 0);
   await withFixture(async (f) => {
     const file = await f.writeConfig({
-      buffer: { total_steps: 1, explorer_input: { default_workflow_type: "always_fails" } },
+      buffer: {
+        total_steps: 1,
+        explorer_input: {
+          default_workflow_type: "always_fails",
+          taskset: { workflow_args: null },
+          eval_tasksets: [],
+        },
+      },
       explorer: { max_retry_times: 1, eval_on_startup: false },
     }, "all_failed.yaml");
     await assertRejects(

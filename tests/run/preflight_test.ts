@@ -27,12 +27,13 @@ const CASES: { name: string; late: Record<string, unknown>; expected: string }[]
   {
     name: "an unknown policy loss",
     late: { algorithm: { algorithm_type: "grpo", policy_loss_fn: "ppoo" } },
-    expected: 'stages[1].algorithm: Unknown policy loss fn "ppoo"',
+    expected: 'stages[1].algorithm.policy_loss_fn: Unknown policy loss fn "ppoo"',
   },
   {
     name: "an unknown advantage fn arg",
     late: { algorithm: { algorithm_type: "grpo", advantage_fn_args: { epsilonn: 1 } } },
-    expected: "stages[1].algorithm: ",
+    expected:
+      'stages[1].algorithm.advantage_fn_args: Cannot configure advantage fn "grpo": unknown key "epsilonn"',
   },
   {
     name: "a taskset that is not a dataset",
@@ -42,7 +43,8 @@ const CASES: { name: string; late: Record<string, unknown>; expected: string }[]
   {
     name: "an unknown workflow",
     late: { buffer: { explorer_input: { taskset: { default_workflow_type: "nope" } } } },
-    expected: 'stages[1].buffer.explorer_input.taskset: Unknown workflow "nope"',
+    expected:
+      'stages[1].buffer.explorer_input.taskset.default_workflow_type: Unknown workflow "nope"',
   },
   {
     name: "a model directory without weights",

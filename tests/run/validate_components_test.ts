@@ -93,11 +93,11 @@ Deno.test("validateComponents: algorithm components and their args, operators, a
       ],
       [
         algorithm("  advantage_fn: grpoo\n"),
-        'config.yaml: algorithm.advantage_fn_args: Unknown advantage fn "grpoo"',
+        'config.yaml: algorithm.advantage_fn: Unknown advantage fn "grpoo"',
       ],
       [
         algorithm("  kl_loss_fn: k4\n"),
-        'config.yaml: algorithm.kl_loss_fn_args: Unknown KL fn "k4"',
+        'config.yaml: algorithm.kl_loss_fn: Unknown KL fn "k4"',
       ],
       [
         algorithm("  kl_penalty_fn_args: { coef: 1 }\n"),
@@ -109,7 +109,7 @@ Deno.test("validateComponents: algorithm components and their args, operators, a
       ],
       [
         algorithm("  sample_strategy: warmup\n"),
-        'config.yaml: algorithm.sample_strategy_args: Unknown sample strategy "warmup"',
+        'config.yaml: algorithm.sample_strategy: Unknown sample strategy "warmup"',
       ],
       [
         `${BASE}data_processor:\n  experience_pipeline:\n    operators:\n      - name: mask_response_truncated\n      - name: dapo_dynamic_sampling\n        args: { metric: accuracy }\n`,
