@@ -134,24 +134,14 @@ fn store_row(i: u32, col: u32, row: vec4f) {
   store_one(i + min(3u, last), row[min(3u, last)]);
 }
 
-// Rows row0+4g .. +4 (those below M) at columns col0+4v .. +4 (when col0+4v is below N).
-fn store_block(c_base: u32, g: u32, v: u32) {
-  let col = col0 + 4u * v;
-  if (col >= p.n) { return; }
-  let r = row0 + 4u * g;
-  let i = c_base + r * p.n + col;
-  if (r < p.m) { store_row(i, col, acc[16u * g + v]); }
-  if (r + 1u < p.m) { store_row(i + p.n, col, acc[16u * g + 4u + v]); }
-  if (r + 2u < p.m) { store_row(i + 2u * p.n, col, acc[16u * g + 8u + v]); }
-  if (r + 3u < p.m) { store_row(i + 3u * p.n, col, acc[16u * g + 12u + v]); }
-}
-
 fn store_group(c_base: u32, g: u32) {
   store_block(c_base, g, 0u);
   store_block(c_base, g, 1u);
   store_block(c_base, g, 2u);
   store_block(c_base, g, 3u);
 }
+
+// #include matmul_row_groups
 
 @compute @workgroup_size(WG_X)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u) {
@@ -165,22 +155,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
     load_b(1u, k0, kv);
     load_b(2u, k0, kv);
     load_b(3u, k0, kv);
-    multiply_group(0u, k0, kv);
-    if (ROW_GROUPS > 1u) { multiply_group(1u, k0, kv); }
-    if (ROW_GROUPS > 2u) { multiply_group(2u, k0, kv); }
-    if (ROW_GROUPS > 3u) { multiply_group(3u, k0, kv); }
-    if (ROW_GROUPS > 4u) { multiply_group(4u, k0, kv); }
-    if (ROW_GROUPS > 5u) { multiply_group(5u, k0, kv); }
-    if (ROW_GROUPS > 6u) { multiply_group(6u, k0, kv); }
-    if (ROW_GROUPS > 7u) { multiply_group(7u, k0, kv); }
+    multiply(k0, kv);
   }
-  let c_base = wid.z * p.stride_c;
-  store_group(c_base, 0u);
-  if (ROW_GROUPS > 1u) { store_group(c_base, 1u); }
-  if (ROW_GROUPS > 2u) { store_group(c_base, 2u); }
-  if (ROW_GROUPS > 3u) { store_group(c_base, 3u); }
-  if (ROW_GROUPS > 4u) { store_group(c_base, 4u); }
-  if (ROW_GROUPS > 5u) { store_group(c_base, 5u); }
-  if (ROW_GROUPS > 6u) { store_group(c_base, 6u); }
-  if (ROW_GROUPS > 7u) { store_group(c_base, 7u); }
+  store(wid.z * p.stride_c);
 }
