@@ -1,6 +1,7 @@
 // Register-blocked matmul reading its operands from rgba32float textures: C[b] = op(A[b]) @
 // op(B[b]) where op transposes when TRANS_A / TRANS_B. Same blocking as matmul_regblock.wgsl (a
-// 32 x 16 block of C per invocation, WG_X invocations side by side along N), but a textureLoad
+// (4*ROW_GROUPS) x 16 block of C per invocation, WG_X invocations side by side along N; fewer row
+// groups waste less work on skinny M, e.g. decode), but a textureLoad
 // costs a fraction of a storage-buffer load on CPU adapters (llvmpipe runs those a lane at a time).
 //
 // The op copies each operand's buffer into a texture before the launch, as linear texels: element
@@ -14,12 +15,13 @@
 //           tb (texture) B [batch][K, N], or [batch][N, K] with TRANS_B; batch stride p.stride_b
 //           c (write) C [batch][M, N] as vec4s (scalar stores unless VEC4_C), stride p.stride_c
 //           p (uniform) Params (a stride of 0 shares that operand across the batch)
-// Grid: x = ceil(N / (16*WG_X)), y = ceil(M / 32), z = batch.
+// Grid: x = ceil(N / (16*WG_X)), y = ceil(M / (4*ROW_GROUPS)), z = batch.
 
 override WG_X: u32 = 8u;
 override TEX_W: u32 = 8192u; // texels per texture row, a power of two
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
+override ROW_GROUPS: u32 = 8u; // 1..8 groups of 4 rows per invocation
 override VEC4_C: bool = false; // N % 4 == 0: C rows are whole vec4s, stored as such
 
 struct Params {
@@ -36,7 +38,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> c: array<vec4f>;
 @group(0) @binding(3) var<uniform> p: Params;
 
-// acc[4r + v] = C[row0 + r, col0 + 4v .. +4].
+// acc[4r + v] = C[row0 + r, col0 + 4v .. +4] (rows past 4*ROW_GROUPS unused).
 var<private> acc: array<vec4f, 128>;
 // B at the current four values of k: column kk of bk[v] = B[k0 + kk, col0 + 4v .. +4].
 var<private> bk: array<mat4x4f, 4>;
@@ -132,18 +134,6 @@ fn store_row(i: u32, col: u32, row: vec4f) {
   store_one(i + min(3u, last), row[min(3u, last)]);
 }
 
-// Rows row0+4g .. +4 (those below M) at columns col0+4v .. +4 (when col0+4v is below N).
-fn store_block(c_base: u32, g: u32, v: u32) {
-  let col = col0 + 4u * v;
-  if (col >= p.n) { return; }
-  let r = row0 + 4u * g;
-  let i = c_base + r * p.n + col;
-  if (r < p.m) { store_row(i, col, acc[16u * g + v]); }
-  if (r + 1u < p.m) { store_row(i + p.n, col, acc[16u * g + 4u + v]); }
-  if (r + 2u < p.m) { store_row(i + 2u * p.n, col, acc[16u * g + 8u + v]); }
-  if (r + 3u < p.m) { store_row(i + 3u * p.n, col, acc[16u * g + 12u + v]); }
-}
-
 fn store_group(c_base: u32, g: u32) {
   store_block(c_base, g, 0u);
   store_block(c_base, g, 1u);
@@ -151,9 +141,11 @@ fn store_group(c_base: u32, g: u32) {
   store_block(c_base, g, 3u);
 }
 
+// #include matmul_row_groups
+
 @compute @workgroup_size(WG_X)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  row0 = wid.y * 32u;
+  row0 = wid.y * 4u * ROW_GROUPS;
   col0 = (wid.x * WG_X + lid.x) * 16u;
   a_base = wid.z * p.stride_a;
   b_base = wid.z * p.stride_b;
@@ -163,22 +155,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
     load_b(1u, k0, kv);
     load_b(2u, k0, kv);
     load_b(3u, k0, kv);
-    multiply_group(0u, k0, kv);
-    multiply_group(1u, k0, kv);
-    multiply_group(2u, k0, kv);
-    multiply_group(3u, k0, kv);
-    multiply_group(4u, k0, kv);
-    multiply_group(5u, k0, kv);
-    multiply_group(6u, k0, kv);
-    multiply_group(7u, k0, kv);
+    multiply(k0, kv);
   }
-  let c_base = wid.z * p.stride_c;
-  store_group(c_base, 0u);
-  store_group(c_base, 1u);
-  store_group(c_base, 2u);
-  store_group(c_base, 3u);
-  store_group(c_base, 4u);
-  store_group(c_base, 5u);
-  store_group(c_base, 6u);
-  store_group(c_base, 7u);
+  store(wid.z * p.stride_c);
 }

@@ -181,6 +181,8 @@ export class GenerationEngine {
    * Runs `requests` as one batch: one prefill per prompt, whose cache is copied to the request's
    * `n` slots, then decoding with each slot's own sampling settings, seed, stop ids and
    * maxTokens, reading back once per block of steps. Returns each request's samples in order.
+   * The model's weights must not change until it returns (hold `model.gpuLock`, as
+   * `model.generate` does): decode steps after the first reuse the first one's copies of them.
    */
   async generateRequests(
     requests: readonly GenerationRequest[],
@@ -314,7 +316,10 @@ export class GenerationEngine {
             [decode.settings, settings],
             [decode.rng, packRngState(seeds, step)],
           ]),
-          { after: record(decode, inBlock) },
+          // The weights cannot change during one generate call (callers hold the model's GPU
+          // lock, as the trainer and the weight sync do), so only its first decode step
+          // refreshes the decode graph's copies of them (e.g. weight textures).
+          { after: record(decode, inBlock), variablesUnchanged: step > 1 },
         );
         this.stats.decodeSteps++;
         previous = decode;

@@ -35,6 +35,8 @@ export interface TuneChoice {
   choice: string;
   /** Microseconds per run of each timed candidate. */
   micros: Record<string, number>;
+  /** Every candidate of the measurement (absent in entries saved before it was recorded). */
+  candidates?: string[];
   /** ISO time of the measurement. */
   at: string;
 }
@@ -74,8 +76,9 @@ export function autotuneChoices(gpu?: GpuContext): TuneChoice[] {
 }
 
 /**
- * Returns the name of the fastest candidate of `req` on this adapter: remembered if known,
- * otherwise timed now (and remembered); the fallback when `RFT_AUTOTUNE=0`.
+ * Returns the name of the fastest candidate of `req` on this adapter: remembered if known from
+ * a measurement among the same candidates or more, otherwise timed now (and remembered; a new
+ * candidate gets its chance); the fallback when `RFT_AUTOTUNE=0`.
  */
 export function autotune(gpu: GpuContext, req: TuneRequest): Promise<string> {
   const names = req.candidates.map((c) => c.name);
@@ -91,7 +94,9 @@ export function autotune(gpu: GpuContext, req: TuneRequest): Promise<string> {
   const cacheFile = req.cacheFile ?? autotuneCachePath();
   loadDisk(cacheFile);
   const known = memory.get(key);
-  if (known && names.includes(known.choice)) return Promise.resolve(known.choice);
+  if (known && names.includes(known.choice) && names.every((n) => known.candidates?.includes(n))) {
+    return Promise.resolve(known.choice);
+  }
   let pending = inFlight.get(key);
   if (!pending) {
     pending = measure(gpu, req).then((choice) => {
@@ -145,6 +150,7 @@ async function measure(gpu: GpuContext, req: TuneRequest): Promise<TuneChoice> {
     shapeClass: req.shapeClass,
     choice,
     micros,
+    candidates: req.candidates.map((c) => c.name),
     at: new Date().toISOString(),
   };
 }

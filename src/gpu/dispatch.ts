@@ -1,8 +1,9 @@
 /**
  * Prepared kernel launches: a compiled pipeline with its bind group, params and workgroup
  * counts, made once and encoded many times. `encodeDispatches` records a list of them into one
- * command encoder, in one compute pass except around launches with commands to run `before`
- * them (e.g. buffer-to-texture copies); with `RFT_DEBUG=2` each gets its own timed pass.
+ * command encoder, in one compute pass except around launches with commands to run before them
+ * (e.g. buffer-to-texture copies, those of variables skippable while the variables are
+ * unchanged); with `RFT_DEBUG=2` each gets its own timed pass.
  */
 
 import type { GpuContext } from "./device.ts";
@@ -19,16 +20,26 @@ export type BindingArg = BufferArg | GPUTextureView;
 /** Commands recorded into a command encoder outside any compute pass (e.g. copies). */
 export type EncoderCommands = (encoder: GPUCommandEncoder) => void;
 
+/** Commands a launch records before its dispatch, outside any compute pass. */
+export interface LaunchCommands {
+  /** Recorded before every encoding (e.g. copies of operands into textures). */
+  before?: EncoderCommands;
+  /**
+   * Copies of variables' data into storage the launch owns (e.g. a weight's texture): recorded
+   * before every encoding unless the encoder is told the variables are unchanged since the last
+   * encoding that recorded them ({@link EncodeOptions.skipVariableCopies}).
+   */
+  copyVariables?: EncoderCommands;
+}
+
 /** One kernel launch, ready to encode. */
-export interface PreparedDispatch {
+export interface PreparedDispatch extends LaunchCommands {
   label: string;
   pipeline: GPUComputePipeline;
   bindGroup: GPUBindGroup;
   workgroups: readonly [number, number, number];
   /** The uniform buffer owned by this dispatch, if any (destroyed by {@link releaseDispatch}). */
   paramsBuffer?: GPUBuffer;
-  /** Commands to record before this dispatch, outside a compute pass (e.g. operand copies). */
-  before?: EncoderCommands;
 }
 
 /** The most workgroups WebGPU allows per dimension by default. */
@@ -76,7 +87,7 @@ function bindingResource(
 /**
  * Compiles (or reuses) the kernel and builds its bind group and params buffer. `args` holds one
  * buffer or texture view per binding of `spec`; `params` must have the fields of the shader's
- * params struct, in its order and with its types; `before` is recorded ahead of every encoding.
+ * params struct, in its order and with its types; `commands` are recorded ahead of encodings.
  */
 export async function prepareDispatch(
   gpu: GpuContext,
@@ -84,7 +95,7 @@ export async function prepareDispatch(
   args: readonly BindingArg[],
   params: PackedParams | undefined,
   workgroups: readonly [number, number, number],
-  before?: EncoderCommands,
+  { before, copyVariables }: LaunchCommands = {},
 ): Promise<PreparedDispatch> {
   const what = `${spec.shader}.${spec.entryPoint}`;
   if (args.length !== spec.bindings.length) {
@@ -135,6 +146,7 @@ export async function prepareDispatch(
     workgroups,
     paramsBuffer,
     before,
+    copyVariables,
   };
 }
 
@@ -150,21 +162,40 @@ export function encodeDispatch(pass: GPUComputePassEncoder, d: PreparedDispatch)
   pass.dispatchWorkgroups(d.workgroups[0], d.workgroups[1], d.workgroups[2]);
 }
 
+/** Options of {@link encodeDispatches}. */
+export interface EncodeOptions {
+  /** The variables are unchanged since these dispatches last recorded their variable copies. */
+  skipVariableCopies?: boolean;
+}
+
+/** Records a dispatch's commands (its variable copies unless skipped); whether it had any. */
+export function encodeLaunchCommands(
+  encoder: GPUCommandEncoder,
+  d: LaunchCommands,
+  { skipVariableCopies = false }: EncodeOptions = {},
+): boolean {
+  const copies = skipVariableCopies ? undefined : d.copyVariables;
+  copies?.(encoder);
+  d.before?.(encoder);
+  return copies !== undefined || d.before !== undefined;
+}
+
 /**
- * Records `dispatches` in order into `encoder`, in one compute pass; a dispatch with `before`
- * ends the open pass, records its commands and begins a new pass.
+ * Records `dispatches` in order into `encoder`, in one compute pass; a dispatch with commands to
+ * record before it ends the open pass, records them and begins a new pass.
  */
 export function encodeDispatches(
   encoder: GPUCommandEncoder,
   dispatches: readonly PreparedDispatch[],
   label = "graph",
+  options: EncodeOptions = {},
 ): void {
   let pass: GPUComputePassEncoder | undefined;
   for (const d of dispatches) {
-    if (d.before) {
+    if (d.before || (d.copyVariables && !options.skipVariableCopies)) {
       pass?.end();
       pass = undefined;
-      d.before(encoder);
+      encodeLaunchCommands(encoder, d, options);
     }
     pass ??= encoder.beginComputePass({ label });
     encodeDispatch(pass, d);

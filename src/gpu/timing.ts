@@ -1,11 +1,17 @@
 /**
  * Per-dispatch GPU timing with timestamp queries, switched on by `RFT_DEBUG=2`: each dispatch
  * gets its own compute pass with begin/end timestamps, and one line per dispatch is printed
- * after the submit. Off by default; costs one extra readback per timed run.
+ * after the submit; copies recorded before a dispatch (variable copies included) are not timed.
+ * Off by default; costs one extra readback per timed run.
  */
 
 import type { GpuContext } from "./device.ts";
-import { encodeDispatch, type EncoderCommands, type PreparedDispatch } from "./dispatch.ts";
+import {
+  encodeDispatch,
+  encodeLaunchCommands,
+  type EncoderCommands,
+  type PreparedDispatch,
+} from "./dispatch.ts";
 import { readBuffers } from "./readback.ts";
 
 /** The debug level from `RFT_DEBUG` (0 when unset). */
@@ -43,7 +49,7 @@ export async function runTimed(
   const encoder = device.createCommandEncoder({ label: "timed" });
   before?.(encoder);
   dispatches.forEach((d, i) => {
-    d.before?.(encoder);
+    encodeLaunchCommands(encoder, d);
     const pass = encoder.beginComputePass({
       label: d.label,
       timestampWrites: {

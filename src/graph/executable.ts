@@ -30,9 +30,16 @@ import { type OpStep, runValidated, validateEnabled, type ValidationReport } fro
 /** Host data for an input tensor, or a GPU buffer to copy it from. */
 export type Feed = HostData | GPUBuffer;
 
-/** Extra commands recorded into a run's command buffer after the graph's dispatches. */
+/** Extra commands recorded into a run's command buffer, and what the caller vouches for. */
 export interface RunHooks {
+  /** Recorded after the graph's dispatches. */
   after?: (encoder: GPUCommandEncoder) => void;
+  /**
+   * No variable this graph reads was written since this executable's previous run (other than
+   * by the graph itself), so launches keep their copies of them (e.g. weight textures) instead
+   * of refreshing them. Ignored on the first run. Default false: every run refreshes them.
+   */
+  variablesUnchanged?: boolean;
 }
 
 /** Statistics of a compiled graph, for tests and `RFT_DEBUG`. */
@@ -49,6 +56,8 @@ export class Executable {
   readonly #owned: readonly GPUBuffer[];
   readonly #textures: readonly GPUTexture[];
   readonly #steps: readonly OpStep[];
+  /** Whether a run has recorded the launches' variable copies yet. */
+  #variablesCopied = false;
   /** What the last run compared with CPU references (validate mode, `RFT_VALIDATE=1`, only). */
   lastValidation?: ValidationReport;
 
@@ -104,6 +113,8 @@ export class Executable {
         }
       }
     };
+    const skipVariableCopies = Boolean(hooks.variablesUnchanged) && this.#variablesCopied;
+    this.#variablesCopied = true;
     if (validateEnabled()) {
       this.lastValidation = await runValidated(
         this.gpu,
@@ -124,7 +135,7 @@ export class Executable {
     }
     const encoder = device.createCommandEncoder({ label: this.label });
     copyGpuFeeds(encoder);
-    encodeDispatches(encoder, this.dispatches, this.label);
+    encodeDispatches(encoder, this.dispatches, this.label, { skipVariableCopies });
     hooks.after?.(encoder);
     device.queue.submit([encoder.finish()]);
   }
@@ -191,6 +202,11 @@ export async function compileGraph(
     return slots[slot];
   };
   const textures: GPUTexture[] = [];
+  // Variables some op of this graph writes in place (e.g. a KV cache).
+  const written = new Set(
+    order.filter((n) => n.source.kind === "op" && n.source.op.inPlace !== undefined)
+      .map(storageRoot),
+  );
   const ctx: LaunchContext = {
     gpu,
     scratch: acquire,
@@ -198,6 +214,10 @@ export async function compileGraph(
       const texture = device.createTexture({ ...descriptor, label: `${label}:${name}` });
       textures.push(texture);
       return texture;
+    },
+    isConstantVariable: (t) => {
+      const root = storageRoot(t);
+      return root.source.kind === "variable" && !written.has(root);
     },
   };
 
@@ -220,7 +240,7 @@ export async function compileGraph(
     for (const l of launches) {
       try {
         dispatches.push(
-          await prepareDispatch(gpu, l.spec, l.buffers, l.params, l.workgroups, l.before),
+          await prepareDispatch(gpu, l.spec, l.buffers, l.params, l.workgroups, l),
         );
       } catch (err) {
         (err as Error).message = `${

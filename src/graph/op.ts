@@ -5,7 +5,7 @@
  */
 
 import type { GpuContext } from "../gpu/device.ts";
-import type { BindingArg, EncoderCommands } from "../gpu/dispatch.ts";
+import type { BindingArg, LaunchCommands } from "../gpu/dispatch.ts";
 import type { PackedParams } from "../gpu/kernel_params.ts";
 import type { KernelSpec } from "../gpu/kernel_spec.ts";
 import type { DType, HostData, Tensor } from "./tensor.ts";
@@ -22,20 +22,21 @@ export interface BoundTensor {
   buffer: GPUBuffer;
 }
 
-/** One kernel launch an op asks for. */
-export interface KernelLaunch {
+/**
+ * One kernel launch an op asks for. `before` (from {@link LaunchCommands}) holds commands
+ * recorded right before it in every run, outside any compute pass (e.g. `copyBufferToTexture` of
+ * its operands into textures from {@link LaunchContext.texture}); `copyVariables` the copies of
+ * operands that {@link LaunchContext.isConstantVariable} says are variables this graph never
+ * writes, which runs may skip while the variables are unchanged. A launch with either ends the
+ * compute pass the runtime has open and begins a new one.
+ */
+export interface KernelLaunch extends LaunchCommands {
   spec: KernelSpec;
   /** One per binding of `spec`: a buffer for a storage binding, a view for a texture binding. */
   buffers: readonly BindingArg[];
   /** The uniform params (from `packParams`), checked against the shader's struct. */
   params?: PackedParams;
   workgroups: readonly [number, number, number];
-  /**
-   * Commands recorded right before this launch in every run, outside any compute pass (e.g.
-   * `copyBufferToTexture` of its operands into textures from {@link LaunchContext.texture}).
-   * Each such launch ends the compute pass the runtime has open and begins a new one.
-   */
-  before?: EncoderCommands;
 }
 
 /** What an op may use while producing its launches. */
@@ -45,6 +46,11 @@ export interface LaunchContext {
   scratch(bytes: number, label: string): GPUBuffer;
   /** A texture that lives as long as the executable (destroyed with it). */
   texture(descriptor: GPUTextureDescriptor, label: string): GPUTexture;
+  /**
+   * Whether `t` is a variable's data (directly or through views) that this graph never writes:
+   * copies of it made before a launch can go in `copyVariables`.
+   */
+  isConstantVariable(t: Tensor): boolean;
 }
 
 /** A graph op. `A` is its attribute type (static, known at build time). */

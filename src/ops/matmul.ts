@@ -6,6 +6,7 @@
  * flipped transpose flags (each autotuned again), never a transpose copy. f32 only.
  */
 
+import { MAX_WORKGROUPS_PER_DIM } from "../gpu/dispatch.ts";
 import type { OpDef } from "../graph/op.ts";
 import { formatShape, shapeSize, type Tensor } from "../graph/tensor.ts";
 import { sumTo } from "./broadcast.ts";
@@ -84,6 +85,22 @@ export function matmulShapes(
   };
 }
 
+/** The fewest rows of C one workgroup of any variant covers (bounds a folded problem's grid). */
+const MIN_ROWS_PER_WORKGROUP = 4;
+
+/**
+ * `p` with its batch folded into the rows of A and C when B is shared and A is not transposed:
+ * batch products [M, K] @ B are then one [batch * M, K] @ B (the same memory, as A and C are
+ * contiguous), so kernels blocked along M waste no rows per batch (decode: batch x 1 rows).
+ * Returns `p` itself when it cannot be folded.
+ */
+export function foldSharedB(p: MatmulProblem): MatmulProblem {
+  const rows = p.batch * p.m;
+  if (p.batch === 1 || p.strideB !== 0 || p.transA) return p;
+  if (Math.ceil(rows / MIN_ROWS_PER_WORKGROUP) > MAX_WORKGROUPS_PER_DIM) return p;
+  return { ...p, batch: 1, m: rows, strideA: rows * p.k, strideC: rows * p.n };
+}
+
 const MATMUL: OpDef<MatmulAttrs> = {
   name: "matmul",
   output([a, b], attrs) {
@@ -94,13 +111,14 @@ const MATMUL: OpDef<MatmulAttrs> = {
     return { shape: matmulShapes(a.shape, b.shape, attrs).shape, dtype: "f32" };
   },
   async launch(ctx, [a, b], out, attrs) {
-    const problem = matmulShapes(a.tensor.shape, b.tensor.shape, attrs);
+    const problem = foldSharedB(matmulShapes(a.tensor.shape, b.tensor.shape, attrs));
     // Texture variants copy the operands, so their buffers (a variable's may not) need COPY_SRC.
     const textures = Boolean(a.buffer.usage & b.buffer.usage & GPUBufferUsage.COPY_SRC);
     const variant = attrs.variant === undefined
       ? await chooseMatmulVariant(ctx.gpu, problem, { textures })
       : matmulVariant(attrs.variant);
-    return [matmulLaunch(ctx, variant, problem, a.buffer, b.buffer, out.buffer)];
+    const constant = { a: ctx.isConstantVariable(a.tensor), b: ctx.isConstantVariable(b.tensor) };
+    return [matmulLaunch(ctx, variant, problem, a.buffer, b.buffer, out.buffer, constant)];
   },
   reference: ([a, b], [at, bt], attrs) => matmulRef(a, b, matmulShapes(at.shape, bt.shape, attrs)),
   backward(g, [a, b], _out, { transA, transB, variant }) {

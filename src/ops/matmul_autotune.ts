@@ -25,7 +25,8 @@ function usable(gpu: GpuContext, p: MatmulProblem, textures: boolean, variant: M
 
 /**
  * The default without timing: on CPU adapters the texture variant where usable (on llvmpipe it
- * beat every storage variant from 64^3 and 1x768x768 up), else register blocks shaped to skinny
+ * beat every storage variant from 64^3 and 1x768x768 up) with the fewest row groups that cover
+ * M, else register blocks shaped to skinny
  * problems; workgroup-memory tiles on GPUs. `textures` as in {@link chooseMatmulVariant}.
  */
 export function heuristicVariant(
@@ -34,7 +35,9 @@ export function heuristicVariant(
   { textures = true }: { textures?: boolean } = {},
 ): MatmulVariant {
   if (gpu.summary.isFallback) {
-    const texture = matmulVariant("texture_32x16");
+    // The fewest rows per block that still cover M (up to 32): skinny M wastes no work.
+    const rows = Math.min(32, Math.max(4, pow2(p.m)));
+    const texture = matmulVariant(`texture_${rows}x16`);
     if (usable(gpu, p, textures, texture)) return texture;
     if (p.m <= 8) return matmulVariant("regblock_4x16");
     if (p.n <= 32) return matmulVariant("regblock_32x4");
@@ -45,9 +48,11 @@ export function heuristicVariant(
 
 /** Problems under this many flops are not worth timing: the heuristic picks. */
 const TUNE_MIN_FLOPS = 2 ** 22;
-/** Timing runs on a stand-in problem of at most this many flops (dims capped at 512). */
+/** Timing runs on a stand-in problem of at most this many flops (dims capped, see below). */
 const TUNE_MAX_FLOPS = 2 ** 28;
 const TUNE_MAX_DIM = 512;
+/** N of a skinny problem's stand-in (M <= 32, decode): 512 columns fill too few workgroups. */
+const TUNE_MAX_SKINNY_N = 8192;
 
 /**
  * The autotune key of a problem: dimensions bucketed up to powers of two, the layout, and `-tex`
@@ -61,7 +66,7 @@ export function matmulShapeClass(p: MatmulProblem, withTextures: boolean): strin
 /** A problem of the same class small enough to time quickly. */
 function standIn(p: MatmulProblem): MatmulProblem {
   const m = Math.min(p.m, TUNE_MAX_DIM);
-  const n = Math.min(p.n, TUNE_MAX_DIM);
+  const n = Math.min(p.n, p.m <= 32 ? TUNE_MAX_SKINNY_N : TUNE_MAX_DIM);
   const k = Math.min(p.k, TUNE_MAX_DIM);
   const batch = Math.max(1, Math.min(p.batch, Math.floor(TUNE_MAX_FLOPS / (2 * m * n * k))));
   return {
@@ -118,7 +123,7 @@ export async function chooseMatmulVariant(
     name: v.name,
     prepare: async () => {
       const l = matmulLaunch(ctx, v, s, a, b, c);
-      return [await prepareDispatch(gpu, l.spec, l.buffers, l.params, l.workgroups, l.before)];
+      return [await prepareDispatch(gpu, l.spec, l.buffers, l.params, l.workgroups, l)];
     },
   }));
   try {

@@ -31,6 +31,15 @@ export interface MatmulProblem {
 /** What a variant needs to produce its launch: the device, and textures that outlive it. */
 export type MatmulLaunchContext = Pick<LaunchContext, "gpu" | "texture">;
 
+/**
+ * Which operands are variables their graph never writes (weights): a variant's copies of those go
+ * in the launch's `copyVariables`, which runs skip while the variables are unchanged.
+ */
+export interface ConstantOperands {
+  a: boolean;
+  b: boolean;
+}
+
 /** A kernel variant: which problems it handles and its launch for one. */
 export interface MatmulVariant {
   readonly name: string;
@@ -45,6 +54,7 @@ export interface MatmulVariant {
     a: GPUBuffer,
     b: GPUBuffer,
     c: GPUBuffer,
+    constant: ConstantOperands,
   ): KernelLaunch;
 }
 
@@ -183,15 +193,20 @@ function linearTexture(
 }
 
 /**
- * `shaders/matmul_texture.wgsl`: the 32x16 register block of `regblock_32x16`, reading A and B
- * from textures that each launch first fills from their buffers (`copyBufferToTexture`). Texel
- * loads are far cheaper than storage loads on CPU adapters. Needs the contiguous dimension of each
+ * `shaders/matmul_texture.wgsl`: the (4*rowGroups)x16 register block of the regblock variants,
+ * reading A and B from textures that each launch first fills from their buffers
+ * (`copyBufferToTexture`). Texel loads are far cheaper than storage loads on CPU adapters; fewer
+ * row groups waste less work when M is small (decode). Needs the contiguous dimension of each
  * stored operand to be a multiple of 4 and each operand to fit one texture.
  */
-function texture(): MatmulVariant {
+function texture(rowGroups: number): MatmulVariant {
+  if (!(rowGroups >= 1 && rowGroups <= 8)) {
+    throw new Error(`Cannot define texture matmul with ${rowGroups} row groups: expected 1..8`);
+  }
   const wgX = 8;
+  const rows = 4 * rowGroups;
   return {
-    name: "texture_32x16",
+    name: `texture_${rows}x16`,
     operands: "texture",
     misfit(gpu, p) {
       const width = textureWidth(gpu); // also the most rows a power-of-two height can have
@@ -207,10 +222,14 @@ function texture(): MatmulVariant {
       }
       return undefined;
     },
-    launch(ctx, p, a, b, c) {
+    launch(ctx, p, a, b, c, constant) {
       const [la, lb] = operandLayouts(p);
       const ta = linearTexture(ctx, a, la.elements, "matmul:a");
       const tb = linearTexture(ctx, b, lb.elements, "matmul:b");
+      const copies = (which: boolean) => (encoder: GPUCommandEncoder) => {
+        if (constant.a === which) ta.copy(encoder);
+        if (constant.b === which) tb.copy(encoder);
+      };
       return {
         spec: {
           shader: "matmul_texture",
@@ -218,6 +237,7 @@ function texture(): MatmulVariant {
           constants: {
             WG_X: wgX,
             TEX_W: textureWidth(ctx.gpu),
+            ROW_GROUPS: rowGroups,
             VEC4_C: Number(p.n % 4 === 0),
             ...transConstants(p),
           },
@@ -226,11 +246,9 @@ function texture(): MatmulVariant {
         },
         buffers: [ta.view, tb.view, c],
         params: matmulParams(p),
-        workgroups: [Math.ceil(p.n / (16 * wgX)), Math.ceil(p.m / 32), p.batch],
-        before(encoder) {
-          ta.copy(encoder);
-          tb.copy(encoder);
-        },
+        workgroups: [Math.ceil(p.n / (16 * wgX)), Math.ceil(p.m / rows), p.batch],
+        ...(constant.a && constant.b ? {} : { before: copies(false) }),
+        ...(constant.a || constant.b ? { copyVariables: copies(true) } : {}),
       };
     },
   };
@@ -245,7 +263,10 @@ export const MATMUL_VARIANTS: readonly MatmulVariant[] = [
   regblock(8, 1),
   tiled(64, 64, 16),
   tiled(32, 32, 16),
-  texture(),
+  texture(8),
+  texture(4),
+  texture(2),
+  texture(1),
 ];
 
 /** The variant called `name`; throws listing the known names. */
@@ -273,7 +294,10 @@ export function matmulParams(p: MatmulProblem): PackedParams {
   });
 }
 
-/** The launch of `variant` for `p` on the given buffers; throws when the variant cannot do `p`. */
+/**
+ * The launch of `variant` for `p` on the given buffers; throws when the variant cannot do `p`.
+ * `constant` says which operands are never-written variables (default: neither).
+ */
 export function matmulLaunch(
   ctx: MatmulLaunchContext,
   variant: MatmulVariant,
@@ -281,6 +305,7 @@ export function matmulLaunch(
   a: GPUBuffer,
   b: GPUBuffer,
   c: GPUBuffer,
+  constant: ConstantOperands = { a: false, b: false },
 ): KernelLaunch {
   const why = variant.misfit(ctx.gpu, p);
   if (why) {
@@ -289,7 +314,7 @@ export function matmulLaunch(
         `[${p.k},${p.n}] (${matmulLayout(p)}): ${why}`,
     );
   }
-  return variant.launch(ctx, p, a, b, c);
+  return variant.launch(ctx, p, a, b, c, constant);
 }
 
 /** The transposes and shared operands of a problem, e.g. `NT-sharedB`. */

@@ -9,10 +9,10 @@ import { prepareDispatch } from "../../src/gpu/dispatch.ts";
 import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import type { Tensor } from "../../src/graph/tensor.ts";
-import { matmul, matmulShapes } from "../../src/ops/matmul.ts";
+import { foldSharedB, matmul, matmulShapes } from "../../src/ops/matmul.ts";
 import { MATMUL_VARIANTS, matmulLaunch, matmulVariant } from "../../src/ops/matmul_variants.ts";
 import { matmulRef } from "../../src/reference/matmul.ts";
-import { assertRejects } from "../_asserts.ts";
+import { assertEquals, assertRejects } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
 import { checkGradients, randomInput, runOps, type TestInput } from "../_harness.ts";
 
@@ -75,8 +75,25 @@ for (const variant of MATMUL_VARIANTS.filter((v) => v.operands === "storage")) {
     forwardMatchesCpu(variant.name, CASES));
 }
 
-Deno.test("matmul texture_32x16: forward matches CPU on odd shapes it takes", () =>
-  forwardMatchesCpu("texture_32x16", TEXTURE_CASES));
+for (const variant of MATMUL_VARIANTS.filter((v) => v.operands === "texture")) {
+  Deno.test(`matmul ${variant.name}: forward matches CPU on odd shapes it takes`, () =>
+    forwardMatchesCpu(variant.name, TEXTURE_CASES));
+}
+
+Deno.test("matmul: a batch over a shared B folds into rows; other layouts stay as they are", () => {
+  const folded = foldSharedB(matmulShapes([32, 1, 576], [1536, 576], { transB: true }));
+  assertEquals(
+    [folded.batch, folded.m, folded.n, folded.k, folded.strideA, folded.strideB, folded.strideC],
+    [1, 32, 1536, 576, 32 * 576, 0, 32 * 1536],
+  );
+  for (
+    const p of [
+      matmulShapes([3, 9, 11], [3, 11, 7]), // per-batch B
+      matmulShapes([2, 11, 9], [7, 11], { transA: true, transB: true }), // A^T: rows not contiguous
+      matmulShapes([9, 11], [11, 7]), // one batch
+    ]
+  ) assertEquals(foldSharedB(p), p);
+});
 
 Deno.test("matmul texture_32x16: a layout it cannot take is an error naming it", async () => {
   const gpu = await getGpu();
@@ -225,6 +242,12 @@ Deno.test({
     const keys = Object.keys(file.entries).filter((k) => k.endsWith(request.shapeClass));
     if (keys.length !== 1) throw new Error(`choice not saved to ${cacheFile}`);
     if ((await autotune(gpu, request)) !== choice) throw new Error("choice not remembered");
+    // A new candidate re-opens the measurement; the new entry lists all three.
+    const more = { ...request, candidates: [...request.candidates, candidate("z")] };
+    const again = await autotune(gpu, more);
+    const remeasured = autotuneChoices().find((e) => e.shapeClass === request.shapeClass);
+    assertEquals(remeasured?.candidates, ["x", "y", "z"]);
+    assertEquals(remeasured?.choice, again);
   } finally {
     [a, b, c].forEach((x) => x.destroy());
     await Deno.remove(dir, { recursive: true });
