@@ -8,6 +8,8 @@ import { stringify } from "yaml";
 import { type MetricsRow, readMetrics } from "../../src/monitor/metrics_log.ts";
 import { tinyLlamaConfig } from "../_tiny_llama.ts";
 
+export { pathExists as exists } from "../../src/util/path_exists.ts";
+
 /** A fixture directory. */
 export interface Fixture {
   dir: string;
@@ -148,17 +150,6 @@ export async function checkpointSteps(dir: string): Promise<number[]> {
 /** A JSON file's contents. */
 export async function readJson<T = Record<string, unknown>>(path: string): Promise<T> {
   return JSON.parse(await Deno.readTextFile(path)) as T;
-}
-
-/** Whether `path` exists. */
-export async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
 }
 
 /** Run options that keep the run's log out of the test output. */
