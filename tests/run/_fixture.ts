@@ -35,12 +35,14 @@ function sums(n: number, start: number): string {
   return rows.join("\n") + "\n";
 }
 
+/** The keys of a taskset over the fixture's data files: their format, no chat template. */
+export const TASKSET_KEYS = {
+  format: { prompt_key: "prompt", response_key: "answer" },
+  workflow_args: { use_chat_template: false },
+};
+
 /** The base config (mode both, grpo, 2 tasks x 2 rollouts per step, 3 steps). */
 export function baseConfig(name: string): Record<string, unknown> {
-  const section = {
-    format: { prompt_key: "prompt", response_key: "answer" },
-    workflow_args: { use_chat_template: false },
-  };
   return {
     project: "t",
     name,
@@ -58,13 +60,13 @@ export function baseConfig(name: string): Record<string, unknown> {
       explorer_input: {
         default_workflow_type: "simple_workflow",
         default_reward_fn_type: "exact_match",
-        taskset: { path: "./data/train.jsonl", ...section },
+        taskset: { path: "./data/train.jsonl", ...TASKSET_KEYS },
         eval_tasksets: [
           {
             name: "held_out",
             path: "./data/eval.jsonl",
             rollout_args: { temperature: 0 },
-            ...section,
+            ...TASKSET_KEYS,
           },
         ],
       },
