@@ -34,8 +34,9 @@ type Step = string | number;
  *
  * @example
  * ```ts
- * const tree = interpolate(parseConfigTree("lr: ${oc.env:LR,1e-5}\n", (l) => `a.yaml:${l}`),
- *   (name) => Deno.env.get(name));
+ * import { parseConfigTree } from "./config_tree.ts";
+ * const parsed = parseConfigTree("lr: ${oc.env:LR,1e-5}\n", (line) => `a.yaml:${line}`);
+ * const tree = interpolate(parsed, (name) => Deno.env.get(name));
  * ```
  */
 export function interpolate(

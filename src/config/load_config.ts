@@ -56,10 +56,10 @@ interface StageTree {
  *
  * @example
  * ```ts
- * const config = await loadConfig("examples/countdown/config.yaml", {
+ * const config = await loadConfig("examples/addition/config.yaml", {
  *   overrides: ["algorithm.optimizer.lr=2e-5"],
  * });
- * console.log(config.stages.map((s) => s.stageName));
+ * console.log(config.stages.map((s) => s.stageName)); // ["sft", "grpo"]
  * ```
  */
 export async function loadConfig(

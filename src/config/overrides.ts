@@ -28,6 +28,9 @@ type Step = { key: string } | { index: number };
  *
  * @example
  * ```ts
+ * import { parseConfigTree } from "./config_tree.ts";
+ * import { CONFIG_SCHEMA } from "./schema.ts";
+ * const tree = parseConfigTree("buffer:\n  batch_size: 8\n", (line) => `run.yaml:${line}`);
  * applyOverrides(tree, ["buffer.batch_size=16"], CONFIG_SCHEMA);
  * ```
  */

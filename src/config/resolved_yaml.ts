@@ -15,7 +15,9 @@ import { camelCase } from "./validate.ts";
  *
  * @example
  * ```ts
- * await Deno.writeTextFile(`${runDir}/config.yaml`, resolvedConfigYaml(config));
+ * import { loadConfig } from "./load_config.ts";
+ * const config = await loadConfig("examples/addition/config.yaml");
+ * console.log(resolvedConfigYaml(config)); // stage_name: sft ... stage_name: grpo
  * ```
  */
 export function resolvedConfigYaml(config: RunConfig): string {

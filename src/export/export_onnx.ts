@@ -132,6 +132,7 @@ export function policyOnnx(
  *
  * @example
  * ```ts
+ * import { loadModel } from "../model/policy.ts";
  * const model = await loadModel("path/to/hf-model-dir");
  * await exportOnnx(model, "policy.onnx");
  * ```

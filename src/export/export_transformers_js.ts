@@ -78,6 +78,7 @@ function sideFiles(model: PolicyModel): Map<string, Uint8Array | string> {
  *
  * @example
  * ```ts
+ * import { loadModel } from "../model/policy.ts";
  * const model = await loadModel("runs/addition/checkpoints/step_800");
  * await exportTransformersJs(model, "addition-tjs");
  * // then, in any JS runtime: await pipeline("text-generation", "addition-tjs")

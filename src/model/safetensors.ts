@@ -6,6 +6,7 @@
  * Knows nothing of the GPU or of dtype conversion (see `upload.ts`); little-endian hosts only.
  */
 
+import { pathExists } from "../util/path_exists.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import { InputError } from "../util/input_error.ts";
 
@@ -151,9 +152,9 @@ export class Checkpoint {
 /** Opens the checkpoint in `dir`: the index and its shards when present, else the single file. */
 export async function openCheckpoint(dir: string): Promise<Checkpoint> {
   const indexPath = `${dir}/${INDEX_FILE}`;
-  if (await exists(indexPath)) return openSharded(dir, indexPath);
+  if (await pathExists(indexPath)) return openSharded(dir, indexPath);
   const singlePath = `${dir}/${SINGLE_FILE}`;
-  if (!(await exists(singlePath))) {
+  if (!(await pathExists(singlePath))) {
     throw new InputError(
       `Cannot open checkpoint ${dir}: found neither ${SINGLE_FILE} nor ${INDEX_FILE}`,
     );
@@ -184,7 +185,7 @@ async function openSharded(dir: string, indexPath: string): Promise<Checkpoint> 
     let file = shards.get(shardName);
     if (!file) {
       const path = `${dir}/${shardName}`;
-      if (!(await exists(path))) fail(`shard "${shardName}" (holding "${name}") is missing`);
+      if (!(await pathExists(path))) fail(`shard "${shardName}" (holding "${name}") is missing`);
       file = await SafetensorsFile.open(path);
       shards.set(shardName, file);
     }
@@ -362,16 +363,6 @@ async function removeIfPresent(path: string): Promise<void> {
   await Deno.remove(path).catch((err) => {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   });
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -4,6 +4,7 @@
  * sequence at a time, positions 0..T-1; slow and only for tiny models.
  */
 
+import { layerNormRef, rmsNormRef } from "../reference/layernorm.ts";
 import type { Gpt2Config, LlamaConfig, ModelConfig } from "./hf_config.ts";
 
 /** Parameters by HF name, as f64 arrays (row-major in the HF shapes). */
@@ -54,30 +55,14 @@ function conv1d(x: Float64Array, T: number, W: Float64Array, b: Float64Array) {
   return y;
 }
 
+/** RMSNorm of each row of `x` (rows as long as `w`). */
 function rmsNorm(x: Float64Array, w: Float64Array, eps: number): Float64Array {
-  const c = w.length;
-  const y = new Float64Array(x.length);
-  for (let r = 0; r < x.length / c; r++) {
-    let ss = 0;
-    for (let i = 0; i < c; i++) ss += x[r * c + i] ** 2;
-    const inv = 1 / Math.sqrt(ss / c + eps);
-    for (let i = 0; i < c; i++) y[r * c + i] = x[r * c + i] * inv * w[i];
-  }
-  return y;
+  return rmsNormRef(x, w, w.length, eps);
 }
 
-function layerNorm(x: Float64Array, w: Float64Array, b: Float64Array, eps: number) {
-  const c = w.length;
-  const y = new Float64Array(x.length);
-  for (let r = 0; r < x.length / c; r++) {
-    let mean = 0;
-    for (let i = 0; i < c; i++) mean += x[r * c + i] / c;
-    let v = 0;
-    for (let i = 0; i < c; i++) v += (x[r * c + i] - mean) ** 2 / c;
-    const inv = 1 / Math.sqrt(v + eps);
-    for (let i = 0; i < c; i++) y[r * c + i] = (x[r * c + i] - mean) * inv * w[i] + b[i];
-  }
-  return y;
+/** LayerNorm of each row of `x` (rows as long as `w`). */
+function layerNorm(x: Float64Array, w: Float64Array, b: Float64Array, eps: number): Float64Array {
+  return layerNormRef(x, w, b, w.length, eps);
 }
 
 /** HF apply_rotary_pos_emb (rotate_half) on [T, heads, D] in place, positions 0..T-1. */

@@ -148,8 +148,10 @@ const MATMUL: OpDef<MatmulAttrs> = {
  *
  * @example
  * ```ts
- * const y = matmul(x, w);                     // [B, T, C] @ [C, D] -> [B, T, D]
- * const logits = matmul(h, wte, { transB: true }); // [T, C] @ [V, C]^T -> [T, V]
+ * import { Graph } from "../graph/graph.ts";
+ * const g = new Graph();
+ * const y = matmul(g.input([2, 5, 8]), g.input([8, 3])); // [B, T, C] @ [C, D] -> [B, T, D]
+ * const logits = matmul(g.input([5, 8]), g.input([11, 8]), { transB: true }); // -> [T, V]
  * ```
  */
 export function matmul(a: Tensor, b: Tensor, options: MatmulOptions = {}): Tensor {

@@ -2,7 +2,8 @@
  * Resolves a stage's `algorithm` section against its algorithm type (Trinity's
  * `ALGORITHM_TYPE.default_config`): each component is the section's choice or the type's
  * default, its args the type's default args overridden by the section's, each checked by its
- * registry. No GPU work.
+ * registry; and which component applies the advantages (the one place that decides it). No GPU
+ * work.
  */
 
 import { ADVANTAGE_FN } from "../algorithm/advantage/mod.ts";
@@ -12,9 +13,12 @@ import { KL_FN } from "../algorithm/kl.ts";
 import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
 import { SAMPLE_STRATEGY } from "../algorithm/sample_strategy.ts";
 import { type Args, configure } from "../util/registry.ts";
-import type { AlgorithmSection } from "../config/run_config.ts";
+import type { AlgorithmSection, RunMode } from "../config/run_config.ts";
 import type { ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
 import type { DynamicSampling } from "../explorer/dynamic_sampling.ts";
+
+/** A component that can apply advantages: the explorer's experience pipeline or the trainer. */
+export type AdvantageSide = "explorer" | "trainer";
 
 /** An algorithm ready to run. */
 export interface ResolvedAlgorithm {
@@ -25,8 +29,11 @@ export interface ResolvedAlgorithm {
   sampleStrategyArgs: Args;
   /** Absent for algorithms without advantages (sft, dpo). */
   advantageFn?: ConfiguredAdvantageFn;
-  /** Whether the trainer (not the experience pipeline) computes the advantages. */
-  advantageInTrainer: boolean;
+  /**
+   * The side that applies `advantageFn` when the explorer runs (modes `both`, `explore`): the
+   * trainer when the algorithm type or the fn computes in the trainer, else the explorer.
+   */
+  advantageSide: AdvantageSide;
   policyLossFn: string;
   policyLossFnArgs: Args;
   klLossFn: string;
@@ -65,8 +72,9 @@ function resolveComponents(section: AlgorithmSection): ResolvedAlgorithm {
     sampleStrategy: section.sampleStrategy ?? d.sampleStrategy,
     sampleStrategyArgs: section.sampleStrategyArgs,
     advantageFn,
-    advantageInTrainer: type.computeAdvantageInTrainer ||
-      (advantageFn?.entry.computeInTrainer ?? false),
+    advantageSide: type.computeAdvantageInTrainer || advantageFn?.entry.computeInTrainer
+      ? "trainer"
+      : "explorer",
     policyLossFn: section.policyLossFn ?? d.policyLossFn,
     policyLossFnArgs: { ...d.policyLossFnArgs, ...section.policyLossFnArgs },
     klLossFn: section.klLossFn ?? d.klLossFn,
@@ -77,4 +85,18 @@ function resolveComponents(section: AlgorithmSection): ResolvedAlgorithm {
       ? { maxNumGenBatches: section.dynamicSampling.maxNumGenBatches }
       : undefined,
   };
+}
+
+/**
+ * The advantage fn that `side` applies in a stage of mode `mode`, or undefined when the other
+ * side applies it or the algorithm has none. In mode `train` the trainer applies it (its
+ * experiences come from a buffer); otherwise `algorithm.advantageSide` does.
+ */
+export function advantageFnFor(
+  algorithm: ResolvedAlgorithm,
+  side: AdvantageSide,
+  mode: RunMode,
+): ConfiguredAdvantageFn | undefined {
+  const applies = mode === "train" ? "trainer" : algorithm.advantageSide;
+  return applies === side ? algorithm.advantageFn : undefined;
 }

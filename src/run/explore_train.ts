@@ -36,12 +36,10 @@ export async function runExploreTrain(
     startVersion,
     defaultCapacity: Math.max(4, stage.synchronizer.syncOffset + 2) * stepSize,
     resumedRetired: (policy.resumed?.trainerState.buffer_retired ?? []) as string[],
-    computeAdvantages: !algorithm.advantageInTrainer,
   });
   const { explorer, evaluator, buffer, rollout } = side;
   using trainer = await openStageTrainer(stage, algorithm, ctx, trainerModel, {
     resumed: policy.resumed,
-    computeAdvantages: algorithm.advantageInTrainer,
     checkpointSources: { bufferDir: `${stageDir}/experiences` },
   });
   await using expert = algorithm.sampleStrategy === "mix"
@@ -113,7 +111,6 @@ export async function runExploreOnly(
   await using side = await openStageExplorer(stage, algorithm, ctx, model, {
     startVersion: 0,
     defaultCapacity: Number.MAX_SAFE_INTEGER,
-    computeAdvantages: !algorithm.advantageInTrainer,
   });
   const { explorer, evaluator, buffer } = side;
   const steps = await explorer.run({

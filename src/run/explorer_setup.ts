@@ -21,7 +21,7 @@ import {
 import type { PolicyModel } from "../model/policy.ts";
 import { startStageServer } from "../serve/stage_server.ts";
 import type { PolicyRolloutModel } from "../workflow/policy_rollout_model.ts";
-import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
+import { advantageFnFor, type ResolvedAlgorithm } from "./algorithm_setup.ts";
 import { rolloutModel } from "./policy_setup.ts";
 import { rewindBuffer } from "./stage_checkpoint.ts";
 import type { StageContext } from "./stage_context.ts";
@@ -47,8 +47,6 @@ export interface StageExplorerOptions {
    * checkpoint had consumed and the explorer to the last step that sampled no newer policy.
    */
   resumedRetired?: readonly string[];
-  /** Whether the explorer's pipeline computes the advantages (else the trainer). */
-  computeAdvantages: boolean;
 }
 
 /** The explorer side of `stage` exploring with `model` (see the file comment). */
@@ -102,7 +100,7 @@ export async function openStageExplorer(
     batchSize: stage.buffer.batchSize,
     buffer,
     operators: createOperators(stage.dataProcessor.experiencePipeline.operators),
-    advantageFn: options.computeAdvantages ? algorithm.advantageFn : undefined,
+    advantageFn: advantageFnFor(algorithm, "explorer", stage.mode),
     dynamicSampling: algorithm.dynamicSampling,
     stateDir: stageDir,
     log,

@@ -38,7 +38,6 @@ export async function runTrainOnly(
   if (savedCursor !== undefined) (source as { restore?(c: unknown): void }).restore?.(savedCursor);
   using trainer = await openStageTrainer(stage, algorithm, ctx, model, {
     resumed: policy.resumed,
-    computeAdvantages: true,
     checkpointSources: { cursor: () => source.cursor() },
   });
   const evalTasksets = await openEvalTasksets(stage, log, model.tokenizer);

@@ -4,7 +4,8 @@
  * stage's initial weights, never its resumed ones), and for algorithms with a critic (`ppo`) a
  * value model whose trunk starts from the policy's current weights (as verl initialises the
  * critic from the actor's path) with its own AdamW at `trainer.critic_lr`; a resumed stage takes
- * the critic and its optimizer state from the checkpoint it resumes.
+ * the critic and its optimizer state from the checkpoint it resumes. The Trainer applies the
+ * algorithm's advantages when `advantageFnFor` gives them to the trainer.
  */
 
 import type { StageConfig } from "../config/run_config.ts";
@@ -12,7 +13,7 @@ import type { PolicyModel } from "../model/policy.ts";
 import { loadCriticCheckpoint } from "../trainer/checkpoint.ts";
 import { createCritic, CriticStep } from "../trainer/critic.ts";
 import { TrainStep, type TrainStepConfig } from "../trainer/train_step.ts";
-import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
+import { advantageFnFor, type ResolvedAlgorithm } from "./algorithm_setup.ts";
 import { loadStagePolicy, type StagePolicy } from "./policy_setup.ts";
 import { StageCheckpoints, type StageCheckpointSources } from "./stage_checkpoint.ts";
 import type { StageContext } from "./stage_context.ts";
@@ -31,8 +32,6 @@ export interface StageTrainer extends Disposable {
 export interface StageTrainerOptions {
   /** The checkpoint the stage resumes from (optimizer state, critic). */
   resumed?: StagePolicy["resumed"];
-  /** Whether the trainer computes the algorithm's advantages (else the explorer's pipeline). */
-  computeAdvantages: boolean;
   /** What each checkpoint records beside the weights (buffer, data cursor). */
   checkpointSources?: StageCheckpointSources;
 }
@@ -43,7 +42,7 @@ export async function openStageTrainer(
   algorithm: ResolvedAlgorithm,
   ctx: StageContext,
   model: PolicyModel,
-  { resumed, computeAdvantages, checkpointSources = {} }: StageTrainerOptions,
+  { resumed, checkpointSources = {} }: StageTrainerOptions = {},
 ): Promise<StageTrainer> {
   using owned = new DisposableStack();
   const trainStep = owned.use(trainStepFor(stage, algorithm, model, stage.buffer.totalSteps));
@@ -65,7 +64,7 @@ export async function openStageTrainer(
     trainStep,
     referenceModel: reference,
     critic,
-    advantageFn: computeAdvantages ? algorithm.advantageFn : undefined,
+    advantageFn: advantageFnFor(algorithm, "trainer", stage.mode),
     ppoEpochs: stage.trainer.ppoEpochs,
     miniBatchSize: stage.trainer.ppoMiniBatchSize,
     temperature,

@@ -12,6 +12,7 @@ import type { GpuContext } from "../gpu/device.ts";
 import { shapeSize } from "../graph/tensor.ts";
 import { loadModel, type PolicyModel } from "../model/policy.ts";
 import { type F32Tensor, SafetensorsFile, writeSafetensors } from "../model/safetensors.ts";
+import { pathExists } from "../util/path_exists.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import type { AdamW, AdamWState } from "./adamw.ts";
 import { criticParameterSpecs, type CriticStep } from "./critic.ts";
@@ -111,7 +112,7 @@ export async function saveCheckpoint(
   await writeMoments(`${temp}/${OPTIMIZER_FILE}`, trainStep.optimizer, optimizer);
   if (critic) state.critic_optimizer_step = await saveCritic(`${temp}/${CRITIC_DIR}`, critic);
   await writeAtomic(`${temp}/${TRAINER_STATE_FILE}`, JSON.stringify(state, null, 2) + "\n");
-  if (await exists(final)) {
+  if (await pathExists(final)) {
     // Move the earlier save aside first: a directory cannot be renamed over a non-empty one.
     const old = `${final}.tmp-${crypto.randomUUID()}`;
     await Deno.rename(final, old);
@@ -171,7 +172,7 @@ export interface CriticCheckpoint {
  */
 export async function loadCriticCheckpoint(dir: string): Promise<CriticCheckpoint | undefined> {
   const criticDir = `${dir}/${CRITIC_DIR}`;
-  if (!await exists(`${criticDir}/${CRITIC_WEIGHTS_FILE}`)) return undefined;
+  if (!await pathExists(`${criticDir}/${CRITIC_WEIGHTS_FILE}`)) return undefined;
   const trainerState = await readTrainerState(`${dir}/${TRAINER_STATE_FILE}`);
   const step = trainerState.critic_optimizer_step;
   if (!Number.isSafeInteger(step) || (step as number) < 0) {
@@ -208,7 +209,7 @@ export async function findLatestCheckpoint(root: string): Promise<string | undef
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }
-  if (named && STEP_DIR.test(named) && await exists(`${base}/${named}/${TRAINER_STATE_FILE}`)) {
+  if (named && STEP_DIR.test(named) && await pathExists(`${base}/${named}/${TRAINER_STATE_FILE}`)) {
     return `${base}/${named}`;
   }
   const all = await completeCheckpoints(base);
@@ -314,7 +315,7 @@ async function completeCheckpoints(base: string): Promise<{ name: string; step: 
     for await (const entry of Deno.readDir(base)) {
       const match = STEP_DIR.exec(entry.name);
       if (!entry.isDirectory || !match) continue;
-      if (await exists(`${base}/${entry.name}/${TRAINER_STATE_FILE}`)) {
+      if (await pathExists(`${base}/${entry.name}/${TRAINER_STATE_FILE}`)) {
         found.push({ name: entry.name, step: Number(match[1]) });
       }
     }
@@ -331,15 +332,5 @@ async function removeTempDirs(base: string): Promise<void> {
     if (entry.isDirectory && TEMP_DIR.test(entry.name)) {
       await Deno.remove(`${base}/${entry.name}`, { recursive: true });
     }
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
   }
 }

@@ -8,6 +8,8 @@ import { stringify } from "yaml";
 import { type MetricsRow, readMetrics } from "../../src/monitor/metrics_log.ts";
 import { tinyLlamaConfig } from "../_tiny_llama.ts";
 
+export { pathExists as exists } from "../../src/util/path_exists.ts";
+
 /** A fixture directory. */
 export interface Fixture {
   dir: string;
@@ -33,12 +35,14 @@ function sums(n: number, start: number): string {
   return rows.join("\n") + "\n";
 }
 
+/** The keys of a taskset over the fixture's data files: their format, no chat template. */
+export const TASKSET_KEYS = {
+  format: { prompt_key: "prompt", response_key: "answer" },
+  workflow_args: { use_chat_template: false },
+};
+
 /** The base config (mode both, grpo, 2 tasks x 2 rollouts per step, 3 steps). */
 export function baseConfig(name: string): Record<string, unknown> {
-  const section = {
-    format: { prompt_key: "prompt", response_key: "answer" },
-    workflow_args: { use_chat_template: false },
-  };
   return {
     project: "t",
     name,
@@ -56,13 +60,13 @@ export function baseConfig(name: string): Record<string, unknown> {
       explorer_input: {
         default_workflow_type: "simple_workflow",
         default_reward_fn_type: "exact_match",
-        taskset: { path: "./data/train.jsonl", ...section },
+        taskset: { path: "./data/train.jsonl", ...TASKSET_KEYS },
         eval_tasksets: [
           {
             name: "held_out",
             path: "./data/eval.jsonl",
             rollout_args: { temperature: 0 },
-            ...section,
+            ...TASKSET_KEYS,
           },
         ],
       },
@@ -148,17 +152,6 @@ export async function checkpointSteps(dir: string): Promise<number[]> {
 /** A JSON file's contents. */
 export async function readJson<T = Record<string, unknown>>(path: string): Promise<T> {
   return JSON.parse(await Deno.readTextFile(path)) as T;
-}
-
-/** Whether `path` exists. */
-export async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
-  }
 }
 
 /** Run options that keep the run's log out of the test output. */

@@ -7,14 +7,10 @@
 import { loadConfig } from "../../src/config/load_config.ts";
 import { runConfig } from "../../src/run/run.ts";
 import { assertEquals } from "../_asserts.ts";
-import { metricsRows, quiet, withFixture } from "./_fixture.ts";
+import { metricsRows, quiet, TASKSET_KEYS, withFixture } from "./_fixture.ts";
 
 Deno.test("an eval taskset with repeat_times 3 logs mean@3 and best@3 over 3 samples per task", async () => {
   await withFixture(async (f) => {
-    const section = {
-      format: { prompt_key: "prompt", response_key: "answer" },
-      workflow_args: { use_chat_template: false },
-    };
     const file = await f.writeConfig({
       buffer: {
         total_steps: 1,
@@ -24,7 +20,7 @@ Deno.test("an eval taskset with repeat_times 3 logs mean@3 and best@3 over 3 sam
             path: "./data/eval.jsonl",
             repeat_times: 3,
             rollout_args: { temperature: 1 },
-            ...section,
+            ...TASKSET_KEYS,
           }],
         },
       },

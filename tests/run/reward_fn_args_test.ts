@@ -7,14 +7,10 @@ import { loadConfig } from "../../src/config/load_config.ts";
 import { readExperienceDir } from "../../src/buffer/experience_io.ts";
 import { runConfig } from "../../src/run/run.ts";
 import { assertEquals } from "../_asserts.ts";
-import { metricsRows, quiet, withFixture } from "./_fixture.ts";
+import { metricsRows, quiet, TASKSET_KEYS, withFixture } from "./_fixture.ts";
 
 Deno.test("rft run: each taskset's reward_fn_args score its own tasks", async () => {
   await withFixture(async (fixture) => {
-    const section = {
-      format: { prompt_key: "prompt", response_key: "answer" },
-      workflow_args: { use_chat_template: false },
-    };
     const file = await fixture.writeConfig({
       buffer: {
         total_steps: 1,
@@ -25,7 +21,7 @@ Deno.test("rft run: each taskset's reward_fn_args score its own tasks", async ()
             path: "./data/eval.jsonl",
             rollout_args: { temperature: 0 },
             reward_fn_args: { correct_reward: 7, wrong_reward: 3 },
-            ...section,
+            ...TASKSET_KEYS,
           }],
         },
       },

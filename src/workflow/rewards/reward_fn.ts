@@ -60,8 +60,22 @@ const NO_AUXILIARY_MODELS = new AuxiliaryModels();
  *
  * @example
  * ```ts
+ * import type { Task } from "../../buffer/task.ts";
+ * import { configure } from "../../util/registry.ts";
+ * import { REWARD_FUNCTIONS } from "./mod.ts";
+ * const task: Task = {
+ *   taskId: "0.0",
+ *   index: 0,
+ *   epoch: 0,
+ *   workflow: "math_workflow",
+ *   rawTask: { question: "2 + 2 = ?", answer: "4" },
+ *   formatArgs: { promptKey: "question", responseKey: "answer" },
+ *   rolloutArgs: { n: 1 },
+ *   workflowArgs: {},
+ *   isEval: false,
+ * };
  * const fn = configure(REWARD_FUNCTIONS, "math");
- * const { reward, metrics } = await computeReward(fn, task, "so \\boxed{4}");
+ * const { reward, metrics } = await computeReward(fn, task, "so \\boxed{4}"); // 1, { accuracy: 1 }
  * ```
  */
 export async function computeReward(
