@@ -19,8 +19,7 @@ function registerFailingAfter(name: string, good: number): void {
   let started = 0;
   WORKFLOWS.register(name, {
     description: "fails after its first tasks",
-    // The fixture's tasksets set this key; the workflow takes it and ignores it.
-    defaultArgs: { use_chat_template: false },
+    defaultArgs: {},
     create(task, context) {
       return {
         async run() {
