@@ -195,10 +195,15 @@ export class Taskset {
     return { epoch: this.#epoch, index: this.#index, size, selector, seed };
   }
 
-  /** Moves the cursor to a saved `state`; throws if it was saved for other data or settings. */
+  /**
+   * Moves the cursor to a saved `state`; throws an InputError if it was saved for other data or
+   * settings (the taskset changed between a run and its resume).
+   */
   restore(state: TasksetState): void {
     const fail = (detail: string): never => {
-      throw new Error(`Cannot restore the taskset cursor of ${this.files.join(", ")}: ${detail}`);
+      throw new InputError(
+        `Cannot restore the taskset cursor of ${this.files.join(", ")}: ${detail}`,
+      );
     };
     for (const key of ["size", "selector", "seed"] as const) {
       if (state[key] !== this[key]) {

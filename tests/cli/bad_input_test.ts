@@ -3,7 +3,9 @@
  * one way: a plugin with a syntax error or a missing import, a component the config names
  * wrongly (unknown workflow, a `workflow_args` key no workflow reads), a truncated
  * `model.safetensors`, a `config.json` whose hidden_size disagrees with the weights, a garbage
- * `tokenizer.json` / `char_tokenizer.json`, a taskset that is not parquet. Each is one line on
+ * `tokenizer.json` / `char_tokenizer.json`, a taskset that is not parquet, of the wrong
+ * extension, with no usable row (its prompts included: the tokenizer must encode them) or no file
+ * for its split, an SFT dataset of no usable row, a dpo stage without its keys. Each is one line on
  * stderr naming the file or key, no stack, code frame or colour codes, and exit code 2.
  */
 
@@ -143,6 +145,94 @@ Deno.test("bad input: a taskset that is not parquet", async () => {
       buffer: { total_steps: 1, explorer_input: { taskset: { path: "./data/train.parquet" } } },
     });
     await assertBadInput([config], [`${f.dir}/data/train.parquet`, "parquet"]);
+  } finally {
+    await f.remove();
+  }
+});
+
+/** Asserts `dir` holds no `runs/` folder: the run stopped before making its run directory. */
+async function assertNoRunDir(dir: string) {
+  const names = await Array.fromAsync(Deno.readDir(dir), (e) => e.name);
+  assertEquals(names.includes("runs"), false, `no run directory in ${dir}: ${names.join(", ")}`);
+}
+
+/** Config overrides reading the taskset from `path` (relative to the fixture). */
+const tasksetAt = (path: string) => ({
+  buffer: { total_steps: 1, explorer_input: { taskset: { path } } },
+});
+
+Deno.test("bad input: a taskset of the wrong extension, of no usable row, or with no file for its split", async () => {
+  const f = await makeFixture();
+  try {
+    await Deno.writeTextFile(`${f.dir}/data/train.csv`, "prompt,answer\n1+1=,2\n");
+    const csv = await f.writeConfig(tasksetAt("./data/train.csv"), "csv.yaml");
+    await assertBadInput([csv], [`${f.dir}/data/train.csv`, ".jsonl or .parquet", '".csv"']);
+    await Deno.writeTextFile(`${f.dir}/data/keyless.jsonl`, '{"question": "1+1="}\n[1, 2]\n');
+    const keyless = await f.writeConfig(tasksetAt("./data/keyless.jsonl"), "keyless.yaml");
+    await assertBadInput([keyless], [
+      `${f.dir}/data/keyless.jsonl`,
+      "no usable rows",
+      "2 skipped",
+      'line 1: Task row has no "prompt"',
+    ]);
+    await Deno.mkdir(`${f.dir}/hub/main`, { recursive: true });
+    await Deno.writeTextFile(`${f.dir}/hub/main/test-00000-of-00001.jsonl`, "{}\n");
+    const noSplit = await f.writeConfig({
+      buffer: {
+        total_steps: 1,
+        explorer_input: { taskset: { path: "./hub", subset_name: "main" } },
+      },
+    }, "no_split.yaml");
+    await assertBadInput([noSplit], [
+      `${f.dir}/hub`,
+      'no file of split "train" of subset "main"',
+      "main/test-00000-of-00001.jsonl",
+    ]);
+    await assertNoRunDir(f.dir);
+  } finally {
+    await f.remove();
+  }
+});
+
+Deno.test("bad input: an sft dataset of no usable row and a dpo stage without chosen_key", async () => {
+  const f = await makeFixture();
+  try {
+    await Deno.writeTextFile(`${f.dir}/data/sft.jsonl`, '{"prompt": "1+1="}\n');
+    const sft = await f.writeConfig({
+      mode: "train",
+      algorithm: { algorithm_type: "sft" },
+      buffer: { total_steps: 1 },
+    }, "sft.yaml");
+    await assertBadInput([sft], [
+      "buffer.trainer_input.sft_warmup_dataset",
+      `${f.dir}/data/sft.jsonl`,
+      "no usable rows",
+      'has no "answer"',
+    ]);
+    const dpo = await f.writeConfig({
+      mode: "train",
+      algorithm: { algorithm_type: "dpo" },
+      buffer: { total_steps: 1 },
+    }, "dpo.yaml");
+    await assertBadInput([dpo], ["trains dpo", "needs chosen_key and rejected_key"]);
+    await assertNoRunDir(f.dir);
+  } finally {
+    await f.remove();
+  }
+});
+
+Deno.test("bad input: a taskset whose every prompt the tokenizer cannot encode", async () => {
+  const f = await makeFixture();
+  try {
+    // The fixture's char tokenizer knows "0123456789+=" only.
+    await Deno.writeTextFile(`${f.dir}/data/words.jsonl`, '{"prompt": "one+1=", "answer": "2"}\n');
+    const config = await f.writeConfig(tasksetAt("./data/words.jsonl"), "words.yaml");
+    await assertBadInput([config], [
+      `${f.dir}/data/words.jsonl`,
+      "no usable rows",
+      "line 1: the tokenizer cannot encode its prompt",
+    ]);
+    await assertNoRunDir(f.dir);
   } finally {
     await f.remove();
   }
