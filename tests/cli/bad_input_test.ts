@@ -15,7 +15,7 @@ import { writeSafetensors } from "../../src/model/safetensors.ts";
 import { InputError, isInputError, oneLineMessage } from "../../src/util/input_error.ts";
 import { assertEquals } from "../_asserts.ts";
 import { runRft } from "../_rft_cli.ts";
-import { type Fixture, makeFixture } from "../run/_fixture.ts";
+import { type Fixture, makeFixture, withFixture } from "../run/_fixture.ts";
 
 /** Runs `./rft run` with `args`; stdout and stderr are pipes (not terminals). */
 const rftRun = (args: string[]) => runRft(["run", ...args]);
@@ -156,21 +156,25 @@ async function assertNoRunDir(dir: string) {
   assertEquals(names.includes("runs"), false, `no run directory in ${dir}: ${names.join(", ")}`);
 }
 
-/** Config overrides reading the taskset from `path` (relative to the fixture). */
-const tasksetAt = (path: string) => ({
-  buffer: { total_steps: 1, explorer_input: { taskset: { path } } },
-});
+/**
+ * Asserts `./rft run` exits 2 on a config whose taskset is `<dir>/data/<name>` holding `text`,
+ * with one line naming the file and holding each of `parts`.
+ */
+async function assertBadTaskset(f: Fixture, name: string, text: string, parts: string[]) {
+  await Deno.writeTextFile(`${f.dir}/data/${name}`, text);
+  const config = await f.writeConfig({
+    buffer: { total_steps: 1, explorer_input: { taskset: { path: `./data/${name}` } } },
+  }, `${name}.yaml`);
+  await assertBadInput([config], [`${f.dir}/data/${name}`, ...parts]);
+}
 
 Deno.test("bad input: a taskset of the wrong extension, of no usable row, or with no file for its split", async () => {
-  const f = await makeFixture();
-  try {
-    await Deno.writeTextFile(`${f.dir}/data/train.csv`, "prompt,answer\n1+1=,2\n");
-    const csv = await f.writeConfig(tasksetAt("./data/train.csv"), "csv.yaml");
-    await assertBadInput([csv], [`${f.dir}/data/train.csv`, ".jsonl or .parquet", '".csv"']);
-    await Deno.writeTextFile(`${f.dir}/data/keyless.jsonl`, '{"question": "1+1="}\n[1, 2]\n');
-    const keyless = await f.writeConfig(tasksetAt("./data/keyless.jsonl"), "keyless.yaml");
-    await assertBadInput([keyless], [
-      `${f.dir}/data/keyless.jsonl`,
+  await withFixture(async (f) => {
+    await assertBadTaskset(f, "train.csv", "prompt,answer\n1+1=,2\n", [
+      ".jsonl or .parquet",
+      '".csv"',
+    ]);
+    await assertBadTaskset(f, "keyless.jsonl", '{"question": "1+1="}\n[1, 2]\n', [
       "no usable rows",
       "2 skipped",
       'line 1: Task row has no "prompt"',
@@ -189,53 +193,41 @@ Deno.test("bad input: a taskset of the wrong extension, of no usable row, or wit
       "main/test-00000-of-00001.jsonl",
     ]);
     await assertNoRunDir(f.dir);
-  } finally {
-    await f.remove();
-  }
+  });
+});
+
+/** Config overrides of a one-step `mode: train` run of `algorithm`. */
+const trainOnly = (algorithm: string) => ({
+  mode: "train",
+  algorithm: { algorithm_type: algorithm },
+  buffer: { total_steps: 1 },
 });
 
 Deno.test("bad input: an sft dataset of no usable row and a dpo stage without chosen_key", async () => {
-  const f = await makeFixture();
-  try {
+  await withFixture(async (f) => {
     await Deno.writeTextFile(`${f.dir}/data/sft.jsonl`, '{"prompt": "1+1="}\n');
-    const sft = await f.writeConfig({
-      mode: "train",
-      algorithm: { algorithm_type: "sft" },
-      buffer: { total_steps: 1 },
-    }, "sft.yaml");
+    const sft = await f.writeConfig(trainOnly("sft"), "sft.yaml");
     await assertBadInput([sft], [
       "buffer.trainer_input.sft_warmup_dataset",
       `${f.dir}/data/sft.jsonl`,
       "no usable rows",
       'has no "answer"',
     ]);
-    const dpo = await f.writeConfig({
-      mode: "train",
-      algorithm: { algorithm_type: "dpo" },
-      buffer: { total_steps: 1 },
-    }, "dpo.yaml");
+    const dpo = await f.writeConfig(trainOnly("dpo"), "dpo.yaml");
     await assertBadInput([dpo], ["trains dpo", "needs chosen_key and rejected_key"]);
     await assertNoRunDir(f.dir);
-  } finally {
-    await f.remove();
-  }
+  });
 });
 
 Deno.test("bad input: a taskset whose every prompt the tokenizer cannot encode", async () => {
-  const f = await makeFixture();
-  try {
+  await withFixture(async (f) => {
     // The fixture's char tokenizer knows "0123456789+=" only.
-    await Deno.writeTextFile(`${f.dir}/data/words.jsonl`, '{"prompt": "one+1=", "answer": "2"}\n');
-    const config = await f.writeConfig(tasksetAt("./data/words.jsonl"), "words.yaml");
-    await assertBadInput([config], [
-      `${f.dir}/data/words.jsonl`,
+    await assertBadTaskset(f, "words.jsonl", '{"prompt": "one+1=", "answer": "2"}\n', [
       "no usable rows",
       "line 1: the tokenizer cannot encode its prompt",
     ]);
     await assertNoRunDir(f.dir);
-  } finally {
-    await f.remove();
-  }
+  });
 });
 
 Deno.test("bad input: InputError survives wrapping; messages become one line without colour", () => {
