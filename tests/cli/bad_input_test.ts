@@ -5,10 +5,12 @@
  * `model.safetensors`, a `config.json` whose hidden_size disagrees with the weights, a garbage
  * `tokenizer.json` / `char_tokenizer.json`, a taskset that is not parquet, of the wrong
  * extension, with no usable row (its prompts included: the tokenizer must encode them) or no file
- * for its split, an SFT dataset of no usable row, a dpo stage without its keys. Each is one line on
- * stderr naming the file or key, no stack, code frame or colour codes, and exit code 2.
+ * for its split, an sqlite taskset without its table, an SFT dataset of no usable row, a dpo
+ * stage without its keys. Each is one line on stderr naming the file or key, no stack, code
+ * frame or colour codes, and exit code 2; the taskset and dataset cases make no run directory.
  */
 
+import { DatabaseSync } from "node:sqlite";
 import { parameterSpecs } from "../../src/model/parameters.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { writeSafetensors } from "../../src/model/safetensors.ts";
@@ -225,6 +227,27 @@ Deno.test("bad input: a taskset whose every prompt the tokenizer cannot encode",
     await assertBadTaskset(f, "words.jsonl", '{"prompt": "one+1=", "answer": "2"}\n', [
       "no usable rows",
       "line 1: the tokenizer cannot encode its prompt",
+    ]);
+    await assertNoRunDir(f.dir);
+  });
+});
+
+Deno.test("bad input: an sqlite taskset without the table its name names", async () => {
+  await withFixture(async (f) => {
+    const db = new DatabaseSync(`${f.dir}/tasks.db`);
+    db.exec("CREATE TABLE gsm8k (id INTEGER PRIMARY KEY, raw_task JSON NOT NULL)");
+    db.close();
+    const config = await f.writeConfig({
+      buffer: {
+        total_steps: 1,
+        explorer_input: {
+          taskset: { name: "math", storage_type: "sql", path: "sqlite:///tasks.db" },
+        },
+      },
+    }, "sql.yaml");
+    await assertBadInput([config], [
+      `Cannot read sqlite table "math" of ${f.dir}/tasks.db`,
+      'found tables "gsm8k"',
     ]);
     await assertNoRunDir(f.dir);
   });
