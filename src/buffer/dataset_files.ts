@@ -6,7 +6,7 @@
  * Lists files only; reading them is `taskset.ts`'s.
  */
 
-import { join } from "node:path";
+import { extname, join } from "node:path";
 import { InputError } from "../util/input_error.ts";
 
 /** Extensions of the files a split may be stored in. */
@@ -28,9 +28,17 @@ export async function findSplitFiles(
   const fail = (detail: string): never => {
     throw new InputError(`Cannot open dataset ${path}: ${detail}`);
   };
-  const info = await Deno.stat(path).catch((err: Error) => fail(err.message));
+  const info = await Deno.stat(path).catch((err: Error) =>
+    fail(err instanceof Deno.errors.NotFound ? "no such file or directory" : err.message)
+  );
   if (info.isFile) {
-    if (!EXTENSIONS.test(path)) fail("expected a .jsonl or .parquet file");
+    if (!EXTENSIONS.test(path)) {
+      fail(
+        `expected a .jsonl or .parquet file, found ${
+          JSON.stringify(extname(path) || "no extension")
+        }`,
+      );
+    }
     return [path];
   }
   const escaped = split.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

@@ -7,6 +7,7 @@
 
 import type { GenerateOptions } from "../engine/engine.ts";
 import type { ChatMessage } from "../model/chat_template.ts";
+import { InputError } from "../util/input_error.ts";
 
 /** Where a row keeps its parts (YAML `format`: `prompt_key`, `response_key`, ...). */
 export interface TaskFormat {
@@ -72,7 +73,7 @@ export function taskMessages(task: TaskRow): ChatMessage[] {
 export function taskAnswer(task: TaskRow): string {
   const { responseKey } = task.formatArgs;
   if (responseKey === undefined) {
-    throw new Error(`${label(task)} has no answer: format "response_key" is not set`);
+    throw new InputError(`${label(task)} has no answer: format "response_key" is not set`);
   }
   return String(field(task, responseKey, "response_key"));
 }
@@ -121,13 +122,17 @@ function field(task: TaskRow, key: string, option: keyof typeof EXPECTED): unkno
   const value = task.rawTask[key];
   if (value === undefined) {
     const keys = Object.keys(task.rawTask).slice(0, 8).map((k) => `"${k}"`).join(", ");
-    throw new Error(`${label(task)} has no "${key}" (${option}); its keys are ${keys || "none"}`);
+    throw new InputError(
+      `${label(task)} has no "${key}" (${option}); its keys are ${keys || "none"}`,
+    );
   }
   const [expected, ok] = EXPECTED[option];
   if (!ok(value)) {
     const found = JSON.stringify(value) ?? String(value);
     const shown = found.length > 60 ? `${found.slice(0, 57)}...` : found;
-    throw new Error(`${label(task)} has "${key}" (${option}) = ${shown}; expected ${expected}`);
+    throw new InputError(
+      `${label(task)} has "${key}" (${option}) = ${shown}; expected ${expected}`,
+    );
   }
   return value;
 }

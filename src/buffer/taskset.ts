@@ -1,5 +1,6 @@
 /**
- * The Taskset: the rows of a JSONL file, a parquet file or a HF-style dataset directory, handed
+ * The Taskset: the rows of a JSONL file, a parquet file, a HF-style dataset directory or an
+ * SQLite table (Trinity's `storage_type: sql`, an `sqlite:///` path), handed
  * out as Tasks in batches by a selector (sequential, shuffle, random) over `totalEpochs`, with a
  * cursor that can be saved and restored so a resumed run draws exactly what it would have. Bad
  * rows are skipped and listed. Loads the whole split into memory; does not parse YAML (the
@@ -10,6 +11,7 @@ import { InputError } from "../util/input_error.ts";
 import { mulberry32 } from "../util/random.ts";
 import { findSplitFiles } from "./dataset_files.ts";
 import { readJsonlLines, readParquetRows, type ReadWarning } from "./experience_io.ts";
+import { isSqliteUrl, readSqliteRows, sqliteFile } from "./sqlite_rows.ts";
 import { type RolloutArgs, rowProblem, type Task, type TaskFormat } from "./task.ts";
 
 /** Known selectors: the order of tasks within an epoch. */
@@ -24,8 +26,13 @@ export type Selector = typeof SELECTORS[number];
 
 /** A taskset as configured (YAML `buffer.explorer_input.taskset`, keys in camelCase here). */
 export interface TasksetConfig {
-  /** A `.jsonl` or `.parquet` file, or a dataset directory (see {@link findSplitFiles}). */
+  /**
+   * A `.jsonl` or `.parquet` file, a dataset directory (see {@link findSplitFiles}), or an
+   * `sqlite:///file.db` URL whose `table` holds the rows (see {@link readSqliteRows}).
+   */
   path: string;
+  /** Table of an `sqlite:///` path (Trinity's taskset `name`). */
+  table?: string;
   /** Split to read from a directory (default "train"). */
   split?: string;
   /** Subset (config) folder of a Hub dataset directory (`subset_name`). */
@@ -80,7 +87,10 @@ export class Taskset {
     readonly files: readonly string[],
     /** The usable rows, in file order (frozen; shared by every draw). */
     readonly rows: readonly Readonly<Record<string, unknown>>[],
-    /** Where each usable row is: `file line N` (JSONL, 1-based) or `file row N` (parquet). */
+    /**
+     * Where each usable row is: `file line N` (JSONL, 1-based), `file row N` (parquet) or
+     * `file table T row ID` (sqlite).
+     */
     readonly rowOrigins: readonly string[],
     /** Rows left out, with file, line or row, and reason. */
     readonly skippedRows: readonly ReadWarning[],
@@ -113,8 +123,11 @@ export class Taskset {
       ...config.format,
       promptKey: config.format?.promptKey ?? "prompt",
     };
-    const files = await findSplitFiles(config.path, config.split ?? "train", config.subsetName)
-      .catch((err: Error) => fail(err.message.replace(/^Cannot open dataset [^:]*: /, "")));
+    const sqlite = isSqliteUrl(config.path);
+    const files = sqlite
+      ? [sqliteFile(config.path)]
+      : await findSplitFiles(config.path, config.split ?? "train", config.subsetName)
+        .catch((err: Error) => fail(err.message.replace(/^Cannot open dataset [^:]*: /, "")));
     const rows: Readonly<Record<string, unknown>>[] = [];
     const skippedRows: ReadWarning[] = [];
     const rowOrigins: string[] = [];
@@ -126,7 +139,16 @@ export class Taskset {
         rowOrigins.push(where({ path, ...at, reason: "" }));
       } else skippedRows.push({ path, ...at, reason });
     };
-    for (const path of files) {
+    if (sqlite) {
+      const { table } = config;
+      if (table === undefined) fail("expected the name of its table with an sqlite:/// path");
+      const path = `${files[0]} table ${table}`;
+      for (const entry of readSqliteRows(config.path, table!)) {
+        if (entry.ok) take(entry.value, path, { row: entry.id });
+        else skippedRows.push({ path, row: entry.id, reason: entry.reason });
+      }
+    }
+    for (const path of sqlite ? [] : files) {
       if (path.endsWith(".jsonl")) {
         for (const entry of await readJsonlLines(path)) {
           if (entry.ok) take(entry.value, path, { line: entry.line });
@@ -195,10 +217,15 @@ export class Taskset {
     return { epoch: this.#epoch, index: this.#index, size, selector, seed };
   }
 
-  /** Moves the cursor to a saved `state`; throws if it was saved for other data or settings. */
+  /**
+   * Moves the cursor to a saved `state`; throws an InputError if it was saved for other data or
+   * settings (the taskset changed between a run and its resume).
+   */
   restore(state: TasksetState): void {
     const fail = (detail: string): never => {
-      throw new Error(`Cannot restore the taskset cursor of ${this.files.join(", ")}: ${detail}`);
+      throw new InputError(
+        `Cannot restore the taskset cursor of ${this.files.join(", ")}: ${detail}`,
+      );
     };
     for (const key of ["size", "selector", "seed"] as const) {
       if (state[key] !== this[key]) {

@@ -130,11 +130,16 @@ function component(key: string, what: string): Fields {
 /** `buffer.explorer_input.taskset` and each entry of `eval_tasksets`. */
 const TASKSET = section(
   {
-    name: str("Name in logs and metric keys", { defaultDoc: "the file name without extension" }),
-    path: str("A .jsonl / .parquet file, a dataset directory or a cached Hub id", {
-      required: true,
-      path: "dataset",
+    name: str("Name in logs and metric keys; the table of an `sqlite:///` path", {
+      defaultDoc: "the file name without extension",
     }),
+    path: str(
+      "A .jsonl / .parquet file, a dataset directory, a cached Hub id or an `sqlite:///` URL",
+      {
+        required: true,
+        path: "dataset",
+      },
+    ),
     split: str("Split read from a dataset directory", { default: "train" }),
     repeat_times: int("Samples per task (eval tasksets log mean@k and best@k for k samples)", {
       min: 1,

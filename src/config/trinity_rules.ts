@@ -6,6 +6,7 @@
  */
 
 import { ConfigError } from "./config_error.ts";
+import { isSqliteUrl } from "../buffer/sqlite_rows.ts";
 import { type ConfigNode, describeNode } from "./config_tree.ts";
 
 /** A mapping node. */
@@ -314,7 +315,35 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
   "synchronizer.explorer_sync_interval": onlyDefault(null, "use sync_interval"),
   "synchronizer.trainer_sync_interval": onlyDefault(null, "use sync_interval"),
   ...forTasksets({
-    storage_type: oneOfThenDrop(["file"], "`file` only: rft reads tasksets from files"),
+    storage_type: {
+      doc:
+        "`file` (a file or dataset directory) or `sql` (an `sqlite:///` path; the table is the " +
+        "taskset's `name`); `queue` is refused: a taskset queue needs a producer process",
+      apply: (ctx) => {
+        const { node, parent } = ctx;
+        if (node.kind === "scalar" && node.value === "queue") {
+          throw new ConfigError(
+            node.origin.where,
+            node.origin.path,
+            'expected file or sql, found "queue": a taskset queue is filled by another process ' +
+              "(Trinity's data processor), which rft does not run",
+          );
+        }
+        oneOfThenDrop(["file", "sql"], "").apply(ctx);
+        const path = parent.entries.get("path");
+        const sqlite = path?.kind === "scalar" && typeof path.value === "string" &&
+          isSqliteUrl(path.value);
+        const expected = sqlite ? "sql" : "file";
+        if (!(node.kind === "scalar" && node.value === expected)) {
+          throw new ConfigError(
+            node.origin.where,
+            node.origin.path,
+            `expected ${expected} with path ${path ? describeNode(path) : "unset"} (sql reads ` +
+              `an sqlite:/// path, file a file or directory), found ${describeNode(node)}`,
+          );
+        }
+      },
+    },
     "rollout_args.logprobs": {
       doc: "`0` only (the sampled token's logprob, which rft always records)",
       apply: ({ node }) => {

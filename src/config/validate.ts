@@ -8,6 +8,7 @@
 
 import { isAbsolute, resolve } from "node:path";
 import { hubCacheSnapshot } from "../buffer/dataset_files.ts";
+import { isSqliteUrl, sqliteFile } from "../buffer/sqlite_rows.ts";
 import { knownNames } from "../util/registry.ts";
 import { ConfigError } from "./config_error.ts";
 import {
@@ -235,6 +236,19 @@ function inRange({ min, max, above }: Range, value: number | string | boolean): 
 
 /** `path` resolved against `configDir` and, as the field asks, checked to exist. */
 function checkedPath(field: ScalarField, path: string, at: Origin, configDir: string): string {
+  if (field.path === "dataset" && isSqliteUrl(path)) {
+    const file = sqliteFile(path, configDir);
+    if (statKind(file) !== "file") {
+      throw new ConfigError(
+        at.where,
+        at.path,
+        `expected an sqlite:/// URL of an existing file, found ${
+          JSON.stringify(path)
+        } (no file ${file})`,
+      );
+    }
+    return `sqlite:///${file}`;
+  }
   const local = isAbsolute(path) ? path : resolve(configDir, path);
   const hubKind = field.path === "model" ? "models" : field.path === "dataset" ? "datasets" : "";
   const cached = hubKind && statKind(local) === undefined

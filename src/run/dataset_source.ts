@@ -10,6 +10,7 @@ import type { Task, TaskFormat } from "../buffer/task.ts";
 import { Taskset, type TasksetState } from "../buffer/taskset.ts";
 import type { StageConfig } from "../config/run_config.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
+import { InputError } from "../util/input_error.ts";
 import type { BatchSource } from "../trainer/batch_source.ts";
 import { dpoExperiences, sftExperience } from "./sft_data.ts";
 import { logSkipped } from "./stage_tasksets.ts";
@@ -28,14 +29,14 @@ export async function datasetSource(
   const section = stage.buffer.trainerInput.sftWarmupDataset;
   const what = stage.algorithm.algorithmType;
   if (!section) {
-    throw new Error(
+    throw new InputError(
       `Stage "${stage.stageName}" trains ${what} but has no buffer.trainer_input.sft_warmup_dataset`,
     );
   }
   const { chosenKey, rejectedKey, promptType, toolsKey, ...keys } = section.format;
   const dpo = what === "dpo";
   if (dpo && (chosenKey === undefined || rejectedKey === undefined)) {
-    throw new Error(
+    throw new InputError(
       `Stage "${stage.stageName}" trains dpo: buffer.trainer_input.sft_warmup_dataset.format needs chosen_key and rejected_key`,
     );
   }

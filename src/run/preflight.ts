@@ -2,9 +2,10 @@
  * Checks every stage of a run before any GPU work, so a mistake in a late stage is found in
  * seconds, not after the stages before it have trained: each stage's algorithm resolves (its
  * components and their args), its workflows and reward fns are registered, and its inputs open
- * with the loaders the stage will use: the tasksets and eval tasksets it reads, its SFT or
- * preference dataset, the model's config.json, weight files and tokenizer. A problem is one
- * ConfigError naming the config file, the stage and the key. Allocates nothing on the GPU.
+ * with the loaders the stage will use: the model's config.json, weight files and tokenizer, then
+ * the tasksets and eval tasksets it reads (each prompt encoded by that tokenizer), its SFT or
+ * preference dataset. A problem is one ConfigError naming the config file, the stage and the
+ * key; unusable taskset rows are logged by file line. Allocates nothing on the GPU.
  */
 
 import { Taskset } from "../buffer/taskset.ts";
@@ -16,10 +17,17 @@ import { loadTokenizer, type Tokenizer } from "../model/tokenizer.ts";
 import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
 import { resolveAlgorithm } from "./algorithm_setup.ts";
 import { datasetSource } from "./dataset_source.ts";
-import { tasksetConfig } from "./stage_tasksets.ts";
+import { logSkipped, tasksetConfig } from "./stage_tasksets.ts";
 
-/** Checks every stage of `config` (see the file comment); throws the first problem found. */
-export async function checkStages(config: RunConfig): Promise<void> {
+/**
+ * Checks every stage of `config` (see the file comment); throws the first problem found. Rows
+ * of a taskset that cannot be used (their prompt included: the stage's tokenizer must encode
+ * it) are logged with their file line through `log`.
+ */
+export async function checkStages(
+  config: RunConfig,
+  log: (line: string) => void = (line) => console.error(line),
+): Promise<void> {
   const staged = config.stages.length > 1 || config.stages[0].stageName !== "main";
   for (const [i, stage] of config.stages.entries()) {
     const check = async (key: string, fn: () => unknown) => {
@@ -37,21 +45,6 @@ export async function checkStages(config: RunConfig): Promise<void> {
     };
     let repeatTimes = 1;
     await check("algorithm", () => repeatTimes = resolveAlgorithm(stage.algorithm).repeatTimes);
-    const input = stage.buffer.explorerInput;
-    const explores = stage.mode === "both" || stage.mode === "explore";
-    if (input.taskset && explores) {
-      const section = input.taskset;
-      await check("buffer.explorer_input.taskset", async () => {
-        checkComponents(section.defaultWorkflowType, section.defaultRewardFnType);
-        await Taskset.open(tasksetConfig(stage, section, repeatTimes, false));
-      });
-    }
-    for (const [k, section] of input.evalTasksets.entries()) {
-      await check(`buffer.explorer_input.eval_tasksets[${k}]`, async () => {
-        checkComponents(section.defaultWorkflowType, section.defaultRewardFnType);
-        await Taskset.open(tasksetConfig(stage, section, 1, true));
-      });
-    }
     const dir = stage.model.modelPath;
     let tokenizer: Tokenizer | undefined;
     let maxPositions = 0;
@@ -60,6 +53,28 @@ export async function checkStages(config: RunConfig): Promise<void> {
       if (!stage.model.fromScratch) await openCheckpoint(dir);
       tokenizer = await loadTokenizer(dir);
     });
+    const input = stage.buffer.explorerInput;
+    const explores = stage.mode === "both" || stage.mode === "explore";
+    const sections = [
+      ...(input.taskset && explores
+        ? [{ key: "buffer.explorer_input.taskset", section: input.taskset, isEval: false }]
+        : []),
+      ...input.evalTasksets.map((section, k) => ({
+        key: `buffer.explorer_input.eval_tasksets[${k}]`,
+        section,
+        isEval: true,
+      })),
+    ];
+    for (const { key, section, isEval } of sections) {
+      await check(key, async () => {
+        checkComponents(section.defaultWorkflowType, section.defaultRewardFnType);
+        const repeats = isEval ? 1 : repeatTimes;
+        logSkipped(
+          await Taskset.open(tasksetConfig(stage, section, repeats, isEval, tokenizer)),
+          log,
+        );
+      });
+    }
     if (usesDataset(stage) && tokenizer) {
       await check("buffer.trainer_input.sft_warmup_dataset", async () => {
         const source = await datasetSource(stage, tokenizer!, maxPositions, () => {}, {

@@ -15,6 +15,7 @@ import type { Experience } from "../buffer/experience.ts";
 import { type Task, taskAnswer, taskMessages, taskPrompt } from "../buffer/task.ts";
 import type { ChatMessage } from "../model/chat_template.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
+import { InputError } from "../util/input_error.ts";
 
 /** Why a row gives no experience. */
 export interface Skipped {
@@ -81,7 +82,7 @@ function responseText(value: unknown, key: string): string {
   if (typeof value === "string") return value;
   const last = Array.isArray(value) ? value.at(-1) as ChatMessage | undefined : undefined;
   if (last?.role === "assistant" && typeof last.content === "string") return last.content;
-  throw new Error(
+  throw new InputError(
     `"${key}" is ${
       JSON.stringify(value)?.slice(0, 80)
     }; expected a string or a chat ending with an assistant turn`,

@@ -28,6 +28,7 @@ export function tasksetConfig(
   );
   return {
     path: section.path,
+    table: section.name,
     split: section.split,
     subsetName: section.subsetName,
     format: section.format,

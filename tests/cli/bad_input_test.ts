@@ -3,17 +3,21 @@
  * one way: a plugin with a syntax error or a missing import, a component the config names
  * wrongly (unknown workflow, a `workflow_args` key no workflow reads), a truncated
  * `model.safetensors`, a `config.json` whose hidden_size disagrees with the weights, a garbage
- * `tokenizer.json` / `char_tokenizer.json`, a taskset that is not parquet. Each is one line on
- * stderr naming the file or key, no stack, code frame or colour codes, and exit code 2.
+ * `tokenizer.json` / `char_tokenizer.json`, a taskset that is not parquet, of the wrong
+ * extension, with no usable row (its prompts included: the tokenizer must encode them) or no file
+ * for its split, an sqlite taskset without its table, an SFT dataset of no usable row, a dpo
+ * stage without its keys. Each is one line on stderr naming the file or key, no stack, code
+ * frame or colour codes, and exit code 2; the taskset and dataset cases make no run directory.
  */
 
+import { DatabaseSync } from "node:sqlite";
 import { parameterSpecs } from "../../src/model/parameters.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { writeSafetensors } from "../../src/model/safetensors.ts";
 import { InputError, isInputError, oneLineMessage } from "../../src/util/input_error.ts";
 import { assertEquals } from "../_asserts.ts";
 import { runRft } from "../_rft_cli.ts";
-import { type Fixture, makeFixture } from "../run/_fixture.ts";
+import { type Fixture, makeFixture, withFixture } from "../run/_fixture.ts";
 
 /** Runs `./rft run` with `args`; stdout and stderr are pipes (not terminals). */
 const rftRun = (args: string[]) => runRft(["run", ...args]);
@@ -146,6 +150,107 @@ Deno.test("bad input: a taskset that is not parquet", async () => {
   } finally {
     await f.remove();
   }
+});
+
+/** Asserts `dir` holds no `runs/` folder: the run stopped before making its run directory. */
+async function assertNoRunDir(dir: string) {
+  const names = await Array.fromAsync(Deno.readDir(dir), (e) => e.name);
+  assertEquals(names.includes("runs"), false, `no run directory in ${dir}: ${names.join(", ")}`);
+}
+
+/**
+ * Asserts `./rft run` exits 2 on a config whose taskset is `<dir>/data/<name>` holding `text`,
+ * with one line naming the file and holding each of `parts`.
+ */
+async function assertBadTaskset(f: Fixture, name: string, text: string, parts: string[]) {
+  await Deno.writeTextFile(`${f.dir}/data/${name}`, text);
+  const config = await f.writeConfig({
+    buffer: { total_steps: 1, explorer_input: { taskset: { path: `./data/${name}` } } },
+  }, `${name}.yaml`);
+  await assertBadInput([config], [`${f.dir}/data/${name}`, ...parts]);
+}
+
+Deno.test("bad input: a taskset of the wrong extension, of no usable row, or with no file for its split", async () => {
+  await withFixture(async (f) => {
+    await assertBadTaskset(f, "train.csv", "prompt,answer\n1+1=,2\n", [
+      ".jsonl or .parquet",
+      '".csv"',
+    ]);
+    await assertBadTaskset(f, "keyless.jsonl", '{"question": "1+1="}\n[1, 2]\n', [
+      "no usable rows",
+      "2 skipped",
+      'line 1: Task row has no "prompt"',
+    ]);
+    await Deno.mkdir(`${f.dir}/hub/main`, { recursive: true });
+    await Deno.writeTextFile(`${f.dir}/hub/main/test-00000-of-00001.jsonl`, "{}\n");
+    const noSplit = await f.writeConfig({
+      buffer: {
+        total_steps: 1,
+        explorer_input: { taskset: { path: "./hub", subset_name: "main" } },
+      },
+    }, "no_split.yaml");
+    await assertBadInput([noSplit], [
+      `${f.dir}/hub`,
+      'no file of split "train" of subset "main"',
+      "main/test-00000-of-00001.jsonl",
+    ]);
+    await assertNoRunDir(f.dir);
+  });
+});
+
+/** Config overrides of a one-step `mode: train` run of `algorithm`. */
+const trainOnly = (algorithm: string) => ({
+  mode: "train",
+  algorithm: { algorithm_type: algorithm },
+  buffer: { total_steps: 1 },
+});
+
+Deno.test("bad input: an sft dataset of no usable row and a dpo stage without chosen_key", async () => {
+  await withFixture(async (f) => {
+    await Deno.writeTextFile(`${f.dir}/data/sft.jsonl`, '{"prompt": "1+1="}\n');
+    const sft = await f.writeConfig(trainOnly("sft"), "sft.yaml");
+    await assertBadInput([sft], [
+      "buffer.trainer_input.sft_warmup_dataset",
+      `${f.dir}/data/sft.jsonl`,
+      "no usable rows",
+      'has no "answer"',
+    ]);
+    const dpo = await f.writeConfig(trainOnly("dpo"), "dpo.yaml");
+    await assertBadInput([dpo], ["trains dpo", "needs chosen_key and rejected_key"]);
+    await assertNoRunDir(f.dir);
+  });
+});
+
+Deno.test("bad input: a taskset whose every prompt the tokenizer cannot encode", async () => {
+  await withFixture(async (f) => {
+    // The fixture's char tokenizer knows "0123456789+=" only.
+    await assertBadTaskset(f, "words.jsonl", '{"prompt": "one+1=", "answer": "2"}\n', [
+      "no usable rows",
+      "line 1: the tokenizer cannot encode its prompt",
+    ]);
+    await assertNoRunDir(f.dir);
+  });
+});
+
+Deno.test("bad input: an sqlite taskset without the table its name names", async () => {
+  await withFixture(async (f) => {
+    const db = new DatabaseSync(`${f.dir}/tasks.db`);
+    db.exec("CREATE TABLE gsm8k (id INTEGER PRIMARY KEY, raw_task JSON NOT NULL)");
+    db.close();
+    const config = await f.writeConfig({
+      buffer: {
+        total_steps: 1,
+        explorer_input: {
+          taskset: { name: "math", storage_type: "sql", path: "sqlite:///tasks.db" },
+        },
+      },
+    }, "sql.yaml");
+    await assertBadInput([config], [
+      `Cannot read sqlite table "math" of ${f.dir}/tasks.db`,
+      'found tables "gsm8k"',
+    ]);
+    await assertNoRunDir(f.dir);
+  });
 });
 
 Deno.test("bad input: InputError survives wrapping; messages become one line without colour", () => {

@@ -11,7 +11,7 @@ Deno.test("configReferenceMarkdown: one row per key with type, default and descr
   const row = (key: string) => lines.find((l) => l.startsWith(`| ${key} |`));
   assertEquals(
     row("buffer.explorer_input.taskset.path"),
-    "| buffer.explorer_input.taskset.path | path | required | A .jsonl / .parquet file, a dataset directory or a cached Hub id |",
+    "| buffer.explorer_input.taskset.path | path | required | A .jsonl / .parquet file, a dataset directory, a cached Hub id or an `sqlite:///` URL |",
   );
   assertEquals(
     row("algorithm.optimizer.lr"),

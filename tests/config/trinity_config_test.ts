@@ -149,7 +149,17 @@ Deno.test("loadConfig: Trinity values rft cannot honour and typos are one-line e
       [
         "      storage_type: file",
         "      storage_type: sql",
-        'F:14: buffer.explorer_input.taskset.storage_type: expected one of file, found "sql"',
+        'F:14: buffer.explorer_input.taskset.storage_type: expected file with path "data/train.jsonl" (sql reads an sqlite:/// path, file a file or directory), found "sql"',
+      ],
+      [
+        "      storage_type: file",
+        "      storage_type: queue",
+        'F:14: buffer.explorer_input.taskset.storage_type: expected file or sql, found "queue": a taskset queue is filled by another process (Trinity\'s data processor), which rft does not run',
+      ],
+      [
+        "      path: data/train.jsonl",
+        "      path: sqlite:///data/train.jsonl",
+        'F:14: buffer.explorer_input.taskset.storage_type: expected sql with path "sqlite:///data/train.jsonl" (sql reads an sqlite:/// path, file a file or directory), found "file"',
       ],
       [
         "        logprobs: 0",

@@ -6,6 +6,7 @@
 
 import { ConfigError } from "../../src/config/config_error.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
+import { checkStages } from "../../src/run/preflight.ts";
 import { runConfig } from "../../src/run/run.ts";
 import { assertEquals, assertRejects } from "../_asserts.ts";
 import { exists, quiet, withFixture } from "./_fixture.ts";
@@ -92,4 +93,24 @@ Deno.test("./rft run on the example with --set algorithm.algorithm_type=grpoo: e
     stderr,
   );
   assertEquals(seconds < 5, true, `took ${seconds} s`);
+});
+
+Deno.test("preflight skips a taskset row the tokenizer cannot encode, naming its file line", async () => {
+  await withFixture(async (f) => {
+    // The fixture's char tokenizer knows "0123456789+=" only: line 2 cannot be encoded.
+    const rows = ["1+2=", "one+2=", "3+4="].map((prompt) =>
+      JSON.stringify({ prompt, answer: "3" })
+    );
+    await Deno.writeTextFile(`${f.dir}/data/mixed.jsonl`, rows.join("\n") + "\n");
+    const file = await f.writeConfig({
+      buffer: { explorer_input: { taskset: { path: "./data/mixed.jsonl" } } },
+    }, "mixed.yaml");
+    const lines: string[] = [];
+    await checkStages(await loadConfig(file), (line) => lines.push(line));
+    assertEquals(lines, [
+      `skipped ${f.dir}/data/mixed.jsonl line 2: the tokenizer cannot encode its prompt: ` +
+      'Cannot encode with the char tokenizer: character "o" (U+006F) at index 0 is not in its ' +
+      'vocabulary, and it has no "<unk>"',
+    ]);
+  });
 });
