@@ -53,7 +53,7 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
   const signal = options.signal ?? new AbortController().signal;
   const first = config.stages[0];
   validateComponents(config);
-  await checkStages(config);
+  await checkStages(config, log);
   const runDir = await chooseRunDir(first);
   await Deno.mkdir(runDir, { recursive: true });
   await writeAtomic(`${runDir}/config.yaml`, resolvedConfigYaml(config));
