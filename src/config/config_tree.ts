@@ -25,7 +25,7 @@ export interface Origin {
   path: string;
 }
 
-/** A node of the config tree. `plain` marks an unquoted scalar (see `interpolate_env.ts`). */
+/** A node of the config tree. `plain` marks an unquoted scalar (see `interpolate.ts`). */
 export type ConfigNode =
   | { kind: "scalar"; value: ScalarValue; plain: boolean; origin: Origin }
   | { kind: "map"; entries: Map<string, ConfigNode>; origin: Origin }
