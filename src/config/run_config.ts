@@ -36,6 +36,24 @@ export interface ModelSection {
   temperature: number;
   topP: number;
   topK: number;
+  /** LoRA adapters to train instead of all weights (Trinity's `lora_configs`; at most one). */
+  loraConfigs: LoraConfigSection[];
+}
+
+/** One of `model.lora_configs`. */
+export interface LoraConfigSection {
+  /** Name in logs. Default "default". */
+  name: string;
+  /** A PEFT adapter directory to continue from; absent: a fresh adapter (A seeded, B zero). */
+  path?: string;
+  /** Rank r. Default 32. */
+  loraRank: number;
+  /** The update is (alpha / r) B A. Default 32. */
+  loraAlpha: number;
+  /** Always 0: rft has no dropout. */
+  loraDropout: number;
+  /** PEFT module names or [`all-linear`] (the default). */
+  targetModules: string[];
 }
 
 /** `algorithm.optimizer`: AdamW and its learning-rate schedule. */

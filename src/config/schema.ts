@@ -54,11 +54,16 @@ export interface MapField extends FieldBase {
   readonly type: "map";
 }
 
-/** A list of `of`; `length` fixes its size. Default `default`, else `[]`. */
+/**
+ * A list of `of`; `length` fixes its size, `maxLength` bounds it; with `scalarItem` a scalar
+ * written alone is read as a list of one. Default `default`, else `[]`.
+ */
 export interface ListField extends FieldBase {
   readonly type: "list";
   readonly of: FieldSchema;
   readonly length?: number;
+  readonly maxLength?: number;
+  readonly scalarItem?: boolean;
   readonly default?: readonly unknown[];
 }
 
@@ -218,6 +223,28 @@ const TOP_FIELDS: Fields = {
     temperature: num("Sampling temperature of rollouts (0 = greedy)", { default: 1, min: 0 }),
     top_p: num("Nucleus sampling mass of rollouts (1 = off)", { default: 1, above: 0, max: 1 }),
     top_k: int("Top-k of rollouts (0 = off)", { default: 0, min: 0 }),
+    lora_configs: list(
+      section({
+        name: str("Name of the adapter (in logs)", { default: "default" }),
+        path: str("A PEFT adapter directory to continue from (else A seeded, B zero)", {
+          path: "exists",
+        }),
+        lora_rank: int("Rank r of the adapters", { default: 32, min: 1 }),
+        lora_alpha: num("Scaling alpha: the update is (alpha / r) B A", { default: 32, above: 0 }),
+        lora_dropout: num("Dropout on the adapters' input; rft has none, so only 0", {
+          default: 0,
+          min: 0,
+          max: 0,
+        }),
+        target_modules: list(
+          str("A module name (q_proj, ..., c_attn, c_proj, c_fc) or all-linear"),
+          "Modules given adapters: all-linear, or PEFT's module names",
+          { default: ["all-linear"], scalarItem: true },
+        ),
+      }, "A LoRA adapter"),
+      "Train LoRA adapters on the frozen policy instead of all weights (at most one entry)",
+      { maxLength: 1 },
+    ),
   }, "The policy model and its sampling defaults"),
   algorithm: section({
     algorithm_type: oneOf(() => ALGORITHM_TYPE.names(), "Algorithm (ALGORITHM_TYPE)", {

@@ -35,6 +35,7 @@ export const IGNORED: Readonly<Record<string, string>> = {
   "data_processor.experience_pipeline.output": "Set by Trinity itself",
   "model.fully_sharded_loras": "LoRA serving in vLLM",
   "model.max_cpu_loras": "LoRA serving in vLLM",
+  "model.lora_configs[].base_model_name": "The base is model.model_path",
   "buffer.trainer_input.experience_buffer.max_read_timeout": "Ray queue reads",
   "buffer.trainer_input.experience_buffer.max_retry_times": "SQL read retries",
   "buffer.trainer_input.experience_buffer.max_retry_interval": "SQL read retries",

@@ -283,7 +283,12 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
   "model.min_response_tokens": onlyDefault(0, "rft stops at EOS"),
   "model.repetition_penalty": onlyDefault(1, "rft's sampler has no repetition penalty"),
   "model.enable_thinking": onlyDefault(null, "the model's chat template decides"),
-  "model.lora_configs": refused("rft trains all weights, not LoRA adapters"),
+  "model.lora_configs[].lora_dtype": oneOfThenDrop(
+    ["auto", "float32", "fp32"],
+    "auto, float32 or fp32: rft's adapters are f32",
+  ),
+  "model.lora_configs[].exclude_modules": onlyDefault(null, "list target_modules instead"),
+  "model.lora_configs[].is_dummy": onlyDefault(false, "rft trains the adapter it is given"),
   "model.tinker": onlyDisabled("rft trains locally, not on Tinker"),
   "model.external_model": onlyDisabled("rft's policy is the local model"),
   "buffer.explorer_input.tasksets": refused(

@@ -50,7 +50,11 @@ export function expectedText(field: FieldSchema): string {
     case "map":
       return "a mapping";
     case "list":
-      return field.length === undefined ? "a list" : `a list of ${field.length}`;
+      return field.length !== undefined
+        ? `a list of ${field.length}`
+        : field.maxLength !== undefined
+        ? `a list of at most ${field.maxLength}`
+        : "a list";
     case "section":
       return "a mapping";
   }
@@ -193,8 +197,14 @@ function resolveList(
   fail: (found: string) => never,
 ): unknown[] {
   if (given === undefined) return structuredClone([...(field.default ?? [])]);
+  if (given.kind === "scalar" && field.scalarItem) {
+    return [resolveField(field.of, given, at, configDir)];
+  }
   if (given.kind !== "list") return fail(describeNode(given));
   if (field.length !== undefined && given.items.length !== field.length) {
+    fail(`a list of ${given.items.length}`);
+  }
+  if (field.maxLength !== undefined && given.items.length > field.maxLength) {
     fail(`a list of ${given.items.length}`);
   }
   return given.items.map((item, i) => {

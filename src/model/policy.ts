@@ -37,6 +37,8 @@ import {
   type WeightLookup,
 } from "./transformer.ts";
 import { InputError } from "../util/input_error.ts";
+import { ADAPTER_CONFIG_FILE, loadLoraAdapter, type LoraAdapter, saveLoraAdapter } from "./lora.ts";
+import { LoraMerge } from "./lora_merge.ts";
 
 /** Files kept from a loaded directory and written by `save` (tokenizer, generation settings). */
 const SIDE_FILES = [
@@ -61,6 +63,8 @@ export interface GenerationResult extends GeneratedSample {
 /** A language model whose parameters live on the GPU. */
 export class PolicyModel {
   #engine?: GenerationEngine;
+  #lora?: LoraAdapter;
+  #loraMerge?: LoraMerge;
   /** Serializes GPU work on this model: compiled graphs share their input/output buffers. */
   readonly gpuLock: Mutex = new Mutex();
   readonly #graphs = new Map<
@@ -95,6 +99,14 @@ export class PolicyModel {
       if (!v) throw new Error(`Model has no parameter "${name}"`);
       return g.variable(v);
     };
+    lookup.lora = (module) => {
+      const adapter = this.#lora?.of(module);
+      return adapter && {
+        a: g.variable(adapter.a),
+        b: g.variable(adapter.b),
+        scale: this.#lora!.scale,
+      };
+    };
     lookup.shards = (name) => {
       const shards = this.#shards(name);
       if (!shards) return undefined;
@@ -118,6 +130,52 @@ export class PolicyModel {
     return parameterSpecs(this.config).flatMap((spec) =>
       this.#shards(spec.name) ?? [this.params.get(spec.name)!]
     );
+  }
+
+  /** The LoRA adapter trained on this model's frozen weights, if one is attached. */
+  get lora(): LoraAdapter | undefined {
+    return this.#lora;
+  }
+
+  /**
+   * Attaches `adapter` (which the model then owns): every graph built from now on adds its
+   * update, and training moves only its variables. Call before building graphs.
+   */
+  attachLora(adapter: LoraAdapter): void {
+    if (this.#lora) throw new Error("Cannot attach a LoRA adapter: the model has one already");
+    if (this.#graphs.size || this.#engine) {
+      throw new Error("Cannot attach a LoRA adapter after the model has built graphs");
+    }
+    this.#lora = adapter;
+  }
+
+  /** The variables training updates: the adapter's when one is attached, else every one. */
+  trainableVariables(): Variable[] {
+    return this.#lora?.variables() ?? this.variables();
+  }
+
+  /**
+   * Writes the adapter merged into its base weights (`W + (alpha/r) B A`, on the GPU) into the
+   * variables of the same names in `targets` (another model's, or this model's own); only the
+   * adapted weights are written, the others being frozen. The caller holds `gpuLock`.
+   */
+  async mergeLoraInto(targets: ReadonlyMap<string, Variable>): Promise<void> {
+    if (!this.#lora) throw new Error("Cannot merge a LoRA adapter: the model has none");
+    this.#loraMerge ??= await LoraMerge.compile(this.gpu, this.params, this.#lora);
+    await this.#loraMerge.writeInto(targets);
+  }
+
+  /**
+   * Merges the attached adapter into this model's own weights and drops it, so the model is
+   * the adapted one at the base model's cost. Call before building graphs.
+   */
+  async mergeLora(): Promise<void> {
+    await this.mergeLoraInto(this.params);
+    await this.gpu.device.queue.onSubmittedWorkDone();
+    this.#loraMerge!.destroy();
+    this.#loraMerge = undefined;
+    this.#lora!.destroy();
+    this.#lora = undefined;
   }
 
   /** The row shards of weight `name` in row order; undefined when it is stored whole. */
@@ -247,9 +305,16 @@ export class PolicyModel {
     return mergeShards(await readVariables(this.gpu.device, this.params.values()));
   }
 
+  /** Reads the attached adapter's A and B back to the host (one readback), by PEFT name. */
+  async readLoraParameters(): Promise<Map<string, Float32Array<ArrayBuffer>>> {
+    if (!this.#lora) throw new Error("Cannot read LoRA parameters: the model has no adapter");
+    return await readVariables(this.gpu.device, this.#lora.params.values());
+  }
+
   /**
    * Writes a Hugging Face model directory: config.json as loaded, the parameters as F32
-   * safetensors with HF names and shapes, and the tokenizer files of the source directory.
+   * safetensors with HF names and shapes, and the tokenizer files of the source directory;
+   * with an adapter attached, also the PEFT adapter files (`lora.ts`) beside the base.
    */
   async save(dir: string): Promise<void> {
     await Deno.mkdir(dir, { recursive: true });
@@ -265,6 +330,7 @@ export class PolicyModel {
     if (!this.sideFiles.has(CHAR_TOKENIZER_FILE) && this.tokenizer instanceof CharTokenizer) {
       await this.tokenizer.save(`${dir}/${CHAR_TOKENIZER_FILE}`);
     }
+    if (this.#lora) await saveLoraAdapter(dir, this.#lora, await this.readLoraParameters());
   }
 
   /** Frees the compiled graphs and the parameters' GPU buffers. */
@@ -272,6 +338,8 @@ export class PolicyModel {
     this.#engine?.destroy();
     for (const { exe } of this.#graphs.values()) exe.destroy();
     this.#graphs.clear();
+    this.#loraMerge?.destroy();
+    this.#lora?.destroy();
     for (const v of this.params.values()) v.buffer.destroy();
   }
 
@@ -289,12 +357,23 @@ export interface LoadOptions {
    * device's `maxStorageBufferBindingSize` (tests lower it to exercise sharding).
    */
   maxBindingBytes?: number;
+  /**
+   * A PEFT adapter directory to apply; default: the model directory itself when it holds an
+   * `adapter_config.json` (a LoRA checkpoint).
+   */
+  adapterDir?: string;
+  /**
+   * What to do with that adapter: `merge` it into the weights (default: generation, serving,
+   * export) or `attach` it to train on (resuming a LoRA run).
+   */
+  adapter?: "merge" | "attach";
 }
 
 /**
  * Loads a Hugging Face model directory (config.json, model.safetensors or a sharded index, and
  * the tokenizer when present). Every parameter the architecture needs must be there with its HF
- * shape; F16 and BF16 tensors are widened to f32 on the GPU.
+ * shape; F16 and BF16 tensors are widened to f32 on the GPU. A PEFT adapter (in `dir` or
+ * `options.adapterDir`) is merged or attached as `options.adapter` says.
  */
 export async function loadModel(dir: string, options: LoadOptions = {}): Promise<PolicyModel> {
   const gpu = options.gpu ?? await getGpu();
@@ -347,7 +426,19 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   const hasTokenizer = await exists(`${dir}/${HF_TOKENIZER_FILES.tokenizer}`) ||
     await exists(`${dir}/${CHAR_TOKENIZER_FILE}`);
   const tokenizer = hasTokenizer ? await loadTokenizer(dir) : undefined;
-  return new PolicyModel(gpu, raw, config, params, tokenizer, await readSideFiles(dir));
+  const model = new PolicyModel(gpu, raw, config, params, tokenizer, await readSideFiles(dir));
+  const adapterDir = options.adapterDir ??
+    (await exists(`${dir}/${ADAPTER_CONFIG_FILE}`) ? dir : undefined);
+  if (adapterDir !== undefined) {
+    try {
+      model.attachLora(await loadLoraAdapter(gpu, config, adapterDir));
+      if (options.adapter !== "attach") await model.mergeLora();
+    } catch (err) {
+      model.destroy();
+      throw err;
+    }
+  }
+  return model;
 }
 
 /** A model from config.json contents and host parameters (e.g. `initParameters`), on the GPU. */

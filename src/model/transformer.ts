@@ -16,7 +16,7 @@ import { reshape } from "../ops/reshape.ts";
 import { rmsNorm } from "../ops/rmsnorm.ts";
 import { rope } from "../ops/rope.ts";
 import { padLast, sliceLast } from "../ops/slice.ts";
-import { gelu, silu } from "../ops/unary.ts";
+import { gelu, scale, silu } from "../ops/unary.ts";
 import type { Gpt2Config, LlamaConfig, ModelConfig } from "./hf_config.ts";
 
 /** One row shard of a weight: the rows from `first` on. */
@@ -33,6 +33,18 @@ export interface WeightLookup {
    * a weight stored whole, which the call form returns.
    */
   shards?(name: string): readonly RowShard[] | undefined;
+  /**
+   * The LoRA adapter of linear module `module` (HF name without `.weight`), or undefined when
+   * it has none: its output gains `scale * (x A^T) B^T`.
+   */
+  lora?(module: string): LoraWeights | undefined;
+}
+
+/** A module's adapter in a graph: A [r, in], B [out, r] and the factor alpha / r. */
+export interface LoraWeights {
+  a: Tensor;
+  b: Tensor;
+  scale: number;
 }
 
 /**
@@ -121,15 +133,26 @@ function tokenEmbedding(w: WeightLookup, name: string, ids: Tensor): Tensor {
   );
 }
 
-/** HF nn.Linear: x @ W^T (+ b), W stored [out, in]. */
+/** HF nn.Linear: x @ W^T (+ b), W stored [out, in]; plus its LoRA update when it has one. */
 function linear(x: Tensor, w: WeightLookup, name: string, bias: boolean): Tensor {
   const y = matmul(x, w(`${name}.weight`), { transB: true });
-  return bias ? add(y, w(`${name}.bias`)) : y;
+  return withLora(x, w, name, bias ? add(y, w(`${name}.bias`)) : y);
 }
 
-/** HF Conv1D (GPT-2): x @ W + b, W stored [in, out]. */
+/** HF Conv1D (GPT-2): x @ W + b, W stored [in, out]; plus its LoRA update when it has one. */
 function conv1d(x: Tensor, w: WeightLookup, name: string): Tensor {
-  return add(matmul(x, w(`${name}.weight`)), w(`${name}.bias`));
+  return withLora(x, w, name, add(matmul(x, w(`${name}.weight`)), w(`${name}.bias`)));
+}
+
+/**
+ * `y + scale * (x A^T) B^T` when `module` has an adapter (PEFT's LoRA forward, the scale on
+ * the rank-r product where it costs least), else `y`.
+ */
+function withLora(x: Tensor, w: WeightLookup, module: string, y: Tensor): Tensor {
+  const adapter = w.lora?.(module);
+  if (!adapter) return y;
+  const down = scale(matmul(x, adapter.a, { transB: true }), adapter.scale);
+  return add(y, matmul(down, adapter.b, { transB: true }));
 }
 
 function llamaHidden(

@@ -6,12 +6,19 @@
  * over a policy with the stage's limits.
  */
 
-import type { StageConfig } from "../config/run_config.ts";
+import type { LoraConfigSection, StageConfig } from "../config/run_config.ts";
 import type { GpuContext } from "../gpu/device.ts";
 import { parseHfConfig } from "../model/hf_config.ts";
 import { INIT_STD, initParameters } from "../model/init.ts";
 import { createModel, loadModel, type PolicyModel } from "../model/policy.ts";
 import { loadTokenizer } from "../model/tokenizer.ts";
+import {
+  createLoraAdapter,
+  initLoraParameters,
+  loadLoraAdapter,
+  type LoraAdapter,
+  loraTargets,
+} from "../model/lora.ts";
 import { PolicyRolloutModel } from "../workflow/policy_rollout_model.ts";
 import type { AdamWState } from "../trainer/adamw.ts";
 import { findLatestCheckpoint, loadCheckpoint, type TrainerState } from "../trainer/checkpoint.ts";
@@ -27,9 +34,49 @@ export interface StagePolicy {
 
 /**
  * The policy of `stage` (see the file comment); `resume: false` skips the stage's own
- * checkpoints (the stage's initial weights, e.g. for the reference model).
+ * checkpoints (the stage's initial weights, e.g. for the reference model). The policy to train
+ * (`resume: true`) of a stage with `model.lora_configs` gets its adapter: the checkpoint's when
+ * resuming, else the one at `path`, else a fresh one seeded by the stage's seed; any other
+ * load merges an adapter it finds into the weights.
  */
 export async function loadStagePolicy(
+  stage: StageConfig,
+  stageDir: string,
+  gpu: GpuContext,
+  options: { previousCheckpoint?: string; resume: boolean },
+): Promise<StagePolicy> {
+  const policy = await loadWeights(stage, stageDir, gpu, options);
+  const lora = stage.model.loraConfigs[0];
+  if (options.resume && lora && !policy.model.lora) {
+    try {
+      policy.model.attachLora(await stageAdapter(lora, policy.model, stage.seed));
+    } catch (err) {
+      policy.model.destroy();
+      throw err;
+    }
+  }
+  return policy;
+}
+
+/** The adapter `lora` asks for over `model`: loaded from its path, else fresh (seeded). */
+async function stageAdapter(
+  lora: LoraConfigSection,
+  model: PolicyModel,
+  seed: number,
+): Promise<LoraAdapter> {
+  if (lora.path !== undefined) return await loadLoraAdapter(model.gpu, model.config, lora.path);
+  const settings = {
+    rank: lora.loraRank,
+    alpha: lora.loraAlpha,
+    targetModules: lora.targetModules,
+  };
+  const targets = loraTargets(model.config, settings.targetModules);
+  const values = initLoraParameters(targets, settings.rank, seed);
+  return await createLoraAdapter(model.gpu, model.config, settings, values);
+}
+
+/** The weights of {@link loadStagePolicy}, adapters of checkpoints it resumes attached. */
+async function loadWeights(
   stage: StageConfig,
   stageDir: string,
   gpu: GpuContext,
@@ -56,11 +103,18 @@ export async function loadStagePolicy(
   return { model, source: `${dir} (from scratch, seed ${stage.seed})` };
 }
 
-/** A second model with `model`'s architecture and current weights (one readback). */
+/**
+ * A second model with `model`'s architecture and current weights (one readback); with a LoRA
+ * adapter attached, its weights are the merged ones and it has no adapter.
+ */
 export async function cloneModel(model: PolicyModel): Promise<PolicyModel> {
-  return await createModel(model.rawConfig, await model.gpuLock.run(() => model.readParameters()), {
-    gpu: model.gpu,
-    tokenizer: model.tokenizer,
+  return await model.gpuLock.run(async () => {
+    const clone = await createModel(model.rawConfig, await model.readParameters(), {
+      gpu: model.gpu,
+      tokenizer: model.tokenizer,
+    });
+    if (model.lora) await model.mergeLoraInto(clone.params);
+    return clone;
   });
 }
 

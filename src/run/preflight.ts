@@ -12,6 +12,7 @@ import { Taskset } from "../buffer/taskset.ts";
 import { ConfigError } from "../config/config_error.ts";
 import type { RunConfig, StageConfig } from "../config/run_config.ts";
 import { readHfConfig } from "../model/hf_config.ts";
+import { loraTargets } from "../model/lora.ts";
 import { openCheckpoint } from "../model/safetensors.ts";
 import { loadTokenizer, type Tokenizer } from "../model/tokenizer.ts";
 import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
@@ -53,6 +54,12 @@ export async function checkStages(
       if (!stage.model.fromScratch) await openCheckpoint(dir);
       tokenizer = await loadTokenizer(dir);
     });
+    for (const lora of stage.model.loraConfigs) {
+      await check(
+        "model.lora_configs[0].target_modules",
+        async () => loraTargets(await readHfConfig(dir), lora.targetModules),
+      );
+    }
     const input = stage.buffer.explorerInput;
     const explores = stage.mode === "both" || stage.mode === "explore";
     const sections = [

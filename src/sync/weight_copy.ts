@@ -1,7 +1,9 @@
 /**
  * The weight hand-over from the trainer's policy to the explorer's: one command buffer of
  * GPU-side buffer copies, no readback. Both models must have the same architecture; each
- * model's `gpuLock` is held during the copy so neither is mid-step.
+ * model's `gpuLock` is held during the copy so neither is mid-step. When the trainer trains a
+ * LoRA adapter, only the adapted weights move, merged on the GPU (`W + (alpha/r) B A`): the
+ * frozen ones are the explorer's already, and the explorer generates at the base model's cost.
  */
 
 import { shapeSize } from "../graph/tensor.ts";
@@ -17,7 +19,12 @@ export async function copyWeights(
   then: () => void = () => {},
 ): Promise<void> {
   await from.gpuLock.run(() =>
-    to.gpuLock.run(() => {
+    to.gpuLock.run(async () => {
+      if (from.lora) {
+        await from.mergeLoraInto(to.params);
+        then();
+        return;
+      }
       const encoder = from.gpu.device.createCommandEncoder({ label: "weight-sync" });
       for (const [name, source] of from.params) {
         const target = to.params.get(name);
@@ -30,7 +37,6 @@ export async function copyWeights(
       }
       from.gpu.device.queue.submit([encoder.finish()]);
       then();
-      return Promise.resolve();
     })
   );
 }

@@ -217,8 +217,9 @@ export async function findLatestCheckpoint(root: string): Promise<string | undef
 }
 
 /**
- * Loads checkpoint directory `dir` (from {@link saveCheckpoint}): the model (`loadModel`), the
- * optimizer state for `AdamW.loadState`, and the trainer state.
+ * Loads checkpoint directory `dir` (from {@link saveCheckpoint}): the model (`loadModel`, with
+ * the LoRA adapter it holds attached to train on), the optimizer state for `AdamW.loadState`,
+ * and the trainer state.
  */
 export async function loadCheckpoint(
   dir: string,
@@ -226,7 +227,7 @@ export async function loadCheckpoint(
 ): Promise<LoadedCheckpoint> {
   const trainerState = await readTrainerState(`${dir}/${TRAINER_STATE_FILE}`);
   const moments = await readMoments(`${dir}/${OPTIMIZER_FILE}`);
-  const model = await loadModel(dir, options);
+  const model = await loadModel(dir, { ...options, adapter: "attach" });
   return {
     model,
     optimizerState: { step: trainerState.optimizer_step, moments },

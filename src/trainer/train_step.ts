@@ -138,7 +138,7 @@ export class TrainStep {
       : undefined;
     const needs = this.#loss.entry.needs;
     this.#needs = this.#kl && !needs.includes("refLogp") ? [...needs, "refLogp"] : needs;
-    this.optimizer = new AdamW(model.gpu, model.variables(), {
+    this.optimizer = new AdamW(model.gpu, model.trainableVariables(), {
       ...config.optimizer,
       noDecay: defaultNoDecay,
     });
