@@ -1,6 +1,7 @@
 /**
  * Model shapes the benchmarks build random models of (config.json architecture fields only;
- * nothing is downloaded): SmolLM2-135M's real shape and two smaller ones with its proportions.
+ * nothing is downloaded): SmolLM2-135M's and Qwen2.5-0.5B's real shapes and two smaller ones
+ * with SmolLM2's proportions.
  */
 
 /** SmolLM2-135M's config.json (the architecture fields). */
@@ -19,6 +20,23 @@ const SMOLLM2_135M = {
   tie_word_embeddings: true,
   bos_token_id: 0,
   eos_token_id: 0,
+};
+
+/** Qwen2.5-0.5B's config.json (the architecture fields). */
+const QWEN2_5_0_5B = {
+  model_type: "qwen2",
+  hidden_size: 896,
+  intermediate_size: 4864,
+  num_hidden_layers: 24,
+  num_attention_heads: 14,
+  num_key_value_heads: 2,
+  rms_norm_eps: 1e-6,
+  rope_theta: 1000000,
+  vocab_size: 151936,
+  max_position_embeddings: 32768,
+  tie_word_embeddings: true,
+  bos_token_id: 151643,
+  eos_token_id: 151643,
 };
 
 /** A quick-look model (0.7M parameters). */
@@ -50,6 +68,7 @@ export const MODEL_SHAPES: Readonly<Record<string, Record<string, unknown>>> = {
   tiny: TINY,
   small: SMALL,
   "smollm2-135m": SMOLLM2_135M,
+  "qwen2.5-0.5b": QWEN2_5_0_5B,
 };
 
 /** The shape called `name`; throws listing the known names. */

@@ -26,6 +26,7 @@ export const SUITE: readonly BenchScript[] = [
   { name: "decode", file: "decode.ts", measures: "decode tokens/s vs transformers.js, ORT" },
   { name: "train", file: "train.ts", measures: "fwd+bwd and train step (AdamW) tokens/s" },
   { name: "step", file: "step.ts", measures: "RL step of the example: generate/score/train/sync" },
+  { name: "memory", file: "memory.ts", measures: "GPU bytes, all weights vs LoRA (computed)" },
 ];
 
 const HELP = `Usage: deno task bench [--only NAME[,NAME]] [--json DIR] [-- SCRIPT ARGS]

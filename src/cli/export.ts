@@ -27,6 +27,8 @@ Options:
   --transformers-js DIR    the transformers.js model directory to write
   --model DIR              Hugging Face model directory, checkpoint directory (step_N), or run
                            directory (its latest checkpoint, of the last stage written)
+  --adapter DIR            a PEFT LoRA adapter merged into the model first (default:
+                           the model directory's own, as a LoRA run's checkpoints hold)
   --no-attention-mask      only input_ids (every sequence unpadded; --onnx only)
   --external-data          weights in a data file beside the model (default: only past 2 GiB;
                            FILE.data, or onnx/model.onnx_data for transformers.js)
@@ -91,6 +93,7 @@ export async function exportCommand(args: string[]): Promise<number> {
       onnx: { type: "string" },
       "transformers-js": { type: "string" },
       model: { type: "string" },
+      adapter: { type: "string" },
       "no-attention-mask": { type: "boolean" },
       "external-data": { type: "boolean" },
       fp16: { type: "boolean" },
@@ -114,7 +117,7 @@ export async function exportCommand(args: string[]): Promise<number> {
   const dir = await modelDirectory(values.model);
   let model: PolicyModel;
   try {
-    model = await loadModel(dir);
+    model = await loadModel(dir, { adapterDir: values.adapter });
   } catch (err) {
     throw new CliError((err as Error).message);
   }

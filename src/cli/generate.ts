@@ -11,6 +11,8 @@ const HELP = `Usage: ./rft generate --model DIR --prompt TEXT [--prompt TEXT ...
 
 Options:
   --model DIR          Hugging Face model directory (config.json, safetensors, tokenizer)
+  --adapter DIR        a PEFT LoRA adapter merged into the model first (default:
+                       the model directory's own, as a LoRA run's checkpoints hold)
   --prompt TEXT        a prompt (repeatable)
   --chat               wrap each prompt as a user message in the model's chat template
   --n N                samples per prompt (default 1)
@@ -39,6 +41,7 @@ export async function generateCommand(args: string[]): Promise<number> {
     options: {
       help: { type: "boolean", short: "h" },
       model: { type: "string" },
+      adapter: { type: "string" },
       prompt: { type: "string", multiple: true },
       chat: { type: "boolean" },
       n: { type: "string" },
@@ -59,7 +62,7 @@ export async function generateCommand(args: string[]): Promise<number> {
   if (!values.prompt?.length) throw new CliError(`at least one --prompt is required\n${HELP}`);
   let model;
   try {
-    model = await loadModel(values.model);
+    model = await loadModel(values.model, { adapterDir: values.adapter });
   } catch (err) {
     throw new CliError((err as Error).message);
   }

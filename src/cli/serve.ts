@@ -19,6 +19,8 @@ GET /v1/models, GET /health.
 
 Options:
   --model DIR               Hugging Face model directory (config.json, safetensors, tokenizer)
+  --adapter DIR             a PEFT LoRA adapter merged into the model first (default:
+                            the model directory's own, as a LoRA run's checkpoints hold)
   --name NAME               the model's id in requests (default: the directory's name)
   --host HOST               address to listen on (default 127.0.0.1: this machine only)
   --port N                  port (default 8000; 0 picks a free one)
@@ -47,6 +49,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     options: {
       help: { type: "boolean", short: "h" },
       model: { type: "string" },
+      adapter: { type: "string" },
       name: { type: "string" },
       host: { type: "string" },
       port: { type: "string" },
@@ -69,7 +72,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   }
   let model;
   try {
-    model = await loadModel(values.model);
+    model = await loadModel(values.model, { adapterDir: values.adapter });
   } catch (err) {
     throw new CliError((err as Error).message);
   }

@@ -5,7 +5,8 @@
  * value model whose trunk starts from the policy's current weights (as verl initialises the
  * critic from the actor's path) with its own AdamW at `trainer.critic_lr`; a resumed stage takes
  * the critic and its optimizer state from the checkpoint it resumes. The Trainer applies the
- * algorithm's advantages when `advantageFnFor` gives them to the trainer.
+ * algorithm's advantages when `advantageFnFor` gives them to the trainer. Logs the memory report
+ * (`memory_report.ts`) of the policy it trains.
  */
 
 import type { StageConfig } from "../config/run_config.ts";
@@ -18,6 +19,7 @@ import { loadStagePolicy, type StagePolicy } from "./policy_setup.ts";
 import { StageCheckpoints, type StageCheckpointSources } from "./stage_checkpoint.ts";
 import type { StageContext } from "./stage_context.ts";
 import { Trainer } from "../trainer/trainer.ts";
+import { formatMemoryReport, memoryReport } from "../trainer/memory_report.ts";
 
 /** A stage's trainer with its train step, critic and checkpoints; disposing frees them all. */
 export interface StageTrainer extends Disposable {
@@ -55,6 +57,8 @@ export async function openStageTrainer(
       })).model,
     )
     : undefined;
+  const copies = (stage.mode === "both" ? 1 : 0) + (reference ? 1 : 0);
+  ctx.log(formatMemoryReport(memoryReport(model.config, { lora: model.lora?.settings, copies })));
   const critic = algorithm.type.useCritic
     ? owned.use(await createStageCritic(stage, model, resumed?.dir))
     : undefined;

@@ -22,6 +22,7 @@ function baseStage(dir: string): StageConfig {
       temperature: 1,
       topP: 1,
       topK: 0,
+      loraConfigs: [],
     },
     algorithm: {
       algorithmType: "grpo",
