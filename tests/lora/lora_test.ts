@@ -24,6 +24,9 @@ import { newEid, validateExperience } from "../../src/buffer/experience.ts";
 import { TrainStep } from "../../src/trainer/train_step.ts";
 import { InputError } from "../../src/util/input_error.ts";
 import { uniformArray } from "../../src/util/random.ts";
+import { shapeSize } from "../../src/graph/tensor.ts";
+import { copyWeights } from "../../src/sync/weight_copy.ts";
+import { cloneModel } from "../../src/run/policy_setup.ts";
 
 const VOCAB = 13;
 const SEQUENCES = [[1, 5, 2, 9, 12, 3, 7], [4, 4, 0, 11]];
@@ -257,6 +260,35 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
     }
   });
 }
+
+Deno.test("the explorer's clone and each weight sync hold the merged weights", async () => {
+  const raw = CONFIGS.llama;
+  const { model: trainer } = await adaptedModel(raw, 15, true);
+  const explorer = await cloneModel(trainer);
+  assertEquals(explorer.lora, undefined);
+  const close = async (label: string) => {
+    const [expected, actual] = [
+      await trainer.logprobs(SEQUENCES),
+      await explorer.logprobs(SEQUENCES),
+    ];
+    actual.forEach((row, i) =>
+      assertClose(row, expected[i], { atol: 1e-5, label: `${label} ${i}` })
+    );
+  };
+  await close("clone");
+  // New adapter values on the trainer: the explorer differs until the sync.
+  const b = trainer.lora!.variables()[1];
+  trainer.gpu.device.queue.writeBuffer(b.buffer, 0, uniformArray(shapeSize(b.shape), 99, -1, 1));
+  const before = await explorer.logprobs(SEQUENCES);
+  const moved = await trainer.logprobs(SEQUENCES);
+  assertEquals(moved.flat().some((x, i) => Math.abs(x - before.flat()[i]) > 1e-3), true);
+  let stamped = false;
+  await copyWeights(trainer, explorer, () => stamped = true);
+  assertEquals(stamped, true);
+  await close("sync");
+  trainer.destroy();
+  explorer.destroy();
+});
 
 Deno.test("target modules: PEFT names of each family, all-linear, unknown names refused", () => {
   const llama = parseHfConfig(CONFIGS.llama);
