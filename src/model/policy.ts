@@ -161,8 +161,11 @@ export class PolicyModel {
    */
   async mergeLoraInto(targets: ReadonlyMap<string, Variable>): Promise<void> {
     if (!this.#lora) throw new Error("Cannot merge a LoRA adapter: the model has none");
-    this.#loraMerge ??= await LoraMerge.compile(this.gpu, this.params, this.#lora);
-    await this.#loraMerge.writeInto(targets);
+    if (this.#loraMerge?.targets !== targets) {
+      this.#loraMerge?.destroy();
+      this.#loraMerge = await LoraMerge.compile(this.gpu, this.params, this.#lora, targets);
+    }
+    await this.#loraMerge.run();
   }
 
   /**
