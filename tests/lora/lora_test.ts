@@ -249,7 +249,12 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
       assertEquals(loadedMerged.lora, undefined);
       const loadedAttached = await loadModel(dir, { adapter: "attach" });
       assertEquals(loadedAttached.lora?.targets.length, model.lora!.targets.length);
-      for (const loaded of [loadedMerged, loadedAttached]) {
+      // A base directory and the adapter given apart (`--adapter DIR` of serve, generate, export).
+      const plain = await createModel(raw, await model.readParameters());
+      await plain.save(`${dir}/base`);
+      plain.destroy();
+      const loadedApart = await loadModel(`${dir}/base`, { adapterDir: dir });
+      for (const loaded of [loadedMerged, loadedAttached, loadedApart]) {
         const lp = await loaded.logprobs(SEQUENCES);
         lp.forEach((row, i) => assertClose(row, expected[i], { atol: 1e-5, label: `load ${i}` }));
         loaded.destroy();
