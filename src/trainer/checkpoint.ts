@@ -1,6 +1,6 @@
 /**
- * Trainer checkpoints under `<root>/checkpoints/step_<N>/`: the Hugging Face model directory,
- * the AdamW moments (`optimizer.safetensors`, PyTorch's exp_avg / exp_avg_sq names),
+ * Trainer checkpoints under `<root>/checkpoints/step_<N>/`: the Hugging Face model directory
+ * (with PEFT's adapter files beside it when the model trains a LoRA adapter), the AdamW moments (`optimizer.safetensors`, PyTorch's exp_avg / exp_avg_sq names),
  * `trainer_state.json` and, for PPO, the critic (`critic/`: its `model.safetensors` with the
  * trunk's HF names plus `score.weight`, and its own `optimizer.safetensors`). Each is written
  * into a temporary directory and renamed into place when complete; `latest_checkpoint.txt` names
