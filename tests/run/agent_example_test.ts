@@ -73,7 +73,7 @@ Deno.test("the agent example warms up and trains through the OpenAI API; metrics
     const parts = spans(exp.actionMask);
     assertEquals(parts[0][2], exp.promptLength);
     const prompt = tokenizer.decode(exp.tokens.slice(0, exp.promptLength));
-    assertEquals(/^<bos>\d{4}\+\d{4}<eos>$/.test(prompt), true, prompt);
+    assertEquals(/^<bos>\d{3}\+\d{3}<eos>$/.test(prompt), true, prompt);
     const turns = parts.slice(1).filter(([m]) => m === 1);
     let toolCalls = 0;
     let invalid = 0;

@@ -26,6 +26,18 @@ function calculate(expression: string): string {
 }
 
 /**
+ * The sampling seed of one model turn: a hash (FNV-1a) of the task, the episode and the turn,
+ * so an episode samples the same tokens however the server's batches happen to form.
+ */
+function turnSeed(taskId: string, runId: number, turn: number): number {
+  let hash = 0x811c9dc5;
+  for (const char of `${taskId}/${runId}/${turn}`) {
+    hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193) >>> 0;
+  }
+  return hash;
+}
+
+/**
  * Args: `max_turns` (3: model replies per episode; the last one must answer). Reward: 1 when
  * the answer is right, else 0. Metrics of each episode: `success` (the reward), `turns` (model
  * replies), `tool_calls`, `invalid_tool_calls` (calls answered `=?`), `trained_tokens` (action
@@ -63,6 +75,7 @@ export const calculatorAgent: WorkflowFactory = {
             temperature,
             top_p: topP,
             max_tokens: maxTokens,
+            seed: turnSeed(task.taskId, runId, turn),
           }).catch((err) => {
             if (err instanceof OpenAI.BadRequestError && err.code === "context_length_exceeded") {
               return undefined; // the conversation outgrew the context: unanswered
