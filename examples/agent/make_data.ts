@@ -1,9 +1,9 @@
 /**
- * Data of the agent example: four-digit sums "5234+3377" with their answer "8611", too long for
- * the tiny model to add in its head, and a calculator it can call (`c:5234+3377`, answered
- * `=8611`). The warm-up demonstrations are imperfect in a systematic way: a careless
- * demonstrator types most of its calls for sums whose first term is 5000 or more with a doubled
- * plus (`c:5234++3377`), which the calculator cannot evaluate (`=?`), and then gives up (`?`).
+ * Data of the agent example: three-digit sums "523+337" with their answer "860", too long for
+ * the tiny model to add in its head, and a calculator it can call (`c:523+337`, answered
+ * `=860`). The warm-up demonstrations are imperfect in a systematic way: a careless
+ * demonstrator types most of its calls for sums whose first term is 500 or more with a doubled
+ * plus (`c:523++337`), which the calculator cannot evaluate (`=?`), and then gives up (`?`).
  * Greedy decoding after the warm-up follows it (right on about half of the sums); sampling
  * still types the call right now and then, which RL rewards.
  *
@@ -11,11 +11,11 @@
  * Run from the repository root:
  *   ./rft deno run -A examples/agent/make_data.ts
  * It writes examples/agent/data/:
- *   train.jsonl / eval.jsonl: {"question": "5234+3377", "answer": "8611"}
+ *   train.jsonl / eval.jsonl: {"question": "523+337", "answer": "860"}
  *   sft.jsonl: one row per assistant turn of each demonstration episode, the episode so far as a
- *     chat ending with that turn: {"messages": [{"role": "user", "content": "5234+3377"},
- *     {"role": "assistant", "content": "c:5234+3377"}]}, then the same with
- *     {"role": "user", "content": "=8611"}, {"role": "assistant", "content": "8611"} appended.
+ *     chat ending with that turn: {"messages": [{"role": "user", "content": "523+337"},
+ *     {"role": "assistant", "content": "c:523+337"}]}, then the same with
+ *     {"role": "user", "content": "=860"}, {"role": "assistant", "content": "860"} appended.
  */
 
 import { mulberry32 } from "../../src/util/random.ts";
@@ -24,7 +24,7 @@ const SEED = 2024;
 const TRAIN = 3000;
 const EVAL = 200;
 const DEMOS = 3000;
-/** Share of demonstrations with a first term of 5000 or more whose call is mistyped. */
+/** Share of demonstrations with a first term of 500 or more whose call is mistyped. */
 const SLIP_SHARE = 0.75;
 
 /** A chat turn of a demonstration. */
