@@ -1,12 +1,18 @@
 /**
  * A run's metrics as one self-contained HTML page: inline SVG line charts per metric group
- * (reward, eval accuracy per taskset, loss, KL, entropy, response length, tokens/s) and a table
+ * (reward, eval accuracy per taskset, loss, KL, entropy, response length, tokens/s, and an
+ * agent's per-episode turns, tool calls and trained vs masked tokens) and a table
  * of the last row. No JavaScript, no network; metrics the page does not know only show in it.
  */
 
 import { writeAtomic } from "../util/write_atomic.ts";
 import { formatMetric } from "./console_progress.ts";
-import { evalAccuracyTaskset, METRIC } from "./metric_keys.ts";
+import {
+  EPISODE_METRICS,
+  EPISODE_TOKEN_METRICS,
+  evalAccuracyTaskset,
+  METRIC,
+} from "./metric_keys.ts";
 import { METRICS_FILE, type MetricsRow, readMetrics } from "./metrics_log.ts";
 import { escapeHtml, renderLineChart, type Series } from "./svg_chart.ts";
 
@@ -19,6 +25,8 @@ const CHARTS: readonly (readonly [string, readonly string[]])[] = [
   ["Entropy", [METRIC.entropy]],
   ["Response length (mean tokens)", [METRIC.responseLength]],
   ["Tokens/s", [METRIC.tokensPerSecond]],
+  ["Agent episodes (mean per episode)", EPISODE_METRICS],
+  ["Episode tokens: trained vs masked", EPISODE_TOKEN_METRICS],
 ];
 
 const STYLE = `body{font:14px system-ui,sans-serif;margin:24px;color:#222}

@@ -6,7 +6,6 @@
  * whichever way the stage ends. Runs no step.
  */
 
-import { AuxiliaryModels } from "../auxiliary/auxiliary_models.ts";
 import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
 import { createOperators } from "../buffer/operators/mod.ts";
 import { Taskset } from "../buffer/taskset.ts";
@@ -19,13 +18,13 @@ import {
   type ExplorerState,
 } from "../explorer/explorer.ts";
 import type { PolicyModel } from "../model/policy.ts";
-import { startStageServer } from "../serve/stage_server.ts";
 import type { PolicyRolloutModel } from "../workflow/policy_rollout_model.ts";
 import { advantageFnFor, type ResolvedAlgorithm } from "./algorithm_setup.ts";
 import { rolloutModel } from "./policy_setup.ts";
 import { rewindBuffer } from "./stage_checkpoint.ts";
 import type { StageContext } from "./stage_context.ts";
 import { stageEvaluator } from "./stage_eval.ts";
+import { openStageServices } from "./stage_services.ts";
 import { logSkipped, openEvalTasksets, tasksetConfig } from "./stage_tasksets.ts";
 
 /** A stage's explorer side; `await using` frees it. */
@@ -86,10 +85,10 @@ export async function openStageExplorer(
   );
   const rollout = owned.use(rolloutModel(stage, model, stage.seed + 7919 * (saved?.step ?? 0)));
   rollout.setPolicyVersion(startVersion);
-  const { auxiliaryModels: auxSection, runnerNum, maxTimeout, maxRetryTimes } = stage.explorer;
-  const auxiliaryModels = owned.use(await AuxiliaryModels.open(auxSection, ctx.gpu, stage.seed));
-  const server = owned.use(await startStageServer(stage, rollout, auxiliaryModels, log));
-  const services = { openai: server, auxiliaryModels, rewardFnArgs: section.rewardFnArgs };
+  const { runnerNum, maxTimeout, maxRetryTimes } = stage.explorer;
+  const { services } = owned.use(
+    await openStageServices(stage, ctx, rollout, section.rewardFnArgs),
+  );
   const explorer = new Explorer({
     model: rollout,
     services,

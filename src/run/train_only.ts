@@ -4,7 +4,8 @@
  * data (sft, dpo; DPO's reference model is the stage's initial policy), else from a persistent
  * experience buffer written by an `explore` run (`trainer_input.experience_buffer.path`, default
  * the stage's own `experiences/`). Evaluates the model being trained on the eval tasksets at the
- * start, every `eval_interval` steps and at the end. Everything it opens is freed however it ends.
+ * start, every `eval_interval` steps and at the end, with the stage's workflow services (an agent
+ * workflow reaches the policy over the OpenAI API when the stage enables it). Everything it opens is freed however it ends.
  */
 
 import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
@@ -15,6 +16,7 @@ import { datasetSource } from "./dataset_source.ts";
 import { loadStagePolicy, rolloutModel } from "./policy_setup.ts";
 import type { StageContext, StageOutcome } from "./stage_context.ts";
 import { stageEvaluator } from "./stage_eval.ts";
+import { openStageServices } from "./stage_services.ts";
 import { openEvalTasksets } from "./stage_tasksets.ts";
 import { openStageTrainer } from "./trainer_setup.ts";
 
@@ -42,8 +44,12 @@ export async function runTrainOnly(
   });
   const evalTasksets = await openEvalTasksets(stage, log, model.tokenizer);
   using rollout = evalTasksets.length ? rolloutModel(stage, model, stage.seed) : undefined;
+  await using evalServices = rollout && await openStageServices(stage, ctx, rollout);
   const evaluator = rollout &&
-    stageEvaluator(stage, ctx, evalTasksets, rollout, { startVersion: startStep });
+    stageEvaluator(stage, ctx, evalTasksets, rollout, {
+      startVersion: startStep,
+      services: evalServices?.services,
+    });
   const steps = await trainer.trainer.run(source, {
     batchSize: stage.buffer.trainBatchSize ?? stage.buffer.batchSize,
     startStep,

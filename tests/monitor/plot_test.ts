@@ -68,6 +68,40 @@ Deno.test("plot draws one chart per metric present, one line per eval taskset", 
   });
 });
 
+Deno.test("plot charts an agent's episodes: success as eval accuracy, turns and tools, tokens", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "rft_plot_" });
+  try {
+    const episode = (step: number, invalid: number) => ({
+      step,
+      time: 1700000000 + step,
+      "rollout/reward_mean": 1 - invalid,
+      "rollout/turns": 2,
+      "rollout/tool_calls": 1,
+      "rollout/invalid_tool_calls": invalid,
+      "rollout/trained_tokens": 14,
+      "rollout/masked_tokens": 13,
+      "eval/held_out/success": 1 - invalid,
+    });
+    const rows = [episode(1, 0.5), episode(2, 0.1)];
+    await Deno.writeTextFile(
+      `${dir}/metrics.jsonl`,
+      rows.map((r) => JSON.stringify(r) + "\n").join(""),
+    );
+    const html = await Deno.readTextFile(await writePlot(dir));
+    assertEquals(html.match(/<figure/g)?.length, 4, "reward, eval, episodes, episode tokens");
+    assertEquals(chart(html, "Eval accuracy").match(/<path class="series"/g)?.length, 1);
+    const episodes = chart(html, "Agent episodes (mean per episode)");
+    assertEquals(episodes.match(/<path class="series"/g)?.length, 3);
+    for (const key of ["rollout/turns", "rollout/tool_calls", "rollout/invalid_tool_calls"]) {
+      assertEquals(episodes.includes(`${key}</span>`), true, key);
+    }
+    const tokens = chart(html, "Episode tokens: trained vs masked");
+    assertEquals(tokens.match(/<path class="series"/g)?.length, 2);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("plot --out writes elsewhere; a missing or empty run is a clear error", async () => {
   await withRun(async (dir) => {
     assertEquals(await writePlot(dir, `${dir}/other.html`), `${dir}/other.html`);

@@ -1,8 +1,9 @@
 /**
- * The agent example (examples/agent/), shortened with `--set` overrides: a run with
- * `enable_openai_api: true` whose workflow talks to the policy only through the official
- * `openai` client trains a few GRPO steps, and every experience is the recorded conversation
- * with action mask 1 exactly on the tokens the model generated.
+ * The agent example (examples/agent/), shortened with `--set` overrides to two steps per stage
+ * and four held-out sums: the SFT warm-up and the GRPO stage both evaluate the agent through the
+ * run's OpenAI API, every rollout metric of an episode is logged, and every experience is the
+ * recorded episode: the question, then model turns (mask 1) each followed, after a calculator
+ * call, by the calculator's reply (mask 0), with the metrics counting exactly that.
  */
 
 import { assertEquals } from "../_asserts.ts";
@@ -11,7 +12,7 @@ import { loadConfig } from "../../src/config/load_config.ts";
 import { loadCharTokenizer } from "../../src/model/char_tokenizer.ts";
 import { loadPlugins } from "../../src/run/plugins.ts";
 import { runConfig } from "../../src/run/run.ts";
-import { metricsRows, quiet, trainRows } from "./_fixture.ts";
+import { metricsRows, quiet } from "./_fixture.ts";
 
 const EXAMPLE = new URL("../../examples/agent/", import.meta.url).pathname;
 
@@ -32,60 +33,74 @@ function spans(mask: readonly number[]): [number, number, number][] {
   return out;
 }
 
-Deno.test("the agent example trains through the OpenAI API; masks cover only model tokens", async () => {
+Deno.test("the agent example warms up and trains through the OpenAI API; metrics count each episode", async () => {
   const [plugin] = await loadPlugins([{ path: `${EXAMPLE}plugin`, optional: false }]);
   assertEquals(plugin.registered, ['workflow "calculator_agent"']);
   const root = await Deno.makeTempDir();
+  const evalLines = (await Deno.readTextFile(`${EXAMPLE}data/eval.jsonl`)).split("\n");
+  await Deno.writeTextFile(`${root}/eval.jsonl`, evalLines.slice(0, 4).join("\n") + "\n");
   const config = await loadConfig(`${EXAMPLE}config.yaml`, {
     overrides: [
       `checkpoint_root_dir=${root}`,
-      "buffer.total_steps=2",
-      "buffer.batch_size=3",
-      "algorithm.repeat_times=2",
+      `buffer.explorer_input.eval_tasksets[0].path=${root}/eval.jsonl`,
+      "stages[0].buffer.total_steps=2",
+      "stages[1].buffer.total_steps=2",
+      "stages[1].buffer.batch_size=3",
+      "stages[1].algorithm.repeat_times=2",
       "explorer.runner_num=3",
-      "buffer.explorer_input.eval_tasksets=[]",
       "monitor.console=false",
       "monitor.tensorboard=false",
     ],
   });
   const summary = await runConfig(config, quiet);
   const rows = await metricsRows(summary.runDir);
-  assertEquals(trainRows(rows).map((r) => r.step), [1, 2]);
+  // SFT: eval at its start (0) and end (2); GRPO: at its start (2) and end (4).
+  const evals = rows.filter((r) => "eval/held_out/success" in r);
+  const counts = ["count", "failed_tasks"].map((k) => `eval/held_out/${k}`);
+  const evalRows = evals.map((r) => [r.step, ...counts.map((k) => r[k])]);
+  assertEquals(evalRows, [[0, 4, 0], [2, 4, 0], [2, 4, 0], [4, 4, 0]]);
   const explored = rows.filter((r) => "rollout/reward_mean" in r);
   assertEquals(explored.length, 2);
+  for (const key of ["success", "turns", "tool_calls", "invalid_tool_calls"]) {
+    assertEquals(explored.every((r) => Number.isFinite(r[`rollout/${key}`])), true, key);
+  }
 
   const tokenizer = await loadCharTokenizer(`${EXAMPLE}model/char_tokenizer.json`);
-  const { experiences } = await readExperienceDir(`${summary.runDir}/experiences`);
+  const { experiences } = await readExperienceDir(`${summary.runDir}/grpo/experiences`);
   assertEquals(experiences.length, 2 * 3 * 2); // steps x tasks x repeat_times, one per episode
-  let multiTurn = 0;
   for (const exp of experiences) {
     const parts = spans(exp.actionMask);
-    // The prompt is the chat template of the question: <bos>QUESTION<eos>, mask 0.
     assertEquals(parts[0][2], exp.promptLength);
     const prompt = tokenizer.decode(exp.tokens.slice(0, exp.promptLength));
-    assertEquals(/^<bos>\d\d\+\d\d<eos>$/.test(prompt), true, prompt);
-    // Then model turns (mask 1, each with its sampled log-probs) and environment replies (mask
-    // 0, log-prob 0): "=RESULT<eos>" or "=?<eos>" after a tool call ("c:..."), "?<eos>" after a
-    // wrong answer, each after an <eos> the model did not write when its turn ran out of tokens.
-    const turns = parts.slice(1);
-    assertEquals(turns.length % 2, 1, "ends with a model turn");
-    turns.forEach(([m, start, end], i) => {
+    assertEquals(/^<bos>\d{3}\+\d{3}<eos>$/.test(prompt), true, prompt);
+    const turns = parts.slice(1).filter(([m]) => m === 1);
+    let toolCalls = 0;
+    let invalid = 0;
+    parts.slice(1).forEach(([m, start, end], i, rest) => {
       const text = tokenizer.decode(exp.tokens.slice(start, end));
-      const logprobs = exp.logprobs.slice(start, end);
       if (m === 1) {
-        assertEquals(logprobs.every((lp) => lp < 0), true, text);
+        assertEquals(exp.logprobs.slice(start, end).every((lp) => lp < 0), true, text);
         return;
       }
-      assertEquals(logprobs.every((lp) => lp === 0), true, text);
-      const [, before] = /^(?:<eos>)?(.*)<eos>$/.exec(text) ?? [];
-      const [, callStart, callEnd] = turns[i - 1];
+      // After a model turn "c:EXPR": the calculator's reply, after an <eos> the model did not
+      // write when its turn ran out of tokens.
+      const [, callStart, callEnd] = rest[i - 1];
       const call = /^c:(.*?)(<eos>)?$/.exec(tokenizer.decode(exp.tokens.slice(callStart, callEnd)));
-      assertEquals(before, call ? calculatorReply(call[1]) : "?", text);
+      const reply = calculatorReply(call![1]);
+      assertEquals(text.replace(/^<eos>/, ""), `${reply}<eos>`);
+      toolCalls++;
+      if (reply === "=?") invalid++;
     });
-    multiTurn += turns.length > 1 ? 1 : 0;
-    assertEquals(exp.metrics?.turns, (turns.length + 1) / 2);
+    const lastTurn = tokenizer.decode(exp.tokens.slice(turns.at(-1)![1], turns.at(-1)![2]));
+    const sum = prompt.match(/\d+/g)!.map(Number).reduce((a, b) => a + b);
+    const answered = !lastTurn.startsWith("c:") && lastTurn.replace(/<eos>$/, "") === String(sum);
+    assertEquals(exp.metrics?.success, Number(answered));
+    assertEquals(exp.metrics?.turns, turns.length);
+    assertEquals(exp.metrics?.tool_calls, toolCalls + (lastTurn.startsWith("c:") ? 1 : 0));
+    assertEquals(exp.metrics?.invalid_tool_calls, invalid);
+    const trained = exp.actionMask.filter((m) => m === 1).length;
+    assertEquals(exp.metrics?.trained_tokens, trained);
+    assertEquals(exp.metrics?.masked_tokens, exp.tokens.length - trained);
   }
-  // A model from scratch answers wrong: most episodes get the environment's reply and go on.
-  assertEquals(multiTurn > 0, true, "no multi-turn episode");
   await Deno.remove(root, { recursive: true });
 });
