@@ -1,6 +1,6 @@
 /**
  * `./rft run config.yaml [--set key.path=value ...] [--plugin-dir DIR ...]`: loads the plugins
- * (`./plugins` and each `--plugin-dir`), then the config (any problem: one line, exit 2, before
+ * (`./plugins`, each `--plugin-dir` and the config's `plugin_dirs`), then the config (any problem: one line, exit 2, before
  * GPU work), then runs it, printing progress and a summary. Bad input found while running (an
  * `InputError`: components, data, model files) is one line and exit 2 too; a failure of the run
  * itself exits 1. Ctrl-C stops the run; what was written stays and the same command resumes.
@@ -8,6 +8,7 @@
 
 import { ConfigError } from "../config/config_error.ts";
 import { loadConfig } from "../config/load_config.ts";
+import { configPluginDirs } from "../config/plugin_dirs.ts";
 import { loadPlugins, PluginError } from "../run/plugins.ts";
 import { formatSummary, runConfig } from "../run/run.ts";
 import { isInputError, oneLineMessage } from "../util/input_error.ts";
@@ -44,6 +45,7 @@ export async function runCommand(args: string[]): Promise<number> {
     const plugins = await loadPlugins([
       { path: "plugins", optional: true },
       ...(parsed.values["plugin-dir"] ?? []).map((path) => ({ path, optional: false })),
+      ...(await configPluginDirs(parsed.positionals[0])).map((path) => ({ path, optional: true })),
     ]);
     for (const p of plugins) {
       log(

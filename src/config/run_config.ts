@@ -273,6 +273,8 @@ export interface StageConfig {
   name: string;
   /** Root of run directories: the run lives in `<checkpointRootDir>/<project>/<name>/`. */
   checkpointRootDir: string;
+  /** Plugin directories the config names (absolute); `rft run` loads them before the config. */
+  pluginDirs: string[];
   /** Resume from the run directory when it holds state. Default true. */
   continueFromCheckpoint: boolean;
   /** Seed of data order, initialisation and sampling. Default 42. */

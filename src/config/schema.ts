@@ -203,6 +203,11 @@ const TOP_FIELDS: Fields = {
     path: "resolve",
     defaultDoc: "./runs, relative to the current directory",
   }),
+  plugin_dirs: list(
+    str("A directory of plugins", { path: "exists" }),
+    "Directories whose *.ts plugins `rft run` loads before checking the rest (relative: to the config file's directory), besides ./plugins and each --plugin-dir",
+    { scalarItem: true },
+  ),
   continue_from_checkpoint: bool("Resume from the run directory when it holds state", {
     default: true,
   }),

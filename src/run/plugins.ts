@@ -51,13 +51,16 @@ export class PluginError extends InputError {
 
 /**
  * Imports every `*.ts` file of `dirs` (a missing directory is skipped when `optional`, else an
- * error) and returns what each registered.
+ * error; a directory named twice is read once) and returns what each registered.
  */
 export async function loadPlugins(
   dirs: readonly { path: string; optional: boolean }[],
 ): Promise<LoadedPlugin[]> {
   const loaded: LoadedPlugin[] = [];
+  const seen = new Set<string>();
   for (const { path, optional } of dirs) {
+    if (seen.has(resolve(path))) continue;
+    seen.add(resolve(path));
     let names: string[];
     try {
       names = (await Array.fromAsync(Deno.readDir(path)))

@@ -12,6 +12,7 @@ function baseStage(dir: string): StageConfig {
     project: "rft",
     name: "run",
     checkpointRootDir: resolve(Deno.cwd(), "runs"),
+    pluginDirs: [],
     continueFromCheckpoint: true,
     seed: 42,
     model: {

@@ -7,7 +7,7 @@
  * recorded conversation of the run's OpenAI endpoint (`explorer.rollout_model.enable_openai_api:
  * true`), so the episode becomes one experience in which only the model's tokens are trained.
  *
- * Load it with `--plugin-dir examples/agent/plugin`; see examples/agent/README.md.
+ * The example's config loads it (`plugin_dirs`); see examples/agent/README.md.
  */
 
 import OpenAI from "openai";
