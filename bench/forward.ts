@@ -39,8 +39,8 @@ interface Row {
   ortNode: number;
 }
 
-/** rft's forward of `rows` compiled once: `time(count)` gives ms per run, `logits` reads them. */
-async function rftForward(model: PolicyModel, rows: number[][]) {
+/** rft's forward of `rows` compiled once, as one graph per group of rows. */
+async function rftForwardGroup(model: PolicyModel, rows: number[][]) {
   const [batch, seq] = [rows.length, rows[0].length];
   const g = new Graph();
   const input = (name: string) => g.input([batch, seq], "i32", name);
@@ -53,17 +53,40 @@ async function rftForward(model: PolicyModel, rows: number[][]) {
     [inputs.segments, new Int32Array(batch * seq)],
   ]);
   return {
+    run: () => exe.run(feeds),
+    read: async () => (await exe.read([logits]))[0] as Float32Array,
+    destroy: () => exe.destroy(),
+  };
+}
+
+/**
+ * rft's forward of `rows`: `time(count)` gives ms per run, `logits` reads them. Cut into groups
+ * of rows whose logits fit one storage binding, run one after the other (as `logprobs` does).
+ */
+async function rftForward(model: PolicyModel, rows: number[][]) {
+  const perRun = Math.max(1, Math.floor(model.logitsTokens / rows[0].length));
+  const groups = [];
+  for (let first = 0; first < rows.length; first += perRun) {
+    groups.push(await rftForwardGroup(model, rows.slice(first, first + perRun)));
+  }
+  return {
     async time(count: number): Promise<number> {
       const start = performance.now();
-      for (let i = 0; i < count; i++) await exe.run(feeds);
+      for (let i = 0; i < count; i++) for (const group of groups) await group.run();
       await model.gpu.device.queue.onSubmittedWorkDone();
       return (performance.now() - start) / count;
     },
     async logits(): Promise<Float32Array> {
-      await exe.run(feeds);
-      return (await exe.read([logits]))[0] as Float32Array;
+      const parts = [];
+      for (const group of groups) {
+        await group.run();
+        parts.push(await group.read());
+      }
+      const out = new Float32Array(parts.reduce((sum, part) => sum + part.length, 0));
+      parts.reduce((offset, part) => (out.set(part, offset), offset + part.length), 0);
+      return out;
     },
-    destroy: () => exe.destroy(),
+    destroy: () => groups.forEach((group) => group.destroy()),
   };
 }
 
