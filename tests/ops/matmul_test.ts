@@ -3,7 +3,7 @@
 // backward against finite differences, shape and variant errors, and the autotuner's cache.
 // Variants are forced by name, so no result depends on timing.
 
-import { autotune, autotuneChoices, autotuneEnabled } from "../../src/gpu/autotune.ts";
+import { autotune, autotuneChoices, autotuneEnabled, pickFastest } from "../../src/gpu/autotune.ts";
 import { getGpu } from "../../src/gpu/device.ts";
 import { prepareDispatch } from "../../src/gpu/dispatch.ts";
 import { compileGraph } from "../../src/graph/executable.ts";
@@ -200,6 +200,13 @@ Deno.test("matmul: shape errors name the operands and what differs", () => {
   if (s.shape.join() !== "2,3,7,4" || s.strideB !== 0 || s.batch !== 6) {
     throw new Error(`unexpected shapes ${JSON.stringify(s)}`);
   }
+});
+
+Deno.test("autotune: the default stays unless another candidate is more than 5% faster", () => {
+  assertEquals(pickFastest({ x: 104, y: 100, z: 130 }, "x"), "x");
+  assertEquals(pickFastest({ x: 106, y: 100, z: 130 }, "x"), "y");
+  assertEquals(pickFastest({ x: 90, y: 100 }, "x"), "x");
+  assertEquals(pickFastest({ y: 100, z: 99 }, "x"), "z"); // the default failed to run
 });
 
 Deno.test({
