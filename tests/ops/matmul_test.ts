@@ -1,5 +1,5 @@
 // Matmul: every kernel variant against the f64 CPU reference on odd shapes (all transpose
-// combinations, shared and per-batch operands; for the texture variant, the layouts it takes),
+// combinations, shared and per-batch operands; for the texture and vec4 variants, the layouts they take),
 // backward against finite differences, shape and variant errors, and the autotuner's cache.
 // Variants are forced by name, so no result depends on timing.
 
@@ -40,10 +40,10 @@ const CASES: Case[] = [
   { label: "shared A", a: [5, 13], b: [3, 13, 6] },
 ];
 
-// The texture variant needs the contiguous dimension of each stored operand (K of A, M of A^T,
-// N of B, K of B^T) to be a multiple of 4; M and N stay odd wherever that allows, K is odd where
+// The texture and vec4 variants need the contiguous dimension of each stored operand (K of A, M
+// of A^T, N of B, K of B^T) to be a multiple of 4; M and N stay odd wherever that allows, K is odd where
 // neither operand is contiguous along it (A^T B), and one operand spans two texture rows.
-const TEXTURE_CASES: Case[] = [
+const ALIGNED_CASES: Case[] = [
   { label: "NT", a: [37, 52], b: [29, 52], transB: true },
   { label: "NN", a: [37, 52], b: [52, 28] },
   { label: "TN, K odd", a: [53, 36], b: [53, 28], transA: true },
@@ -70,14 +70,14 @@ async function forwardMatchesCpu(variant: string, cases: readonly Case[]) {
   });
 }
 
-for (const variant of MATMUL_VARIANTS.filter((v) => v.operands === "storage")) {
+for (const variant of MATMUL_VARIANTS.filter((v) => !v.alignedOperands)) {
   Deno.test(`matmul ${variant.name}: forward matches CPU on odd shapes`, () =>
     forwardMatchesCpu(variant.name, CASES));
 }
 
-for (const variant of MATMUL_VARIANTS.filter((v) => v.operands === "texture")) {
+for (const variant of MATMUL_VARIANTS.filter((v) => v.alignedOperands)) {
   Deno.test(`matmul ${variant.name}: forward matches CPU on odd shapes it takes`, () =>
-    forwardMatchesCpu(variant.name, TEXTURE_CASES));
+    forwardMatchesCpu(variant.name, ALIGNED_CASES));
 }
 
 Deno.test("matmul: a batch over a shared B folds into rows; other layouts stay as they are", () => {
