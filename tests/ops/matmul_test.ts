@@ -10,7 +10,13 @@ import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import type { Tensor } from "../../src/graph/tensor.ts";
 import { foldSharedB, matmul, matmulShapes } from "../../src/ops/matmul.ts";
-import { MATMUL_VARIANTS, matmulLaunch, matmulVariant } from "../../src/ops/matmul_variants.ts";
+import { candidateVariants } from "../../src/ops/matmul_autotune.ts";
+import {
+  MATMUL_VARIANTS,
+  matmulLaunch,
+  type MatmulProblem,
+  matmulVariant,
+} from "../../src/ops/matmul_variants.ts";
 import { matmulRef } from "../../src/reference/matmul.ts";
 import { assertEquals, assertRejects } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
@@ -200,6 +206,25 @@ Deno.test("matmul: shape errors name the operands and what differs", () => {
   if (s.shape.join() !== "2,3,7,4" || s.strideB !== 0 || s.batch !== 6) {
     throw new Error(`unexpected shapes ${JSON.stringify(s)}`);
   }
+});
+
+Deno.test("autotune candidates: texture variants alone on a CPU adapter where they fit", async () => {
+  const gpu = await getGpu();
+  const names = (p: MatmulProblem, textures = true) =>
+    candidateVariants(gpu, p, textures).map((v) => v.name);
+  const all = MATMUL_VARIANTS.map((v) => v.name);
+  const storage = MATMUL_VARIANTS.filter((v) => v.operands === "storage");
+  const aligned = matmulShapes([64, 64], [64, 64]);
+  assertEquals(
+    names(aligned),
+    gpu.summary.isFallback ? all.filter((n) => n.startsWith("texture_")) : all,
+  );
+  assertEquals(names(aligned, false), storage.map((v) => v.name));
+  // N = 63: neither texture nor vec4 variants fit, every scalar storage variant is a candidate.
+  assertEquals(
+    names(matmulShapes([64, 64], [64, 63])),
+    storage.filter((v) => !v.alignedOperands).map((v) => v.name),
+  );
 });
 
 Deno.test("autotune: the default stays unless another candidate is more than 5% faster", () => {
