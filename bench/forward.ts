@@ -24,9 +24,11 @@ import { formatTable } from "./_table.ts";
 const SCRIPT = "bench/forward.ts";
 
 const HELP = `Usage: deno run -A ${SCRIPT} [--models tiny,small,smollm2-135m] [--seqs 64,256]
-  [--batches 1,8] [--min-ms 1000] [--rounds 2] [--json FILE]
+  [--batches 1,8] [--webgpu-batches 1,8] [--min-ms 1000] [--rounds 2] [--json FILE]
 --models  shapes of bench/_model_shapes.ts, random weights (default tiny: a few minutes on a
-          CPU adapter, where small and smollm2-135m take much longer)`;
+          CPU adapter, where small and smollm2-135m take much longer)
+--webgpu-batches  batches at which ORT-web's WebGPU EP runs too (default: all; "" for none,
+          as on a CPU adapter it takes minutes per 135M-model batch)`;
 
 /** Prefill tokens/s of each contender at one shape. */
 interface Row {
@@ -34,13 +36,14 @@ interface Row {
   seq: number;
   batch: number;
   rft: number;
-  ortWebgpu: number;
+  /** Undefined where ORT-web's WebGPU EP was not run (`--webgpu-batches`). */
+  ortWebgpu?: number;
   ortWasm: number;
   ortNode: number;
 }
 
-/** rft's forward of `rows` compiled once: `time(count)` gives ms per run, `logits` reads them. */
-async function rftForward(model: PolicyModel, rows: number[][]) {
+/** rft's forward of `rows` compiled once, as one graph per group of rows. */
+async function rftForwardGroup(model: PolicyModel, rows: number[][]) {
   const [batch, seq] = [rows.length, rows[0].length];
   const g = new Graph();
   const input = (name: string) => g.input([batch, seq], "i32", name);
@@ -53,22 +56,50 @@ async function rftForward(model: PolicyModel, rows: number[][]) {
     [inputs.segments, new Int32Array(batch * seq)],
   ]);
   return {
-    async time(count: number): Promise<number> {
-      const start = performance.now();
-      for (let i = 0; i < count; i++) await exe.run(feeds);
-      await model.gpu.device.queue.onSubmittedWorkDone();
-      return (performance.now() - start) / count;
-    },
-    async logits(): Promise<Float32Array> {
-      await exe.run(feeds);
-      return (await exe.read([logits]))[0] as Float32Array;
-    },
+    run: () => exe.run(feeds),
+    read: async () => (await exe.read([logits]))[0] as Float32Array,
     destroy: () => exe.destroy(),
   };
 }
 
+/**
+ * rft's forward of `rows`: `time(count)` gives ms per run, `logits` reads them. Cut into groups
+ * of rows whose logits fit one storage binding, run one after the other (as `logprobs` does).
+ */
+async function rftForward(model: PolicyModel, rows: number[][]) {
+  const perRun = Math.max(1, Math.floor(model.logitsTokens / rows[0].length));
+  const groups: Awaited<ReturnType<typeof rftForwardGroup>>[] = [];
+  for (let first = 0; first < rows.length; first += perRun) {
+    groups.push(await rftForwardGroup(model, rows.slice(first, first + perRun)));
+  }
+  return {
+    async time(count: number): Promise<number> {
+      const start = performance.now();
+      for (let i = 0; i < count; i++) for (const group of groups) await group.run();
+      await model.gpu.device.queue.onSubmittedWorkDone();
+      return (performance.now() - start) / count;
+    },
+    async logits(): Promise<Float32Array> {
+      const parts = [];
+      for (const group of groups) {
+        await group.run();
+        parts.push(await group.read());
+      }
+      const out = new Float32Array(parts.reduce((sum, part) => sum + part.length, 0));
+      parts.reduce((offset, part) => (out.set(part, offset), offset + part.length), 0);
+      return out;
+    },
+    destroy: () => groups.forEach((group) => group.destroy()),
+  };
+}
+
 /** Largest |a - b| / (1 + |b|) of the ORT runs against rft on one batch: the same model? */
-async function agreement(model: PolicyModel, ort: OrtPolicy, node: OrtNodePolicy) {
+async function agreement(
+  model: PolicyModel,
+  ort: OrtPolicy,
+  node: OrtNodePolicy,
+  webgpu: boolean,
+) {
   const rows = tokenRows(2, 64, model.config.vocabSize);
   const rft = await rftForward(model, rows);
   const expected = await rft.logits();
@@ -77,7 +108,7 @@ async function agreement(model: PolicyModel, ort: OrtPolicy, node: OrtNodePolicy
   const error = (logits: Float32Array) =>
     compareClose(logits, expected, { atol: 0, rtol: 0 }).maxAbsError / scale;
   return {
-    webgpu: error(await ort.logits("webgpu", rows)),
+    webgpu: webgpu ? error(await ort.logits("webgpu", rows)) : undefined,
     wasm: error(await ort.logits("wasm", rows)),
     node: error(await node.logits(rows)),
   };
@@ -92,12 +123,13 @@ async function benchShape(
   batch: number,
   minMs: number,
   rounds: number,
+  webgpu: boolean,
 ): Promise<Pick<Row, "rft" | "ortWebgpu" | "ortWasm" | "ortNode">> {
   const rows = tokenRows(batch, seq, model.config.vocabSize);
   const rft = await rftForward(model, rows);
-  const contenders = {
+  const contenders: Record<string, (count: number) => Promise<number>> = {
     rft: (count: number) => rft.time(count),
-    ortWebgpu: (count: number) => ort.timeForward("webgpu", rows, count),
+    ...(webgpu ? { ortWebgpu: (count: number) => ort.timeForward("webgpu", rows, count) } : {}),
     ortWasm: (count: number) => ort.timeForward("wasm", rows, count),
     ortNode: (count: number) => node.timeForward(rows, count),
   };
@@ -119,6 +151,7 @@ async function main() {
       models: { type: "string", default: "tiny" },
       seqs: { type: "string", default: "64,256" },
       batches: { type: "string", default: "1,8" },
+      "webgpu-batches": { type: "string" },
       "min-ms": { type: "string", default: "1000" },
       rounds: { type: "string", default: "2" },
       json: { type: "string" },
@@ -129,6 +162,11 @@ async function main() {
   const list = (flag: "seqs" | "batches") =>
     values[flag].split(",").map((text) => integerFlag(SCRIPT, flag, text));
   const [seqs, batches] = [list("seqs"), list("batches")];
+  const webgpuBatches = values["webgpu-batches"] === undefined
+    ? batches
+    : values["webgpu-batches"].split(",").filter((t) => t !== "").map((text) =>
+      integerFlag(SCRIPT, "webgpu-batches", text)
+    );
   const minMs = integerFlag(SCRIPT, "min-ms", values["min-ms"]);
   const rounds = integerFlag(SCRIPT, "rounds", values.rounds);
   const gpu = await getGpu();
@@ -140,18 +178,19 @@ async function main() {
   for (const name of values.models.split(",")) {
     const { model, ort, cfg, params, parameters, onnxBytes } = await exportedPolicy(name, gpu);
     const node = await OrtNodePolicy.create(cfg, params);
-    const sameModel = await agreement(model, ort, node);
+    const sameModel = await agreement(model, ort, node, webgpuBatches.length > 0);
     console.log(
       `model ${name}: ${figure(parameters / 1e6)}M parameters, ONNX ${
         figure(onnxBytes / 2 ** 20)
       } MiB (opset 17, src/export/); max |ORT logit - rft logit| / (1 + max |logit|): webgpu ${
-        sameModel.webgpu.toExponential(1)
+        sameModel.webgpu?.toExponential(1) ?? "-"
       }, wasm ${sameModel.wasm.toExponential(1)}, node ${sameModel.node.toExponential(1)}`,
     );
     models.push({ model: name, parameters, onnxBytes, sameModel });
     for (const seq of seqs) {
       for (const batch of batches) {
-        const rates = await benchShape(model, ort, node, seq, batch, minMs, rounds);
+        const webgpu = webgpuBatches.includes(batch);
+        const rates = await benchShape(model, ort, node, seq, batch, minMs, rounds, webgpu);
         results.push({ model: name, seq, batch, ...rates });
         console.error(`  measured ${name} seq ${seq} batch ${batch}`);
       }
@@ -165,10 +204,10 @@ async function main() {
     ["model", (r) => r.model],
     ["seq x batch", (r) => `${r.seq} x ${r.batch}`],
     ["rft", (r) => figure(r.rft)],
-    ["ort-webgpu", (r) => figure(r.ortWebgpu)],
+    ["ort-webgpu", (r) => r.ortWebgpu === undefined ? "-" : figure(r.ortWebgpu)],
     ["ort-wasm2t", (r) => figure(r.ortWasm)],
     ["ort-node", (r) => figure(r.ortNode)],
-    ["rft/webgpu", (r) => figure(r.rft / r.ortWebgpu)],
+    ["rft/webgpu", (r) => r.ortWebgpu === undefined ? "-" : figure(r.rft / r.ortWebgpu)],
     ["rft/wasm", (r) => figure(r.rft / r.ortWasm)],
     ["rft/node", (r) => figure(r.rft / r.ortNode)],
   ], results));

@@ -103,8 +103,10 @@ function syntheticBatch(
 }
 
 /**
- * Seconds per run of a graph computing the token log-probs of `sequences` and their gradients
- * with respect to every parameter (one readback per run), and its dispatch count.
+ * Seconds to compute the token log-probs of `sequences` and their gradients with respect to every
+ * parameter (one readback per graph run), and the dispatches of one run. The rows are cut into
+ * runs whose logits fit one storage binding (as the train step's micro-batches are), each run
+ * of one compiled graph (two when the last run is shorter).
  */
 async function timeForwardBackward(
   gpu: GpuContext,
@@ -114,29 +116,61 @@ async function timeForwardBackward(
 ): Promise<{ seconds: number; dispatches: number }> {
   const cfg = model.config;
   const seq = paddedLength(Math.max(...sequences.map((s) => s.length)));
+  const perRun = Math.max(1, Math.floor(model.logitsTokens / seq));
+  const graphs = new Map<number, ForwardBackwardGraph>(); // by rows per run
+  try {
+    const runs: { graph: ForwardBackwardGraph; batch: ReturnType<typeof padBatch> }[] = [];
+    for (let first = 0; first < sequences.length; first += perRun) {
+      const rows = sequences.slice(first, first + perRun);
+      let graph = graphs.get(rows.length);
+      if (!graph) {
+        graph = await forwardBackwardGraph(gpu, model, rows.length, seq);
+        graphs.set(rows.length, graph);
+      }
+      runs.push({ graph, batch: padBatch(rows, seq, cfg.vocabSize) });
+    }
+    const seconds = await meanSeconds(reps, async () => {
+      for (const { graph: { exe, inputs, logprobs }, batch } of runs) {
+        await exe.run(
+          new Map([
+            [inputs.ids, batch.ids],
+            [inputs.positions, batch.positions],
+            [inputs.segments, batch.segments],
+            [inputs.targets, batch.targets],
+          ]),
+        );
+        await exe.read([logprobs]);
+      }
+    });
+    return { seconds, dispatches: runs[0].graph.exe.stats.dispatches };
+  } finally {
+    graphs.forEach(({ exe }) => exe.destroy());
+  }
+}
+
+/** What {@link forwardBackwardGraph} compiles. */
+type ForwardBackwardGraph = Awaited<ReturnType<typeof forwardBackwardGraph>>;
+
+/** The compiled graph of the token log-probs of `rows` x `seq` tokens and their gradients. */
+async function forwardBackwardGraph(
+  gpu: GpuContext,
+  model: PolicyModel,
+  rows: number,
+  seq: number,
+) {
+  const cfg = model.config;
   const g = new Graph();
-  const input = (name: string) => g.input([sequences.length, seq], "i32", name);
-  const inputs = { ids: input("ids"), positions: input("positions"), segments: input("segments") };
-  const targets = input("targets");
-  const logprobs = tokenLogprobs(buildLogits(cfg, model.weights(g), inputs), targets);
+  const input = (name: string) => g.input([rows, seq], "i32", name);
+  const inputs = {
+    ids: input("ids"),
+    positions: input("positions"),
+    segments: input("segments"),
+    targets: input("targets"),
+  };
+  const logprobs = tokenLogprobs(buildLogits(cfg, model.weights(g), inputs), inputs.targets);
   const weights = parameterSpecs(cfg).map((s) => g.variable(model.params.get(s.name)!));
   const exe = await compileGraph(gpu, [logprobs, ...grad(logprobs, weights)], "bench:fwd+bwd");
-  const batch = padBatch(sequences, seq, cfg.vocabSize);
-  const feeds = new Map([
-    [inputs.ids, batch.ids],
-    [inputs.positions, batch.positions],
-    [inputs.segments, batch.segments],
-    [targets, batch.targets],
-  ]);
-  try {
-    const seconds = await meanSeconds(reps, async () => {
-      await exe.run(feeds);
-      await exe.read([logprobs]);
-    });
-    return { seconds, dispatches: exe.stats.dispatches };
-  } finally {
-    exe.destroy();
-  }
+  return { exe, inputs, logprobs };
 }
 
 /** The model `name` with its batch shape (prompt length, default rows and length). */

@@ -86,9 +86,9 @@ const SAMPLE_TOKENS: OpDef<null> = {
     checkInput("sample_tokens", "rng state", rng, ["u32"], [rows, RNG_WIDTH]);
     return { shape: [rows], dtype: "u32" };
   },
-  launch(_ctx, [logits, settings, rng], out) {
+  launch(ctx, [logits, settings, rng], out) {
     const buffers = [logits.buffer, settings.buffer, rng.buffer, out.buffer];
-    return [rowLaunch("sampler", "sample", {}, logits.tensor, buffers)];
+    return [rowLaunch(ctx.gpu, "sampler", "sample", {}, logits.tensor, buffers)];
   },
 };
 
@@ -99,9 +99,9 @@ const TEMPERED_LOGPROBS: OpDef<null> = {
     checkInput("tempered_logprobs", "tokens", tokens, ["u32", "i32"], [rows]);
     return { shape: [rows], dtype: "f32" };
   },
-  launch(_ctx, [logits, settings, tokens], out) {
+  launch(ctx, [logits, settings, tokens], out) {
     const buffers = [logits.buffer, settings.buffer, tokens.buffer, out.buffer];
-    return [rowLaunch("sampler", "logprob", {}, logits.tensor, buffers)];
+    return [rowLaunch(ctx.gpu, "sampler", "logprob", {}, logits.tensor, buffers)];
   },
 };
 

@@ -10,6 +10,7 @@
  * Test: tests/ops/layernorm_test.ts
  */
 
+import type { GpuContext } from "../gpu/device.ts";
 import type { KernelLaunch, OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 import { sumTo } from "./broadcast.ts";
@@ -47,6 +48,7 @@ function checkOperand(
  * as [rows, cols]; `buffers` are (x, w, b, g, out), with x's buffer where one is unused.
  */
 function normLaunch(
+  gpu: GpuContext,
   kind: NormKind,
   entryPoint: "forward" | "backward" | "weight_grad",
   x: Tensor,
@@ -54,7 +56,7 @@ function normLaunch(
   eps: number,
 ): KernelLaunch {
   const constants = { LAYERNORM: Number(kind === "layer_norm") };
-  return rowLaunch("layernorm", entryPoint, constants, x, buffers, { eps: { f32: eps } });
+  return rowLaunch(gpu, "layernorm", entryPoint, constants, x, buffers, { eps: { f32: eps } });
 }
 
 /**
@@ -71,9 +73,9 @@ function gradOp(kind: NormKind, entryPoint: "backward" | "weight_grad"): OpDef<N
       checkOperand(name, x, "gradient", g, x.shape);
       return { shape: x.shape, dtype: "f32" };
     },
-    launch(_ctx, [x, w, g], out, { eps }) {
+    launch(ctx, [x, w, g], out, { eps }) {
       const buffers = [x.buffer, w.buffer, x.buffer, g.buffer, out.buffer] as const;
-      return [normLaunch(kind, entryPoint, x.tensor, buffers, eps)];
+      return [normLaunch(ctx.gpu, kind, entryPoint, x.tensor, buffers, eps)];
     },
   };
 }
@@ -91,9 +93,9 @@ function normOp(kind: NormKind): OpDef<NormAttrs> {
       if (layer) checkOperand(kind, x, "bias", b, [x.lastDim]);
       return { shape: x.shape, dtype: "f32" };
     },
-    launch(_ctx, [x, w, b], out, { eps }) {
+    launch(ctx, [x, w, b], out, { eps }) {
       const buffers = [x.buffer, w.buffer, (b ?? x).buffer, x.buffer, out.buffer] as const;
-      return [normLaunch(kind, "forward", x.tensor, buffers, eps)];
+      return [normLaunch(ctx.gpu, kind, "forward", x.tensor, buffers, eps)];
     },
     reference: ([x, w, b], [xt], { eps }) =>
       layer ? layerNormRef(x, w, b, xt.lastDim, eps) : rmsNormRef(x, w, xt.lastDim, eps),

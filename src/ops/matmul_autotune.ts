@@ -46,6 +46,22 @@ export function heuristicVariant(
   return matmulVariant(p.m >= 64 && p.n >= 64 ? "tiled_64x64" : "tiled_32x32");
 }
 
+/**
+ * The variants the autotune times for `p`: every usable one, except on CPU adapters where a
+ * texture variant fits: there only the texture variants (storage loads run a lane at a time on
+ * llvmpipe, so no storage variant has won where a texture one fits, and each candidate costs a
+ * pipeline compile of seconds on the first run).
+ */
+export function candidateVariants(
+  gpu: GpuContext,
+  p: MatmulProblem,
+  textures: boolean,
+): MatmulVariant[] {
+  const fitting = MATMUL_VARIANTS.filter((v) => usable(gpu, p, textures, v));
+  const texture = fitting.filter((v) => v.operands === "texture");
+  return gpu.summary.isFallback && texture.length > 0 ? texture : fitting;
+}
+
 /** Problems under this many flops are not worth timing: the heuristic picks. */
 const TUNE_MIN_FLOPS = 2 ** 22;
 /** Timing runs on a stand-in problem of at most this many flops (dims capped, see below). */
@@ -95,7 +111,7 @@ export async function chooseMatmulVariant(
 ): Promise<MatmulVariant> {
   const fallback = heuristicVariant(gpu, p, { textures });
   if (!autotuneEnabled() || 2 * p.batch * p.m * p.n * p.k < TUNE_MIN_FLOPS) return fallback;
-  const variants = MATMUL_VARIANTS.filter((v) => usable(gpu, p, textures, v));
+  const variants = candidateVariants(gpu, p, textures);
   const s = standIn(p);
   const { device } = gpu;
   const owned: { destroy(): void }[] = [];

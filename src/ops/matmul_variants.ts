@@ -1,9 +1,10 @@
 /**
  * The matmul kernel variants (WGSL file, override constants, workgroup grid, operand bindings);
- * `matmul_autotune.ts` picks among them per adapter and shape. The storage
- * variants handle every shape, transpose combination and batch layout; the texture variant only
- * operand layouts it can copy into textures (see `misfit`). They differ only in speed.
- * Shaders: shaders/matmul_regblock.wgsl, shaders/matmul_tiled.wgsl, shaders/matmul_texture.wgsl
+ * `matmul_autotune.ts` picks among them per adapter and shape. The scalar storage
+ * variants handle every shape, transpose combination and batch layout; the vec4 and texture
+ * variants only operand layouts they can load four elements at a time (and the texture ones copy
+ * into textures; see `misfit`). They differ only in speed.
+ * Shaders: shaders/matmul_regblock.wgsl, shaders/matmul_tiled.wgsl, shaders/matmul_tiled_vec4.wgsl, shaders/matmul_texture.wgsl
  * Reference: src/reference/matmul.ts
  * Test: tests/ops/matmul_test.ts
  */
@@ -45,6 +46,11 @@ export interface MatmulVariant {
   readonly name: string;
   /** How A and B are bound: the buffers themselves, or textures copied from them per launch. */
   readonly operands: "storage" | "texture";
+  /**
+   * It loads four elements at a time, so takes only problems whose stored operands have a
+   * contiguous dimension (K of A, M of A^T, N of B, K of B^T) that is a multiple of 4.
+   */
+  readonly alignedOperands: boolean;
   /** Why the variant cannot compute `p` on `gpu`, or undefined when it can. */
   misfit(gpu: GpuContext, p: MatmulProblem): string | undefined;
   /** The launch computing `p` from the buffers of A and B into C; call via {@link matmulLaunch}. */
@@ -62,16 +68,21 @@ function transConstants(p: MatmulProblem): Record<string, number> {
   return { TRANS_A: Number(p.transA), TRANS_B: Number(p.transB) };
 }
 
-/** A variant binding A, B and C as storage buffers; it handles every problem. */
+/**
+ * A variant binding A, B and C as storage buffers; it handles every problem, or with `aligned`
+ * those whose operands it can load four elements at a time.
+ */
 function storageVariant(
   name: string,
   spec: (p: MatmulProblem) => Omit<KernelSpec, "bindings" | "params">,
   workgroups: (p: MatmulProblem) => [number, number, number],
+  aligned = false,
 ): MatmulVariant {
   return {
     name,
     operands: "storage",
-    misfit: () => undefined,
+    alignedOperands: aligned,
+    misfit: (_gpu, p) => aligned ? unalignedOperand(p) : undefined,
     launch: (_ctx, p, a, b, c) => ({
       spec: { ...spec(p), bindings: ["read", "read", "read_write"], params: true },
       buffers: [a, b, c],
@@ -120,6 +131,24 @@ function tiled(bm: number, bn: number, bk: number): MatmulVariant {
   );
 }
 
+/**
+ * `shaders/matmul_tiled_vec4.wgsl`: the workgroup-memory tiles of {@link tiled} loaded and read
+ * as vec4s (four elements per load, k-major tiles), for GPUs. Needs the contiguous dimension of
+ * each stored operand to be a multiple of 4.
+ */
+function tiledVec4(bm: number, bn: number, bk: number): MatmulVariant {
+  return storageVariant(
+    `tiled_vec4_${bm}x${bn}`,
+    (p) => ({
+      shader: "matmul_tiled_vec4",
+      entryPoint: "main",
+      constants: { BM: bm, BN: bn, BK: bk, ...transConstants(p) },
+    }),
+    (p) => [Math.ceil(p.n / bn), Math.ceil(p.m / bm), p.batch],
+    true,
+  );
+}
+
 /** Bytes of one rgba32float texel: four elements. */
 const BYTES_PER_TEXEL = 16;
 
@@ -145,6 +174,20 @@ function operandLayouts(p: MatmulProblem) {
       ...(p.transB ? { dim: "K", size: p.k } : { dim: "N", size: p.n }),
     },
   ] as const;
+}
+
+/**
+ * Why `p` does not have the contiguous dimension of each stored operand (K of A, M of A^T, N of
+ * B, K of B^T) a multiple of 4, as variants loading four elements at a time need; undefined
+ * when it does.
+ */
+function unalignedOperand(p: MatmulProblem): string | undefined {
+  for (const { operand, dim, size } of operandLayouts(p)) {
+    if (size % 4 !== 0) {
+      return `expected the contiguous dimension of ${operand} (${dim}) to be a multiple of 4, received ${size}`;
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -208,13 +251,13 @@ function texture(rowGroups: number): MatmulVariant {
   return {
     name: `texture_${rows}x16`,
     operands: "texture",
+    alignedOperands: true,
     misfit(gpu, p) {
+      const unaligned = unalignedOperand(p);
+      if (unaligned) return unaligned;
       const width = textureWidth(gpu); // also the most rows a power-of-two height can have
       const maxElements = 4 * width * width;
-      for (const { operand, elements, dim, size } of operandLayouts(p)) {
-        if (size % 4 !== 0) {
-          return `expected the contiguous dimension of ${operand} (${dim}) to be a multiple of 4, received ${size}`;
-        }
+      for (const { operand, elements } of operandLayouts(p)) {
         if (elements > maxElements) {
           return `expected ${operand} to fit one ${width}x${width} rgba32float texture ` +
             `(${maxElements} values), received ${elements} values`;
@@ -263,6 +306,7 @@ export const MATMUL_VARIANTS: readonly MatmulVariant[] = [
   regblock(8, 1),
   tiled(64, 64, 16),
   tiled(32, 32, 16),
+  tiledVec4(64, 64, 16),
   texture(8),
   texture(4),
   texture(2),

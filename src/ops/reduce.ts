@@ -39,9 +39,9 @@ const MAX_BACKWARD: OpDef<null> = {
     }
     return { shape: x.shape, dtype: "f32" };
   },
-  launch(_ctx, [x, g], out) {
+  launch(ctx, [x, g], out) {
     return [
-      rowLaunch("reduce", "max_backward", {}, x.tensor, [x.buffer, g.buffer, out.buffer]),
+      rowLaunch(ctx.gpu, "reduce", "max_backward", {}, x.tensor, [x.buffer, g.buffer, out.buffer]),
     ];
   },
 };
@@ -55,10 +55,14 @@ function reduceOp(kind: ReduceKind): OpDef<null> {
       checkLastAxisInput(name, x);
       return { shape: keptShape(x.shape), dtype: "f32" };
     },
-    launch(_ctx, [x], out) {
+    launch(ctx, [x], out) {
       const constants = { OP: REDUCE_OPS.indexOf(kind) };
       return [
-        rowLaunch("reduce", "forward", constants, x.tensor, [x.buffer, x.buffer, out.buffer]),
+        rowLaunch(ctx.gpu, "reduce", "forward", constants, x.tensor, [
+          x.buffer,
+          x.buffer,
+          out.buffer,
+        ]),
       ];
     },
     reference: ([x], [xt]) => reduceLastRef(kind, x, xt.lastDim),

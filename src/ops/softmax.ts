@@ -29,9 +29,13 @@ function softmaxOp(log: boolean): OpDef<null> {
       }
       return { shape: y.shape, dtype: "f32" };
     },
-    launch(_ctx, [y, g], out) {
+    launch(ctx, [y, g], out) {
       return [
-        rowLaunch("softmax", "backward", constants, y.tensor, [y.buffer, g.buffer, out.buffer]),
+        rowLaunch(ctx.gpu, "softmax", "backward", constants, y.tensor, [
+          y.buffer,
+          g.buffer,
+          out.buffer,
+        ]),
       ];
     },
   };
@@ -41,9 +45,13 @@ function softmaxOp(log: boolean): OpDef<null> {
       checkLastAxisInput(name, x);
       return { shape: x.shape, dtype: "f32" };
     },
-    launch(_ctx, [x], out) {
+    launch(ctx, [x], out) {
       return [
-        rowLaunch("softmax", "forward", constants, x.tensor, [x.buffer, x.buffer, out.buffer]),
+        rowLaunch(ctx.gpu, "softmax", "forward", constants, x.tensor, [
+          x.buffer,
+          x.buffer,
+          out.buffer,
+        ]),
       ];
     },
     reference: ([x], [xt]) => (log ? logSoftmaxRef : softmaxRef)(x, xt.lastDim),

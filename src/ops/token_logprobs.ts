@@ -9,6 +9,7 @@
  * Test: tests/ops/token_logprobs_test.ts
  */
 
+import type { GpuContext } from "../gpu/device.ts";
 import type { KernelLaunch, OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 import { checkLastAxisInput, rowLaunch } from "./row_launch.ts";
@@ -19,12 +20,13 @@ import { tokenEntropyRef, tokenLogprobsRef } from "../reference/token_logprobs.t
  * bindings (z, targets, g, out), params (rows, cols).
  */
 function logitsRowLaunch(
+  gpu: GpuContext,
   entryPoint: "forward" | "backward",
   entropy: boolean,
   z: Tensor,
   buffers: readonly [GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer],
 ): KernelLaunch {
-  return rowLaunch("token_logprobs", entryPoint, { ENTROPY: Number(entropy) }, z, buffers);
+  return rowLaunch(gpu, "token_logprobs", entryPoint, { ENTROPY: Number(entropy) }, z, buffers);
 }
 
 /** Throws unless `targets` holds integers with the shape of `logits` without its last axis. */
@@ -60,9 +62,9 @@ const TOKEN_LOGPROBS_BACKWARD: OpDef<null> = {
     checkRowGradient("token_logprobs_backward", z, g);
     return { shape: z.shape, dtype: "f32" };
   },
-  launch(_ctx, [z, targets, g], out) {
+  launch(ctx, [z, targets, g], out) {
     return [
-      logitsRowLaunch("backward", false, z.tensor, [
+      logitsRowLaunch(ctx.gpu, "backward", false, z.tensor, [
         z.buffer,
         targets.buffer,
         g.buffer,
@@ -79,9 +81,14 @@ const TOKEN_LOGPROBS: OpDef<null> = {
     checkTargets("token_logprobs", z, targets);
     return { shape: z.shape.slice(0, -1), dtype: "f32" };
   },
-  launch(_ctx, [z, targets], out) {
+  launch(ctx, [z, targets], out) {
     return [
-      logitsRowLaunch("forward", false, z.tensor, [z.buffer, targets.buffer, z.buffer, out.buffer]),
+      logitsRowLaunch(ctx.gpu, "forward", false, z.tensor, [
+        z.buffer,
+        targets.buffer,
+        z.buffer,
+        out.buffer,
+      ]),
     ];
   },
   reference: ([z, targets], [zt]) => tokenLogprobsRef(z, zt.lastDim, targets),
@@ -98,9 +105,14 @@ const TOKEN_ENTROPY_BACKWARD: OpDef<null> = {
     checkRowGradient("token_entropy_backward", z, g);
     return { shape: z.shape, dtype: "f32" };
   },
-  launch(_ctx, [z, g], out) {
+  launch(ctx, [z, g], out) {
     return [
-      logitsRowLaunch("backward", true, z.tensor, [z.buffer, z.buffer, g.buffer, out.buffer]),
+      logitsRowLaunch(ctx.gpu, "backward", true, z.tensor, [
+        z.buffer,
+        z.buffer,
+        g.buffer,
+        out.buffer,
+      ]),
     ];
   },
 };
@@ -111,8 +123,15 @@ const TOKEN_ENTROPY: OpDef<null> = {
     checkLastAxisInput("token_entropy", z);
     return { shape: z.shape.slice(0, -1), dtype: "f32" };
   },
-  launch(_ctx, [z], out) {
-    return [logitsRowLaunch("forward", true, z.tensor, [z.buffer, z.buffer, z.buffer, out.buffer])];
+  launch(ctx, [z], out) {
+    return [
+      logitsRowLaunch(ctx.gpu, "forward", true, z.tensor, [
+        z.buffer,
+        z.buffer,
+        z.buffer,
+        out.buffer,
+      ]),
+    ];
   },
   reference: ([z], [zt]) => tokenEntropyRef(z, zt.lastDim),
   backward(grad, [z]) {

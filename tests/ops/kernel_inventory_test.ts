@@ -45,7 +45,7 @@ function tsFiles(dir: string): string[] {
 /** A file that launches kernels, with what its header says about them. */
 interface KernelFile {
   file: string;
-  /** Shader stems the code launches (`shader: "x"` or `rowLaunch("x", ...)`). */
+  /** Shader stems the code launches (`shader: "x"` or `rowLaunch(gpu, "x", ...)`). */
   launched: string[];
   /** The header's `Shader(s):`, `Reference:` and `Test:` lines, split at commas. */
   shaders: string[];
@@ -67,7 +67,7 @@ function kernelFiles(): KernelFile[] {
     const text = read(file);
     const launched = [
       ...text.matchAll(/\bshader:\s*"(\w+)"/g),
-      ...text.matchAll(/\browLaunch\(\s*"(\w+)"/g),
+      ...text.matchAll(/\browLaunch\(\s*[\w.]+,\s*"(\w+)"/g),
     ].map((m) => m[1]);
     if (launched.length === 0) return [];
     return [{

@@ -1,16 +1,22 @@
 // Matmul: every kernel variant against the f64 CPU reference on odd shapes (all transpose
-// combinations, shared and per-batch operands; for the texture variant, the layouts it takes),
+// combinations, shared and per-batch operands; for the texture and vec4 variants, the layouts they take),
 // backward against finite differences, shape and variant errors, and the autotuner's cache.
 // Variants are forced by name, so no result depends on timing.
 
-import { autotune, autotuneChoices, autotuneEnabled } from "../../src/gpu/autotune.ts";
+import { autotune, autotuneChoices, autotuneEnabled, pickFastest } from "../../src/gpu/autotune.ts";
 import { getGpu } from "../../src/gpu/device.ts";
 import { prepareDispatch } from "../../src/gpu/dispatch.ts";
 import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import type { Tensor } from "../../src/graph/tensor.ts";
 import { foldSharedB, matmul, matmulShapes } from "../../src/ops/matmul.ts";
-import { MATMUL_VARIANTS, matmulLaunch, matmulVariant } from "../../src/ops/matmul_variants.ts";
+import { candidateVariants } from "../../src/ops/matmul_autotune.ts";
+import {
+  MATMUL_VARIANTS,
+  matmulLaunch,
+  type MatmulProblem,
+  matmulVariant,
+} from "../../src/ops/matmul_variants.ts";
 import { matmulRef } from "../../src/reference/matmul.ts";
 import { assertEquals, assertRejects } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
@@ -40,10 +46,10 @@ const CASES: Case[] = [
   { label: "shared A", a: [5, 13], b: [3, 13, 6] },
 ];
 
-// The texture variant needs the contiguous dimension of each stored operand (K of A, M of A^T,
-// N of B, K of B^T) to be a multiple of 4; M and N stay odd wherever that allows, K is odd where
+// The texture and vec4 variants need the contiguous dimension of each stored operand (K of A, M
+// of A^T, N of B, K of B^T) to be a multiple of 4; M and N stay odd wherever that allows, K is odd where
 // neither operand is contiguous along it (A^T B), and one operand spans two texture rows.
-const TEXTURE_CASES: Case[] = [
+const ALIGNED_CASES: Case[] = [
   { label: "NT", a: [37, 52], b: [29, 52], transB: true },
   { label: "NN", a: [37, 52], b: [52, 28] },
   { label: "TN, K odd", a: [53, 36], b: [53, 28], transA: true },
@@ -70,14 +76,14 @@ async function forwardMatchesCpu(variant: string, cases: readonly Case[]) {
   });
 }
 
-for (const variant of MATMUL_VARIANTS.filter((v) => v.operands === "storage")) {
+for (const variant of MATMUL_VARIANTS.filter((v) => !v.alignedOperands)) {
   Deno.test(`matmul ${variant.name}: forward matches CPU on odd shapes`, () =>
     forwardMatchesCpu(variant.name, CASES));
 }
 
-for (const variant of MATMUL_VARIANTS.filter((v) => v.operands === "texture")) {
+for (const variant of MATMUL_VARIANTS.filter((v) => v.alignedOperands)) {
   Deno.test(`matmul ${variant.name}: forward matches CPU on odd shapes it takes`, () =>
-    forwardMatchesCpu(variant.name, TEXTURE_CASES));
+    forwardMatchesCpu(variant.name, ALIGNED_CASES));
 }
 
 Deno.test("matmul: a batch over a shared B folds into rows; other layouts stay as they are", () => {
@@ -200,6 +206,32 @@ Deno.test("matmul: shape errors name the operands and what differs", () => {
   if (s.shape.join() !== "2,3,7,4" || s.strideB !== 0 || s.batch !== 6) {
     throw new Error(`unexpected shapes ${JSON.stringify(s)}`);
   }
+});
+
+Deno.test("autotune candidates: texture variants alone on a CPU adapter where they fit", async () => {
+  const gpu = await getGpu();
+  const names = (p: MatmulProblem, textures = true) =>
+    candidateVariants(gpu, p, textures).map((v) => v.name);
+  const all = MATMUL_VARIANTS.map((v) => v.name);
+  const storage = MATMUL_VARIANTS.filter((v) => v.operands === "storage");
+  const aligned = matmulShapes([64, 64], [64, 64]);
+  assertEquals(
+    names(aligned),
+    gpu.summary.isFallback ? all.filter((n) => n.startsWith("texture_")) : all,
+  );
+  assertEquals(names(aligned, false), storage.map((v) => v.name));
+  // N = 63: neither texture nor vec4 variants fit, every scalar storage variant is a candidate.
+  assertEquals(
+    names(matmulShapes([64, 64], [64, 63])),
+    storage.filter((v) => !v.alignedOperands).map((v) => v.name),
+  );
+});
+
+Deno.test("autotune: the default stays unless another candidate is more than 5% faster", () => {
+  assertEquals(pickFastest({ x: 104, y: 100, z: 130 }, "x"), "x");
+  assertEquals(pickFastest({ x: 106, y: 100, z: 130 }, "x"), "y");
+  assertEquals(pickFastest({ x: 90, y: 100 }, "x"), "x");
+  assertEquals(pickFastest({ y: 100, z: 99 }, "x"), "z"); // the default failed to run
 });
 
 Deno.test({
