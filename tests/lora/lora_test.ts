@@ -27,35 +27,21 @@ import { uniformArray } from "../../src/util/random.ts";
 import { shapeSize } from "../../src/graph/tensor.ts";
 import { copyWeights } from "../../src/sync/weight_copy.ts";
 import { cloneModel } from "../../src/run/policy_setup.ts";
+import {
+  GRADCHECK_GPT2,
+  GRADCHECK_LLAMA,
+  GRADCHECK_SEQUENCES,
+  GRADCHECK_VOCAB,
+} from "../_gradcheck_configs.ts";
 
-const VOCAB = 13;
-const SEQUENCES = [[1, 5, 2, 9, 12, 3, 7], [4, 4, 0, 11]];
+const VOCAB = GRADCHECK_VOCAB;
+const SEQUENCES = GRADCHECK_SEQUENCES;
 const SETTINGS: LoraSettings = { rank: 2, alpha: 3, targetModules: ["all-linear"] };
 
-/** One tiny config of each family (two layers, so adapters meet in the residual stream). */
+/** One tiny config of each family. */
 const CONFIGS: Record<string, Record<string, unknown>> = {
-  llama: {
-    model_type: "llama",
-    hidden_size: 8,
-    intermediate_size: 12,
-    num_hidden_layers: 2,
-    num_attention_heads: 2,
-    num_key_value_heads: 1,
-    rms_norm_eps: 1e-5,
-    rope_theta: 10000,
-    vocab_size: VOCAB,
-    tie_word_embeddings: false,
-  },
-  gpt2: {
-    model_type: "gpt2",
-    n_embd: 8,
-    n_layer: 2,
-    n_head: 2,
-    n_positions: 16,
-    vocab_size: VOCAB,
-    layer_norm_epsilon: 1e-5,
-    activation_function: "gelu_new",
-  },
+  llama: GRADCHECK_LLAMA,
+  gpt2: GRADCHECK_GPT2,
 };
 
 /**

@@ -13,23 +13,18 @@ import { referenceLogits, type ReferenceWeights } from "../../src/model/transfor
 import { logSoftmaxRef } from "../../src/reference/softmax.ts";
 import { uniformArray } from "../../src/util/random.ts";
 import { assertClose } from "../_assert_close.ts";
+import {
+  GRADCHECK_GPT2,
+  GRADCHECK_LLAMA,
+  GRADCHECK_SEQUENCES,
+  GRADCHECK_VOCAB,
+} from "../_gradcheck_configs.ts";
 
-const VOCAB = 13;
+const VOCAB = GRADCHECK_VOCAB;
 
 /** Tiny configs covering every architectural switch. */
 const CONFIGS: Record<string, Record<string, unknown>> = {
-  "llama (GQA, untied)": {
-    model_type: "llama",
-    hidden_size: 8,
-    intermediate_size: 12,
-    num_hidden_layers: 2,
-    num_attention_heads: 2,
-    num_key_value_heads: 1,
-    rms_norm_eps: 1e-5,
-    rope_theta: 10000,
-    vocab_size: VOCAB,
-    tie_word_embeddings: false,
-  },
+  "llama (GQA, untied)": GRADCHECK_LLAMA,
   "qwen2 (q/k/v bias, tied)": {
     model_type: "qwen2",
     hidden_size: 8,
@@ -66,19 +61,10 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
     activation_function: "gelu_new",
     tie_word_embeddings: false,
   },
-  "gpt2": {
-    model_type: "gpt2",
-    n_embd: 8,
-    n_layer: 2,
-    n_head: 2,
-    n_positions: 16,
-    vocab_size: VOCAB,
-    layer_norm_epsilon: 1e-5,
-    activation_function: "gelu_new",
-  },
+  "gpt2": GRADCHECK_GPT2,
 };
 
-const SEQUENCES = [[1, 5, 2, 9, 12, 3, 7], [4, 4, 0, 11]];
+const SEQUENCES = GRADCHECK_SEQUENCES;
 
 /** Random parameters with a larger spread than HF's 0.02 so every path matters. */
 function parameters(raw: Record<string, unknown>, seed: number) {
