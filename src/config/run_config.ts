@@ -10,7 +10,6 @@
 import type { AuxiliaryModelSpec } from "../auxiliary/auxiliary_models.ts";
 import type { SyncStyle } from "../sync/synchronizer.ts";
 import type { Args } from "../util/registry.ts";
-import type { Selector } from "../buffer/taskset.ts";
 
 /** What a run does (`mode`). */
 export type RunMode = "both" | "explore" | "train" | "bench";
@@ -91,9 +90,23 @@ export interface TasksetSection {
   repeatTimes?: number;
   /** Subset (config) folder of a Hub dataset directory (`main` of gsm8k). */
   subsetName?: string;
-  selector: Selector;
-  /** Seed of shuffle / random; default: the run's `seed`. */
+  /** A name in `TASK_SELECTORS`. */
+  selector: string;
+  /** Seed of the selector; default: the run's `seed`. */
   seed: number;
+  /** Numeric row keys the selector reads and whose drawn values are logged. */
+  featureKeys: string[];
+  /** The selector's arguments over its defaults (Trinity's `data_selector.kwargs`). */
+  selectorArgs: Args;
+  /** Share of each batch while in the mix; default: the taskset's size. */
+  weight?: number;
+  /** Graduation and prerequisite among several tasksets. */
+  lesson?: {
+    window: number;
+    graduatePassRate?: number;
+    requires?: string;
+    unlockPassRate: number;
+  };
   format: {
     promptKey: string;
     responseKey?: string;
@@ -162,7 +175,10 @@ export interface BufferSection {
   /** Stop after this many steps; default: when the taskset's epochs are used up. */
   totalSteps?: number;
   explorerInput: {
+    /** The one taskset; the loader moves it to `tasksets`. */
     taskset?: TasksetSection;
+    /** The explored tasksets (`taskset`, or the `tasksets` list). */
+    tasksets: TasksetSection[];
     evalTasksets: TasksetSection[];
     defaultWorkflowType: string;
     defaultRewardFnType?: string;

@@ -10,6 +10,7 @@ import { AuxiliaryModels } from "../auxiliary/auxiliary_models.ts";
 import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
 import { createOperators } from "../buffer/operators/mod.ts";
 import { Taskset } from "../buffer/taskset.ts";
+import { TasksetScheduler } from "../buffer/taskset_scheduler.ts";
 import type { StageConfig } from "../config/run_config.ts";
 import type { Evaluator } from "../explorer/evaluator.ts";
 import {
@@ -58,14 +59,21 @@ export async function openStageExplorer(
   options: StageExplorerOptions,
 ): Promise<StageExplorer> {
   const { stageDir, log } = ctx;
-  const section = stage.buffer.explorerInput.taskset;
-  if (!section) {
+  const sections = stage.buffer.explorerInput.tasksets;
+  if (sections.length === 0) {
     throw new Error(`Stage "${stage.stageName}" explores but has no buffer.explorer_input.taskset`);
   }
-  const taskset = await Taskset.open(
-    tasksetConfig(stage, section, algorithm.repeatTimes, false, model.tokenizer),
+  const tasks = new TasksetScheduler(
+    await Promise.all(sections.map(async (section) => {
+      const taskset = await Taskset.open(
+        tasksetConfig(stage, section, algorithm.repeatTimes, false, model.tokenizer),
+      );
+      logSkipped(taskset, log);
+      const { name, weight, lesson, featureKeys } = section;
+      return { name, taskset, weight, lesson, featureKeys };
+    })),
+    log,
   );
-  logSkipped(taskset, log);
   const evalTasksets = await openEvalTasksets(stage, log, model.tokenizer);
   const bufferDir = `${stageDir}/experiences`;
   const saved = stage.continueFromCheckpoint
@@ -89,14 +97,14 @@ export async function openStageExplorer(
   const { auxiliaryModels: auxSection, runnerNum, maxTimeout, maxRetryTimes } = stage.explorer;
   const auxiliaryModels = owned.use(await AuxiliaryModels.open(auxSection, ctx.gpu, stage.seed));
   const server = owned.use(await startStageServer(stage, rollout, auxiliaryModels, log));
-  const services = { openai: server, auxiliaryModels, rewardFnArgs: section.rewardFnArgs };
+  const services = { openai: server, auxiliaryModels, rewardFnArgs: sections[0].rewardFnArgs };
   const explorer = new Explorer({
     model: rollout,
     services,
     runnerNum,
     maxTimeout,
     maxRetryTimes,
-    taskset,
+    tasks,
     batchSize: stage.buffer.batchSize,
     buffer,
     operators: createOperators(stage.dataProcessor.experiencePipeline.operators),
@@ -106,9 +114,10 @@ export async function openStageExplorer(
     log,
     signal: ctx.signal,
   });
-  if (saved) explorer.restore(rewinds ? cursorForVersion(saved, startVersion) : saved);
+  if (saved) await explorer.restore(rewinds ? cursorForVersion(saved, startVersion) : saved);
+  const files = tasks.entries.map(({ taskset }) => `${taskset.files.join(", ")}: ${taskset.size}`);
   log(
-    `taskset ${taskset.files.join(", ")}: ${taskset.size} tasks; explore step ${explorer.step}, ` +
+    `taskset ${files.join("; ")} tasks; explore step ${explorer.step}, ` +
       `train step ${startVersion}; ${buffer.metrics().restored} experiences restored`,
   );
   const evaluator = stageEvaluator(stage, ctx, evalTasksets, rollout, { startVersion, services });

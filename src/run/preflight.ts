@@ -56,8 +56,14 @@ export async function checkStages(
     const input = stage.buffer.explorerInput;
     const explores = stage.mode === "both" || stage.mode === "explore";
     const sections = [
-      ...(input.taskset && explores
-        ? [{ key: "buffer.explorer_input.taskset", section: input.taskset, isEval: false }]
+      ...(explores
+        ? input.tasksets.map((section, k) => ({
+          key: input.taskset
+            ? "buffer.explorer_input.taskset"
+            : `buffer.explorer_input.tasksets[${k}]`,
+          section,
+          isEval: false,
+        }))
         : []),
       ...input.evalTasksets.map((section, k) => ({
         key: `buffer.explorer_input.eval_tasksets[${k}]`,
