@@ -43,7 +43,10 @@ Deno.test("config: tasksets with Trinity's data_selector are read onto rft's key
     validateComponents(config);
     // One taskset is a list of one.
     const single = await loadConfig(
-      await writeConfig(dir, "model:\n  model_path: model\nbuffer:\n  explorer_input:\n    taskset:\n      path: data/train.jsonl\n"),
+      await writeConfig(
+        dir,
+        "model:\n  model_path: model\nbuffer:\n  explorer_input:\n    taskset:\n      path: data/train.jsonl\n",
+      ),
       { env: {} },
     );
     assertEquals(single.stages[0].buffer.explorerInput.tasksets.map((t) => t.name), ["train"]);
