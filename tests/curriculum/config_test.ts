@@ -96,3 +96,31 @@ Deno.test("config: task-selection mistakes are one-line errors naming the key", 
     );
   });
 });
+
+Deno.test("config: the addition curriculum example loads, its components check, its data is seeded", async () => {
+  const path = new URL("../../examples/addition/curriculum/config.yaml", import.meta.url).pathname;
+  const config = await loadConfig(path, { env: {} });
+  validateComponents(config);
+  const [sums] = config.stages[1].buffer.explorerInput.tasksets;
+  assertEquals(
+    [sums.selector, sums.featureKeys, sums.selectorArgs.target_reward],
+    ["difficulty_based", ["pass_low", "pass_high"], 0.5],
+  );
+  const { makeCurriculumData } = await import("../../examples/addition/curriculum/make_data.ts");
+  const data = makeCurriculumData();
+  assertEquals(data, makeCurriculumData());
+  assertEquals([data.train.length, data.eval.length, data.sft.length], [1980, 160, 3000]);
+  const train = new Set(data.train.map((r) => r.prompt));
+  assertEquals(data.eval.some((r) => train.has(r.prompt)), false, "eval is held out");
+  const row = data.train.find((r) => r.digits === 4)!;
+  const [a, b] = row.prompt.slice(0, -1).split("+").map(Number);
+  assertEquals([row.answer, row.pass_high], [[...String(a + b)].reverse().join(""), 0.25]);
+  const written = await Deno.readTextFile(
+    new URL("../../examples/addition/curriculum/data/train.jsonl", import.meta.url),
+  );
+  assertEquals(
+    JSON.parse(written.split("\n")[0]),
+    data.train[0],
+    "data/ is what make_data.ts writes",
+  );
+});
