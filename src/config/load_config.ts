@@ -29,7 +29,12 @@ import { interpolate } from "./interpolate.ts";
 import { moveSftExperienceBuffer } from "./sft_dataset_key.ts";
 import { translateTrinityKeys } from "./trinity_compat.ts";
 import { applyOverrides } from "./overrides.ts";
-import type { RunConfig, StageConfig, TasksetSection } from "./run_config.ts";
+import {
+  exploredTasksets,
+  type RunConfig,
+  type StageConfig,
+  type TasksetSection,
+} from "./run_config.ts";
 import { CONFIG_SCHEMA, STAGE_SCHEMA } from "./schema.ts";
 import { checkKnownKeys, resolveSection } from "./validate.ts";
 
@@ -180,8 +185,7 @@ function resolveStage({ name, tree }: StageTree, configDir: string): StageConfig
       "expected either taskset or tasksets, found both (list the first taskset in tasksets)",
     );
   }
-  if (input.taskset !== undefined) input.tasksets = [input.taskset];
-  for (const taskset of [...input.tasksets, ...input.evalTasksets]) {
+  for (const taskset of [...exploredTasksets(input), ...input.evalTasksets]) {
     const t = taskset as Partial<TasksetSection> & { path: string };
     t.name ??= basename(t.path, extname(t.path));
     t.seed ??= stage.seed;
@@ -216,7 +220,8 @@ function checkStage(stage: StageConfig, tree: ConfigNode): void {
       `algorithm_type "${algorithmType}" trains on it`,
     );
   }
-  if (explores && type.schema === "experience" && explorerInput.tasksets.length === 0) {
+  const explored = exploredTasksets(explorerInput);
+  if (explores && type.schema === "experience" && explored.length === 0) {
     missing(
       ["buffer", "explorer_input", "taskset"],
       "a taskset section",
@@ -240,9 +245,9 @@ function checkStage(stage: StageConfig, tree: ConfigNode): void {
       seen.add(taskset.name);
     });
   }
-  explorerInput.tasksets.forEach((taskset, i) => {
+  explored.forEach((taskset, i) => {
     const args = JSON.stringify(taskset.rewardFnArgs);
-    if (args !== JSON.stringify(explorerInput.tasksets[0].rewardFnArgs)) {
+    if (args !== JSON.stringify(explored[0].rewardFnArgs)) {
       const at = nearest(tree, ["buffer", "explorer_input", "tasksets", i, "reward_fn_args"]);
       throw new ConfigError(
         at.where,
@@ -251,14 +256,14 @@ function checkStage(stage: StageConfig, tree: ConfigNode): void {
       );
     }
     const requires = taskset.lesson?.requires;
-    const named = explorerInput.tasksets.some((t) => t.name === requires && t !== taskset);
+    const named = explored.some((t) => t.name === requires && t !== taskset);
     if (requires !== undefined && !named) {
       const at = nearest(tree, ["buffer", "explorer_input", "tasksets", i, "lesson", "requires"]);
       throw new ConfigError(
         at.where,
         at.path,
         `expected the name of another taskset of tasksets (${
-          explorerInput.tasksets.map((t) => t.name).join(", ")
+          explored.map((t) => t.name).join(", ")
         }), found ${JSON.stringify(requires)}`,
       );
     }

@@ -175,9 +175,9 @@ export interface BufferSection {
   /** Stop after this many steps; default: when the taskset's epochs are used up. */
   totalSteps?: number;
   explorerInput: {
-    /** The one taskset; the loader moves it to `tasksets`. */
+    /** The one taskset (or `tasksets`; see {@link exploredTasksets}). */
     taskset?: TasksetSection;
-    /** The explored tasksets (`taskset`, or the `tasksets` list). */
+    /** Several tasksets mixed (the loader rejects a config setting both). */
     tasksets: TasksetSection[];
     evalTasksets: TasksetSection[];
     defaultWorkflowType: string;
@@ -298,4 +298,9 @@ export interface RunConfig {
   ignoredTrinityKeys: string[];
   /** Other warnings of the loader (a Trinity value replaced by rft's), one line each. */
   notes: string[];
+}
+
+/** The tasksets the explorer draws from: `taskset` as a list of one, else `tasksets`. */
+export function exploredTasksets(input: BufferSection["explorerInput"]): TasksetSection[] {
+  return input.taskset ? [input.taskset] : input.tasksets;
 }

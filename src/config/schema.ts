@@ -6,6 +6,7 @@
  */
 
 import { ALGORITHM_TYPE } from "../algorithm/algorithm_type.ts";
+import { TASK_SELECTORS } from "../buffer/selectors/mod.ts";
 
 /** Fields every schema entry has. */
 interface FieldBase {
@@ -148,9 +149,9 @@ const TASKSET = section(
     subset_name: str("Subset (config) folder of a Hub dataset directory", {
       defaultDoc: "none: the split's files at the top or under data/",
     }),
-    selector: str(
-      "Task selector: sequential, shuffle, random, offline_easy2hard, difficulty_based or a " +
-        "plugin's (Trinity's data_selector.selector_type)",
+    selector: oneOf(
+      () => TASK_SELECTORS.names(),
+      "Task selector: which rows each draw takes (Trinity's data_selector.selector_type)",
       { default: "sequential" },
     ),
     seed: int("Seed of the selector", { defaultDoc: "the run's seed" }),

@@ -11,7 +11,7 @@ import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
 import { createOperators } from "../buffer/operators/mod.ts";
 import { Taskset } from "../buffer/taskset.ts";
 import { TasksetScheduler } from "../buffer/taskset_scheduler.ts";
-import type { StageConfig } from "../config/run_config.ts";
+import { exploredTasksets, type StageConfig } from "../config/run_config.ts";
 import type { Evaluator } from "../explorer/evaluator.ts";
 import {
   cursorForVersion,
@@ -59,7 +59,7 @@ export async function openStageExplorer(
   options: StageExplorerOptions,
 ): Promise<StageExplorer> {
   const { stageDir, log } = ctx;
-  const sections = stage.buffer.explorerInput.tasksets;
+  const sections = exploredTasksets(stage.buffer.explorerInput);
   if (sections.length === 0) {
     throw new Error(`Stage "${stage.stageName}" explores but has no buffer.explorer_input.taskset`);
   }

@@ -10,7 +10,7 @@
 
 import { Taskset } from "../buffer/taskset.ts";
 import { ConfigError } from "../config/config_error.ts";
-import type { RunConfig, StageConfig } from "../config/run_config.ts";
+import { exploredTasksets, type RunConfig, type StageConfig } from "../config/run_config.ts";
 import { readHfConfig } from "../model/hf_config.ts";
 import { openCheckpoint } from "../model/safetensors.ts";
 import { loadTokenizer, type Tokenizer } from "../model/tokenizer.ts";
@@ -57,7 +57,7 @@ export async function checkStages(
     const explores = stage.mode === "both" || stage.mode === "explore";
     const sections = [
       ...(explores
-        ? input.tasksets.map((section, k) => ({
+        ? exploredTasksets(input).map((section, k) => ({
           key: input.taskset
             ? "buffer.explorer_input.taskset"
             : `buffer.explorer_input.tasksets[${k}]`,

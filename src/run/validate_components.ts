@@ -16,7 +16,12 @@ import { SAMPLE_STRATEGY } from "../algorithm/sample_strategy.ts";
 import { createOperators } from "../buffer/operators/mod.ts";
 import { TASK_SELECTORS } from "../buffer/selectors/mod.ts";
 import { ConfigError } from "../config/config_error.ts";
-import type { RunConfig, StageConfig, TasksetSection } from "../config/run_config.ts";
+import {
+  exploredTasksets,
+  type RunConfig,
+  type StageConfig,
+  type TasksetSection,
+} from "../config/run_config.ts";
 import { Graph } from "../graph/graph.ts";
 import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
 
@@ -52,7 +57,7 @@ export function validateComponents(config: RunConfig): void {
     });
     const input = stage.buffer.explorerInput;
     const tasksets = [
-      ...input.tasksets.map((t, j) =>
+      ...exploredTasksets(input).map((t, j) =>
         [
           input.taskset ? "buffer.explorer_input.taskset" : `buffer.explorer_input.tasksets[${j}]`,
           t,
