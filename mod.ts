@@ -57,6 +57,13 @@ export { type Task, taskAnswer, taskMessages, taskPrompt } from "./src/buffer/ta
 export { Taskset, type TasksetConfig } from "./src/buffer/taskset.ts";
 export { ExperienceBuffer, type ExperienceBufferOptions } from "./src/buffer/experience_buffer.ts";
 export { EXPERIENCE_OPERATORS, runOperators } from "./src/buffer/operators/mod.ts";
+export {
+  type SelectorContext,
+  type SelectorFactory,
+  TASK_SELECTORS,
+  type TaskSelector,
+} from "./src/buffer/selectors/mod.ts";
+export { type ScheduledTaskset, TasksetScheduler } from "./src/buffer/taskset_scheduler.ts";
 export { Registry } from "./src/util/registry.ts";
 export { ADVANTAGE_FN } from "./src/algorithm/advantage/mod.ts";
 export { POLICY_LOSS_FN } from "./src/algorithm/policy_loss/mod.ts";

@@ -1,28 +1,21 @@
 /**
  * The Taskset: the rows of a JSONL file, a parquet file, a HF-style dataset directory or an
  * SQLite table (Trinity's `storage_type: sql`, an `sqlite:///` path), handed
- * out as Tasks in batches by a selector (sequential, shuffle, random) over `totalEpochs`, with a
- * cursor that can be saved and restored so a resumed run draws exactly what it would have. Bad
+ * out as Tasks in batches by a task selector (`selectors/`: sequential, shuffle, random,
+ * offline_easy2hard, difficulty_based, or a plugin's) over `totalEpochs` (`size` draws each), with
+ * a cursor (and the selector's state) that can be saved and restored so a resumed run draws
+ * exactly what it would have. Bad
  * rows are skipped and listed. Loads the whole split into memory; does not parse YAML (the
  * config layer maps Trinity's snake_case keys onto {@link TasksetConfig}).
  */
 
 import { InputError } from "../util/input_error.ts";
-import { mulberry32 } from "../util/random.ts";
 import { findSplitFiles } from "./dataset_files.ts";
 import { readJsonlLines, readParquetRows, type ReadWarning } from "./experience_io.ts";
 import { isSqliteUrl, readSqliteRows, sqliteFile } from "./sqlite_rows.ts";
+import { configure } from "../util/registry.ts";
+import { createSelector, TASK_SELECTORS, type TaskSelector } from "./selectors/mod.ts";
 import { type RolloutArgs, rowProblem, type Task, type TaskFormat } from "./task.ts";
-
-/** Known selectors: the order of tasks within an epoch. */
-export const SELECTORS = ["sequential", "shuffle", "random"] as const;
-
-/**
- * How tasks are drawn in each epoch of `size` draws: `sequential` in row order; `shuffle` a
- * permutation seeded by (seed, epoch), so different each epoch; `random` `size` draws with
- * replacement seeded by (seed, epoch).
- */
-export type Selector = typeof SELECTORS[number];
 
 /** A taskset as configured (YAML `buffer.explorer_input.taskset`, keys in camelCase here). */
 export interface TasksetConfig {
@@ -39,11 +32,15 @@ export interface TasksetConfig {
   subsetName?: string;
   /** Row keys (`format`); `promptKey` defaults to "prompt". */
   format?: Partial<TaskFormat>;
-  /** Default "sequential". */
-  selector?: Selector;
+  /** A name in `TASK_SELECTORS` (`data_selector.selector_type`); default "sequential". */
+  selector?: string;
+  /** Numeric row keys the selector reads (`data_selector.feature_keys`). */
+  featureKeys?: readonly string[];
+  /** The selector's arguments over its defaults (`data_selector.kwargs`). */
+  selectorArgs?: Readonly<Record<string, unknown>>;
   /** Passes over the data (`total_epochs`; default 1). */
   totalEpochs?: number;
-  /** Seed of `shuffle` and `random` (default 42). */
+  /** Seed of the selector (default 42). */
   seed?: number;
   /** Workflow of every task (`default_workflow_type`). */
   defaultWorkflowType: string;
@@ -70,17 +67,16 @@ export interface TasksetState {
   index: number;
   /** Size, selector and seed the cursor was saved with; a restore checks they still hold. */
   size: number;
-  selector: Selector;
+  selector: string;
   seed: number;
+  /** What the selector learned (absent when it keeps nothing). */
+  selectorState?: unknown;
 }
 
 /** The rows of a taskset, drawn in batches. */
 export class Taskset {
-  #epoch = 0;
-  #index = 0;
-  /** The draw order of epoch `#orderEpoch`. */
-  #order: number[] = [];
-  #orderEpoch = -1;
+  /** Draws handed out since the start of the run, across epochs. */
+  #draws = 0;
 
   private constructor(
     /** The files read, in order. */
@@ -94,9 +90,12 @@ export class Taskset {
     readonly rowOrigins: readonly string[],
     /** Rows left out, with file, line or row, and reason. */
     readonly skippedRows: readonly ReadWarning[],
-    readonly selector: Selector,
+    /** The selector's registered name. */
+    readonly selector: string,
     readonly totalEpochs: number,
     readonly seed: number,
+    /** Which rows the draws take, and what feedback does to it. */
+    readonly taskSelector: TaskSelector,
     /** The fields every task shares. */
     private readonly template: Omit<Task, "taskId" | "index" | "epoch" | "rawTask">,
   ) {}
@@ -110,8 +109,10 @@ export class Taskset {
       throw new InputError(`Cannot open taskset ${config.path}: ${detail}`);
     };
     const { selector = "sequential", totalEpochs = 1, seed = 42 } = config;
-    if (!SELECTORS.includes(selector)) {
-      fail(`selector is ${JSON.stringify(selector)}; expected one of ${SELECTORS.join(", ")}`);
+    try {
+      configure(TASK_SELECTORS, selector, config.selectorArgs);
+    } catch (err) {
+      fail((err as Error).message);
     }
     if (!Number.isInteger(totalEpochs) || totalEpochs < 1) {
       fail(`totalEpochs is ${totalEpochs}; expected an integer >= 1`);
@@ -167,14 +168,37 @@ export class Taskset {
             : ""),
       );
     }
-    return new Taskset(files, rows, rowOrigins, skippedRows, selector, totalEpochs, seed, {
-      workflow: config.defaultWorkflowType,
-      ...(config.defaultRewardFnType === undefined ? {} : { rewardFn: config.defaultRewardFnType }),
-      formatArgs: Object.freeze(format),
-      rolloutArgs: Object.freeze({ ...config.rolloutArgs, n }),
-      workflowArgs: Object.freeze({ ...config.workflowArgs }),
-      isEval: config.isEval ?? false,
-    });
+    let taskSelector: TaskSelector;
+    try {
+      taskSelector = createSelector(selector, {
+        size: rows.length,
+        seed,
+        featureKeys: config.featureKeys ?? [],
+        feature: (key) => featureColumn(rows, rowOrigins, key),
+      }, config.selectorArgs);
+    } catch (err) {
+      fail((err as Error).message);
+    }
+    return new Taskset(
+      files,
+      rows,
+      rowOrigins,
+      skippedRows,
+      selector,
+      totalEpochs,
+      seed,
+      taskSelector!,
+      {
+        workflow: config.defaultWorkflowType,
+        ...(config.defaultRewardFnType === undefined
+          ? {}
+          : { rewardFn: config.defaultRewardFnType }),
+        formatArgs: Object.freeze(format),
+        rolloutArgs: Object.freeze({ ...config.rolloutArgs, n }),
+        workflowArgs: Object.freeze({ ...config.workflowArgs }),
+        isEval: config.isEval ?? false,
+      },
+    );
   }
 
   /** Number of usable rows (draws per epoch). */
@@ -184,7 +208,7 @@ export class Taskset {
 
   /** True once every draw of the last epoch is handed out. */
   get exhausted(): boolean {
-    return this.#epoch >= this.totalEpochs;
+    return this.#draws >= this.totalEpochs * this.size;
   }
 
   /**
@@ -196,25 +220,34 @@ export class Taskset {
       throw new Error(`Cannot draw a batch of ${batchSize} tasks: expected an integer >= 1`);
     }
     if (this.exhausted) return null;
-    const tasks: Task[] = [];
-    while (tasks.length < batchSize && !this.exhausted) {
-      const index = this.#orderOf(this.#epoch)[this.#index];
-      tasks.push({
+    const first = this.#draws;
+    const count = Math.min(batchSize, this.totalEpochs * this.size - first);
+    const indices = this.taskSelector.select(first, count);
+    this.#draws += count;
+    return indices.map((index, i) => {
+      const [epoch, position] = [Math.floor((first + i) / this.size), (first + i) % this.size];
+      return {
         ...this.template,
-        taskId: `${this.#epoch}.${this.#index}`,
+        taskId: `${epoch}.${position}`,
         index,
-        epoch: this.#epoch,
+        epoch,
         rawTask: this.rows[index],
-      });
-      if (++this.#index === this.size) [this.#epoch, this.#index] = [this.#epoch + 1, 0];
-    }
-    return tasks;
+      };
+    });
   }
 
-  /** The cursor, to save with a checkpoint. */
+  /** The cursor and the selector's state, to save with a checkpoint. */
   state(): TasksetState {
     const { size, selector, seed } = this;
-    return { epoch: this.#epoch, index: this.#index, size, selector, seed };
+    const selectorState = this.taskSelector.state();
+    return {
+      epoch: Math.floor(this.#draws / size),
+      index: this.#draws % size,
+      size,
+      selector,
+      seed,
+      ...(selectorState === undefined ? {} : { selectorState }),
+    };
   }
 
   /**
@@ -244,30 +277,37 @@ export class Taskset {
     if (!Number.isInteger(index) || index < 0 || index > last) {
       fail(`index is ${index}; expected an integer in [0, ${last}] in epoch ${epoch}`);
     }
-    [this.#epoch, this.#index] = [epoch, index];
-  }
-
-  /** Row indices in draw order for `epoch`, cached for the current epoch. */
-  #orderOf(epoch: number): number[] {
-    if (this.#orderEpoch !== epoch) {
-      this.#order = drawOrder(this.selector, this.size, this.seed, epoch);
-      this.#orderEpoch = epoch;
+    if (state.selectorState !== undefined) {
+      try {
+        this.taskSelector.restore(state.selectorState);
+      } catch (err) {
+        fail(`the ${this.selector} selector's state does not fit: ${(err as Error).message}`);
+      }
     }
-    return this.#order;
+    this.#draws = epoch * this.size + index;
   }
 }
 
-/** The `size` row indices of `epoch` in draw order; the same for the same arguments, always. */
-export function drawOrder(selector: Selector, size: number, seed: number, epoch: number): number[] {
-  const order = Array.from({ length: size }, (_, i) => i);
-  if (selector === "sequential") return order;
-  const next = mulberry32((seed ^ Math.imul(epoch + 1, 0x9e3779b9)) >>> 0);
-  if (selector === "random") return order.map(() => Math.floor(next() * size));
-  for (let i = size - 1; i > 0; i--) {
-    const j = Math.floor(next() * (i + 1));
-    [order[i], order[j]] = [order[j], order[i]];
-  }
-  return order;
+/**
+ * The numeric column `key` of `rows` (a feature of `data_selector.feature_keys`); throws naming
+ * the first row where it is missing or not a finite number.
+ */
+function featureColumn(
+  rows: readonly Readonly<Record<string, unknown>>[],
+  origins: readonly string[],
+  key: string,
+): number[] {
+  return rows.map((row, i) => {
+    const value = row[key];
+    if (typeof value !== "number" || !Number.isFinite(value)) {
+      throw new Error(
+        `feature key "${key}" of ${origins[i]} is ${
+          JSON.stringify(value) ?? "missing"
+        }; expected a number`,
+      );
+    }
+    return value;
+  });
 }
 
 /** `value` with parquet INT64 bigints as numbers (as text when beyond 2^53), recursively. */

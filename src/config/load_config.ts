@@ -29,7 +29,12 @@ import { interpolate } from "./interpolate.ts";
 import { moveSftExperienceBuffer } from "./sft_dataset_key.ts";
 import { translateTrinityKeys } from "./trinity_compat.ts";
 import { applyOverrides } from "./overrides.ts";
-import type { RunConfig, StageConfig, TasksetSection } from "./run_config.ts";
+import {
+  exploredTasksets,
+  type RunConfig,
+  type StageConfig,
+  type TasksetSection,
+} from "./run_config.ts";
 import { CONFIG_SCHEMA, STAGE_SCHEMA } from "./schema.ts";
 import { checkKnownKeys, resolveSection } from "./validate.ts";
 
@@ -172,8 +177,15 @@ function resolveStage({ name, tree }: StageTree, configDir: string): StageConfig
   } as StageConfig;
   stage.checkpointRootDir ??= resolve(Deno.cwd(), "runs");
   const input = stage.buffer.explorerInput;
-  for (const taskset of [input.taskset, ...input.evalTasksets]) {
-    if (taskset === undefined) continue;
+  if (input.taskset !== undefined && input.tasksets.length > 0) {
+    const at = nearest(tree, ["buffer", "explorer_input", "tasksets"]);
+    throw new ConfigError(
+      at.where,
+      at.path,
+      "expected either taskset or tasksets, found both (list the first taskset in tasksets)",
+    );
+  }
+  for (const taskset of [...exploredTasksets(input), ...input.evalTasksets]) {
     const t = taskset as Partial<TasksetSection> & { path: string };
     t.name ??= basename(t.path, extname(t.path));
     t.seed ??= stage.seed;
@@ -208,26 +220,53 @@ function checkStage(stage: StageConfig, tree: ConfigNode): void {
       `algorithm_type "${algorithmType}" trains on it`,
     );
   }
-  if (explores && type.schema === "experience" && !explorerInput.taskset) {
+  const explored = exploredTasksets(explorerInput);
+  if (explores && type.schema === "experience" && explored.length === 0) {
     missing(
       ["buffer", "explorer_input", "taskset"],
       "a taskset section",
       `mode "${stage.mode}" explores it`,
     );
   }
-  const seen = new Set<string>();
-  explorerInput.evalTasksets.forEach((taskset, i) => {
-    if (seen.has(taskset.name)) {
-      const at = nearest(tree, ["buffer", "explorer_input", "eval_tasksets", i]);
+  for (const key of ["tasksets", "eval_tasksets"] as const) {
+    const seen = new Set<string>();
+    const list = key === "tasksets" ? explorerInput.tasksets : explorerInput.evalTasksets;
+    list.forEach((taskset, i) => {
+      if (seen.has(taskset.name)) {
+        const at = nearest(tree, ["buffer", "explorer_input", key, i]);
+        throw new ConfigError(
+          at.where,
+          at.path,
+          `expected ${key.replace("_", " ")} with unique names, found ${
+            JSON.stringify(taskset.name)
+          } twice (set name)`,
+        );
+      }
+      seen.add(taskset.name);
+    });
+  }
+  explored.forEach((taskset, i) => {
+    const args = JSON.stringify(taskset.rewardFnArgs);
+    if (args !== JSON.stringify(explored[0].rewardFnArgs)) {
+      const at = nearest(tree, ["buffer", "explorer_input", "tasksets", i, "reward_fn_args"]);
       throw new ConfigError(
         at.where,
         at.path,
-        `expected eval tasksets with unique names, found ${
-          JSON.stringify(taskset.name)
-        } twice (set name)`,
+        `expected the reward_fn_args of tasksets[0] (one set per stage), found ${args}`,
       );
     }
-    seen.add(taskset.name);
+    const requires = taskset.lesson?.requires;
+    const named = explored.some((t) => t.name === requires && t !== taskset);
+    if (requires !== undefined && !named) {
+      const at = nearest(tree, ["buffer", "explorer_input", "tasksets", i, "lesson", "requires"]);
+      throw new ConfigError(
+        at.where,
+        at.path,
+        `expected the name of another taskset of tasksets (${
+          explored.map((t) => t.name).join(", ")
+        }), found ${JSON.stringify(requires)}`,
+      );
+    }
   });
 }
 

@@ -10,7 +10,6 @@
 import type { AuxiliaryModelSpec } from "../auxiliary/auxiliary_models.ts";
 import type { SyncStyle } from "../sync/synchronizer.ts";
 import type { Args } from "../util/registry.ts";
-import type { Selector } from "../buffer/taskset.ts";
 
 /** What a run does (`mode`). */
 export type RunMode = "both" | "explore" | "train" | "bench";
@@ -109,9 +108,23 @@ export interface TasksetSection {
   repeatTimes?: number;
   /** Subset (config) folder of a Hub dataset directory (`main` of gsm8k). */
   subsetName?: string;
-  selector: Selector;
-  /** Seed of shuffle / random; default: the run's `seed`. */
+  /** A name in `TASK_SELECTORS`. */
+  selector: string;
+  /** Seed of the selector; default: the run's `seed`. */
   seed: number;
+  /** Numeric row keys the selector reads and whose drawn values are logged. */
+  featureKeys: string[];
+  /** The selector's arguments over its defaults (Trinity's `data_selector.kwargs`). */
+  selectorArgs: Args;
+  /** Share of each batch while in the mix; default: the taskset's size. */
+  weight?: number;
+  /** Graduation and prerequisite among several tasksets. */
+  lesson?: {
+    window: number;
+    graduatePassRate?: number;
+    requires?: string;
+    unlockPassRate: number;
+  };
   format: {
     promptKey: string;
     responseKey?: string;
@@ -180,7 +193,10 @@ export interface BufferSection {
   /** Stop after this many steps; default: when the taskset's epochs are used up. */
   totalSteps?: number;
   explorerInput: {
+    /** The one taskset (or `tasksets`; see {@link exploredTasksets}). */
     taskset?: TasksetSection;
+    /** Several tasksets mixed (the loader rejects a config setting both). */
+    tasksets: TasksetSection[];
     evalTasksets: TasksetSection[];
     defaultWorkflowType: string;
     defaultRewardFnType?: string;
@@ -302,4 +318,9 @@ export interface RunConfig {
   ignoredTrinityKeys: string[];
   /** Other warnings of the loader (a Trinity value replaced by rft's), one line each. */
   notes: string[];
+}
+
+/** The tasksets the explorer draws from: `taskset` as a list of one, else `tasksets`. */
+export function exploredTasksets(input: BufferSection["explorerInput"]): TasksetSection[] {
+  return input.taskset ? [input.taskset] : input.tasksets;
 }

@@ -6,7 +6,7 @@
  */
 
 import { ALGORITHM_TYPE } from "../algorithm/algorithm_type.ts";
-import { SELECTORS } from "../buffer/taskset.ts";
+import { TASK_SELECTORS } from "../buffer/selectors/mod.ts";
 
 /** Fields every schema entry has. */
 interface FieldBase {
@@ -132,7 +132,7 @@ function component(key: string, what: string): Fields {
   };
 }
 
-/** `buffer.explorer_input.taskset` and each entry of `eval_tasksets`. */
+/** `buffer.explorer_input.taskset`, each entry of `tasksets` and of `eval_tasksets`. */
 const TASKSET = section(
   {
     name: str("Name in logs and metric keys; the table of an `sqlite:///` path", {
@@ -154,8 +154,42 @@ const TASKSET = section(
     subset_name: str("Subset (config) folder of a Hub dataset directory", {
       defaultDoc: "none: the split's files at the top or under data/",
     }),
-    selector: oneOf(SELECTORS, "Order of tasks within an epoch", { default: "sequential" }),
-    seed: int("Seed of shuffle / random", { defaultDoc: "the run's seed" }),
+    selector: oneOf(
+      () => TASK_SELECTORS.names(),
+      "Task selector: which rows each draw takes (Trinity's data_selector.selector_type)",
+      { default: "sequential" },
+    ),
+    seed: int("Seed of the selector", { defaultDoc: "the run's seed" }),
+    feature_keys: list(
+      str("A numeric row key"),
+      "Row keys the selector reads (difficulty columns, anchor pass rates); their values " +
+        "among the drawn tasks are logged (Trinity's data_selector.feature_keys)",
+    ),
+    selector_args: args("Arguments of the selector over its defaults (data_selector.kwargs)"),
+    weight: num("Share of each batch while in the mix (several tasksets)", {
+      above: 0,
+      defaultDoc: "the taskset's size (Trinity's proportional mix)",
+    }),
+    lesson: section(
+      {
+        window: int("Explore steps of the rolling pass rate", { default: 4, min: 1 }),
+        graduate_pass_rate: num("Leave the mix once the rolling pass rate reaches this", {
+          min: 0,
+          max: 1,
+          defaultDoc: "never",
+        }),
+        requires: str("Enter the mix only once this taskset (by name) reaches unlock_pass_rate", {
+          defaultDoc: "in the mix from the start",
+        }),
+        unlock_pass_rate: num("Rolling pass rate of `requires` that lets this taskset in", {
+          default: 0,
+          min: 0,
+          max: 1,
+        }),
+      },
+      "Marin-style lesson: graduation and prerequisite (several tasksets)",
+      { optional: true },
+    ),
     format: section({
       prompt_key: str("Row key of the prompt", { default: "prompt" }),
       response_key: str("Row key of the reference answer"),
@@ -306,6 +340,10 @@ const TOP_FIELDS: Fields = {
     }),
     explorer_input: section({
       taskset: TASKSET,
+      tasksets: list(
+        TASKSET,
+        "Several tasksets mixed by weight, each with its selector and lesson (or one `taskset`)",
+      ),
       eval_tasksets: list(TASKSET, "Tasksets evaluated every explorer.eval_interval steps"),
       default_workflow_type: str("Workflow of the tasks of every taskset", {
         default: "math_workflow",

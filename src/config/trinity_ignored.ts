@@ -129,10 +129,6 @@ export const IGNORED: Readonly<Record<string, string>> = {
         "format.enable_concatenated_multi_turn": "Multi-turn SFT option",
         "format.chat_template": "The model's chat template is used",
         "format.enable_thinking": "The model's chat template is used",
-        "data_selector.feature_keys": "Difficulty-based selectors",
-        "data_selector.kwargs": "Difficulty-based selectors",
-        "task_selector.feature_keys": "Difficulty-based selectors",
-        "task_selector.kwargs": "Difficulty-based selectors",
       }).map(([key, why]) => [`${prefix}.${key}`, why])
     ),
   ),

@@ -37,6 +37,7 @@ export interface MappedKey {
 /** Where tasksets are, in Trinity's key paths. */
 export const TASKSET_PATHS = [
   "buffer.explorer_input.taskset",
+  "buffer.explorer_input.tasksets[]",
   "buffer.explorer_input.eval_tasksets[]",
 ];
 
@@ -157,15 +158,23 @@ function unsetWhen(unset: number, doc: string): MappedKey {
   };
 }
 
-/** A taskset's `data_selector` (or deprecated `task_selector`): read as its selector and seed. */
+/** rft's taskset key for each key of Trinity's `data_selector`. */
+const SELECTOR_KEYS: Readonly<Record<string, string>> = {
+  selector_type: "selector",
+  seed: "seed",
+  feature_keys: "feature_keys",
+  kwargs: "selector_args",
+};
+
+/** A taskset's `data_selector` (or deprecated `task_selector`): read as its selector keys. */
 const SELECTOR_SECTION: MappedKey = {
-  doc: "`selector_type` read as the taskset's `selector`, `seed` as its `seed`",
-  apply: ({ node, parent, path, ignore }) => {
+  doc: "`selector_type`, `seed`, `feature_keys`, `kwargs` read as the taskset's `selector`, " +
+    "`seed`, `feature_keys`, `selector_args`",
+  apply: ({ node, parent }) => {
     if (node.kind !== "map") return;
     for (const [key, value] of node.entries) {
-      const own = key === "selector_type" ? "selector" : key === "seed" ? "seed" : undefined;
-      if (own === undefined) ignore(`${path}.${key}`);
-      else if (!parent.entries.has(own)) parent.entries.set(own, value);
+      const own = SELECTOR_KEYS[key];
+      if (!parent.entries.has(own)) parent.entries.set(own, value);
     }
   },
 };
@@ -291,9 +300,6 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
   "model.lora_configs[].is_dummy": onlyDefault(false, "rft trains the adapter it is given"),
   "model.tinker": onlyDisabled("rft trains locally, not on Tinker"),
   "model.external_model": onlyDisabled("rft's policy is the local model"),
-  "buffer.explorer_input.tasksets": refused(
-    "rft explores one taskset: buffer.explorer_input.taskset",
-  ),
   "buffer.trainer_input.auxiliary_buffers": refused(
     "expert data of mix is buffer.trainer_input.sft_warmup_dataset",
   ),

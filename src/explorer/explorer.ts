@@ -1,8 +1,10 @@
 /**
- * The Explorer: each explore step draws `batch_size` tasks from the taskset, runs their
- * workflows on the rollout model, computes advantages when the experience pipeline owns them,
- * runs the experience operators and puts what is kept into the experience buffer (which
- * persists it before acknowledging), then saves its cursor. With dynamic sampling it draws more
+ * The Explorer: each explore step draws `batch_size` tasks from the task scheduler (one or
+ * several tasksets), runs their workflows on the rollout model, feeds each task's mean reward
+ * back to the scheduler (its selectors and lessons), computes advantages when the experience
+ * pipeline owns them, runs the experience operators and puts what is kept into the experience
+ * buffer (which persists it before acknowledging), then saves its cursor and the scheduler's
+ * state (one file per step under `task_schedule/`, kept for the steps of the cursor history). With dynamic sampling it draws more
  * batches until `batch_size` groups survive the operators (`dynamic_sampling.ts`). `run` is
  * the explorer's loop: sync -> (evaluate) -> explore step -> report, until `total_steps` or the
  * end of the taskset. Steps that keep no experience (every task failed, or every group was
@@ -13,7 +15,8 @@
 import type { Experience } from "../buffer/experience.ts";
 import type { ExperienceBuffer } from "../buffer/experience_buffer.ts";
 import { type ExperienceOperator, runOperators } from "../buffer/operators/mod.ts";
-import type { Taskset, TasksetState } from "../buffer/taskset.ts";
+import type { TaskScheduleState, TasksetScheduler } from "../buffer/taskset_scheduler.ts";
+import type { TasksetState } from "../buffer/taskset.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import { applyAdvantages, type ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
 import {
@@ -29,11 +32,18 @@ import { runTasks, type RunTasksOptions, type TaskFailure } from "./workflow_run
 /** Name of the explorer's cursor file in the stage directory. */
 export const EXPLORER_STATE_FILE = "explorer_state.json";
 
+/** Directory (in the stage directory) of the scheduler's state after each step. */
+export const TASK_SCHEDULE_DIR = "task_schedule";
+
 /** The explorer's cursor after one explore step. */
 export interface ExplorerCursor {
   /** Explore steps done. */
   step: number;
-  taskset: TasksetState;
+  /**
+   * The single taskset's cursor, in files of older versions; newer files keep the scheduler's
+   * state in `task_schedule/step_<step>.json`.
+   */
+  taskset?: TasksetState;
   /** The policy version that step sampled (absent in files of older versions). */
   policyVersion?: number;
 }
@@ -88,7 +98,7 @@ export interface ExplorerRunOptions {
 /** Options of an {@link Explorer}. */
 export interface ExplorerOptions extends Omit<RunTasksOptions, "signal"> {
   /** The training tasks. */
-  taskset: Taskset;
+  tasks: TasksetScheduler;
   /** Tasks per explore step. */
   batchSize: number;
   /** Where kept experiences go; absent: they are returned only. */
@@ -134,11 +144,26 @@ export class Explorer {
     return this.#step;
   }
 
-  /** Moves to a saved cursor (resume). */
-  restore(state: ExplorerState): void {
+  /**
+   * Moves to a saved cursor (resume): its step, history and the scheduler's state saved with
+   * that step (or, in a file of an older version, the single taskset's cursor).
+   */
+  async restore(state: ExplorerState): Promise<void> {
     this.#step = state.step;
     this.#history = state.history ?? [];
-    this.options.taskset.restore(state.taskset);
+    const { tasks } = this.options;
+    if (state.taskset) {
+      tasks.restore({ ...tasks.state(), tasksets: [state.taskset] });
+      return;
+    }
+    const path = this.#schedulePath(state.step);
+    let saved: TaskScheduleState;
+    try {
+      saved = JSON.parse(await Deno.readTextFile(path));
+    } catch (err) {
+      throw new Error(`Cannot resume the task schedule from ${path}: ${(err as Error).message}`);
+    }
+    tasks.restore(saved);
   }
 
   /**
@@ -177,13 +202,13 @@ export class Explorer {
 
   /** One explore step (see the file comment). */
   async exploreStep(): Promise<ExploreStepResult> {
-    const { taskset, batchSize, buffer, dynamicSampling } = this.options;
+    const { tasks: scheduler, batchSize, buffer, dynamicSampling } = this.options;
     let lastError = "";
     const experiences: Experience[] = [];
     let tasksDrawn = 0, failed = 0, retries = 0, batches = 0, seconds = 0;
     let processed: { experiences: Experience[]; metrics: Record<string, number> } | undefined;
     do {
-      const tasks = taskset.nextBatch(batchSize);
+      const tasks = scheduler.nextBatch(batchSize);
       if (!tasks) break;
       const started = performance.now();
       const ran = await runTasks(tasks, this.#runOptions());
@@ -202,6 +227,7 @@ export class Explorer {
     if (!processed) return { drew: false, kept: [], metrics: {} };
     const metrics: Record<string, number> = {
       ...summarizeExperiences("rollout", experiences),
+      ...scheduler.feedback(experiences),
       "explorer/tasks": tasksDrawn,
       "explorer/failed_tasks": failed,
       "explorer/failed_tasks_total": this.#failures,
@@ -232,16 +258,28 @@ export class Explorer {
     this.#step++;
     const cursor: ExplorerCursor = {
       step: this.#step,
-      taskset: taskset.state(),
       policyVersion: metrics["explorer/policy_version"],
     };
+    const dropped = [...this.#history, cursor].slice(0, -CURSOR_HISTORY);
     this.#history = [...this.#history, cursor].slice(-CURSOR_HISTORY);
+    await Deno.mkdir(`${this.options.stateDir}/${TASK_SCHEDULE_DIR}`, { recursive: true });
+    await writeAtomic(this.#schedulePath(this.#step), JSON.stringify(scheduler.state()) + "\n");
     const state: ExplorerState = { ...cursor, history: this.#history };
     await writeAtomic(
       `${this.options.stateDir}/${EXPLORER_STATE_FILE}`,
       JSON.stringify(state) + "\n",
     );
+    for (const old of dropped) {
+      await Deno.remove(this.#schedulePath(old.step)).catch((err) => {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+      });
+    }
     return { drew: true, kept, metrics };
+  }
+
+  /** The scheduler's state file of explore step `step`. */
+  #schedulePath(step: number): string {
+    return `${this.options.stateDir}/${TASK_SCHEDULE_DIR}/step_${step}.json`;
   }
 
   /**

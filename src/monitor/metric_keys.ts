@@ -36,10 +36,22 @@ export function evalAccuracyKey(taskset: string): string {
   return `eval/${taskset}/accuracy`;
 }
 
-/**
- * The taskset of an eval accuracy key (`eval/<taskset>/accuracy`, or `eval/<taskset>/success`
- * as agent workflows call it), or undefined for any other key.
- */
+/** Eval accuracy keys (`eval/<taskset>/accuracy`, or `.../success` as agent workflows call it). */
+export const EVAL_ACCURACY: RegExp = /^eval\/(.+)\/(?:accuracy|success)$/;
+
+/** The taskset of an eval accuracy key, or undefined for any other key. */
 export function evalAccuracyTaskset(key: string): string | undefined {
-  return /^eval\/(.+)\/(?:accuracy|success)$/.exec(key)?.[1];
+  return EVAL_ACCURACY.exec(key)?.[1];
 }
+
+/**
+ * Task-selection metrics (`buffer/taskset_scheduler.ts`), by what they hold: each taskset's pass
+ * rate per step (`tasks/<taskset>/pass_rate`), the quantiles of the drawn tasks' features and
+ * estimated pass rates (`tasks/<taskset>/selected_<feature>_{mean,p10,p50,p90}`), and the count
+ * of graduated tasksets (`tasks/graduated`). The capture is the chart label.
+ */
+export const TASK_METRIC = {
+  passRate: /^tasks\/(.+)\/pass_rate$/,
+  selected: /^tasks\/(.+\/selected_.+)$/,
+  graduated: /^(tasks\/graduated)$/,
+} as const;

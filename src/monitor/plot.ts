@@ -1,7 +1,8 @@
 /**
  * A run's metrics as one self-contained HTML page: inline SVG line charts per metric group
- * (reward, eval accuracy per taskset, loss, KL, entropy, response length, tokens/s, and an
- * agent's per-episode turns, tool calls and trained vs masked tokens) and a table
+ * (reward, eval accuracy per taskset, loss, KL, entropy, response length, tokens/s, an agent's
+ * per-episode turns, tool calls and trained vs masked tokens, and task selection: pass rate per
+ * taskset, the drawn tasks' difficulty, tasksets graduated) and a table
  * of the last row. No JavaScript, no network; metrics the page does not know only show in it.
  */
 
@@ -10,16 +11,20 @@ import { formatMetric } from "./console_progress.ts";
 import {
   EPISODE_METRICS,
   EPISODE_TOKEN_METRICS,
-  evalAccuracyTaskset,
+  EVAL_ACCURACY,
   METRIC,
+  TASK_METRIC,
 } from "./metric_keys.ts";
 import { METRICS_FILE, type MetricsRow, readMetrics } from "./metrics_log.ts";
 import { escapeHtml, renderLineChart, type Series } from "./svg_chart.ts";
 
-/** The charts, in page order, as [title, keys]; the eval chart's keys are found in the rows. */
-const CHARTS: readonly (readonly [string, readonly string[]])[] = [
+/**
+ * The charts, in page order, as [title, keys]: listed keys, or a pattern whose matches are found
+ * in the rows (each labelled by its capture).
+ */
+const CHARTS: readonly (readonly [string, readonly string[] | RegExp])[] = [
   ["Reward (mean)", [METRIC.reward]],
-  ["Eval accuracy", []],
+  ["Eval accuracy", EVAL_ACCURACY],
   ["Actor loss", [METRIC.loss]],
   ["KL", [METRIC.kl]],
   ["Entropy", [METRIC.entropy]],
@@ -27,6 +32,9 @@ const CHARTS: readonly (readonly [string, readonly string[]])[] = [
   ["Tokens/s", [METRIC.tokensPerSecond]],
   ["Agent episodes (mean per episode)", EPISODE_METRICS],
   ["Episode tokens: trained vs masked", EPISODE_TOKEN_METRICS],
+  ["Task pass rate", TASK_METRIC.passRate],
+  ["Selected tasks", TASK_METRIC.selected],
+  ["Tasksets graduated", TASK_METRIC.graduated],
 ];
 
 const STYLE = `body{font:14px system-ui,sans-serif;margin:24px;color:#222}
@@ -42,11 +50,15 @@ td:last-child{text-align:right;font-variant-numeric:tabular-nums}tr:nth-child(ev
 /** The page for `rows` (any order), titled `title`; `unreadable` lines are mentioned. */
 export function renderPlotHtml(rows: readonly MetricsRow[], title: string, unreadable = 0): string {
   const sorted = [...rows].sort((a, b) => a.step - b.step);
-  const keys = new Set(sorted.flatMap((row) => Object.keys(row)));
-  const evalKeys = [...keys].filter((k) => evalAccuracyTaskset(k) !== undefined).sort();
+  const keys = [...new Set(sorted.flatMap((row) => Object.keys(row)))].sort();
   const charts = CHARTS.map(([chartTitle, chartKeys]) => {
-    const series = (chartKeys.length ? chartKeys : evalKeys)
-      .map((key) => seriesOf(sorted, key, evalAccuracyTaskset(key) ?? key))
+    const labelled = Array.isArray(chartKeys)
+      ? chartKeys.map((key) => [key, key])
+      : keys.flatMap((key) => {
+        const label = (chartKeys as RegExp).exec(key)?.[1];
+        return label === undefined ? [] : [[key, label]];
+      });
+    const series = labelled.map(([key, label]) => seriesOf(sorted, key, label))
       .filter((s) => s.points.some((p) => p !== null));
     return series.length ? renderLineChart(chartTitle, series) : "";
   }).filter((chart) => chart !== "");

@@ -9,7 +9,8 @@
 import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
 import { createOperators } from "../buffer/operators/mod.ts";
 import { Taskset } from "../buffer/taskset.ts";
-import type { StageConfig } from "../config/run_config.ts";
+import { TasksetScheduler } from "../buffer/taskset_scheduler.ts";
+import { exploredTasksets, type StageConfig } from "../config/run_config.ts";
 import type { Evaluator } from "../explorer/evaluator.ts";
 import {
   cursorForVersion,
@@ -57,14 +58,21 @@ export async function openStageExplorer(
   options: StageExplorerOptions,
 ): Promise<StageExplorer> {
   const { stageDir, log } = ctx;
-  const section = stage.buffer.explorerInput.taskset;
-  if (!section) {
+  const sections = exploredTasksets(stage.buffer.explorerInput);
+  if (sections.length === 0) {
     throw new Error(`Stage "${stage.stageName}" explores but has no buffer.explorer_input.taskset`);
   }
-  const taskset = await Taskset.open(
-    tasksetConfig(stage, section, algorithm.repeatTimes, false, model.tokenizer),
+  const tasks = new TasksetScheduler(
+    await Promise.all(sections.map(async (section) => {
+      const taskset = await Taskset.open(
+        tasksetConfig(stage, section, algorithm.repeatTimes, false, model.tokenizer),
+      );
+      logSkipped(taskset, log);
+      const { name, weight, lesson, featureKeys } = section;
+      return { name, taskset, weight, lesson, featureKeys };
+    })),
+    log,
   );
-  logSkipped(taskset, log);
   const evalTasksets = await openEvalTasksets(stage, log, model.tokenizer);
   const bufferDir = `${stageDir}/experiences`;
   const saved = stage.continueFromCheckpoint
@@ -87,7 +95,7 @@ export async function openStageExplorer(
   rollout.setPolicyVersion(startVersion);
   const { runnerNum, maxTimeout, maxRetryTimes } = stage.explorer;
   const { services } = owned.use(
-    await openStageServices(stage, ctx, rollout, section.rewardFnArgs),
+    await openStageServices(stage, ctx, rollout, sections[0].rewardFnArgs),
   );
   const explorer = new Explorer({
     model: rollout,
@@ -95,7 +103,7 @@ export async function openStageExplorer(
     runnerNum,
     maxTimeout,
     maxRetryTimes,
-    taskset,
+    tasks,
     batchSize: stage.buffer.batchSize,
     buffer,
     operators: createOperators(stage.dataProcessor.experiencePipeline.operators),
@@ -105,9 +113,10 @@ export async function openStageExplorer(
     log,
     signal: ctx.signal,
   });
-  if (saved) explorer.restore(rewinds ? cursorForVersion(saved, startVersion) : saved);
+  if (saved) await explorer.restore(rewinds ? cursorForVersion(saved, startVersion) : saved);
+  const files = tasks.entries.map(({ taskset }) => `${taskset.files.join(", ")}: ${taskset.size}`);
   log(
-    `taskset ${taskset.files.join(", ")}: ${taskset.size} tasks; explore step ${explorer.step}, ` +
+    `taskset ${files.join("; ")} tasks; explore step ${explorer.step}, ` +
       `train step ${startVersion}; ${buffer.metrics().restored} experiences restored`,
   );
   const evaluator = stageEvaluator(stage, ctx, evalTasksets, rollout, { startVersion, services });

@@ -13,6 +13,7 @@ import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
 import type { Registry } from "../util/registry.ts";
 import { SAMPLE_STRATEGY } from "../algorithm/sample_strategy.ts";
 import { EXPERIENCE_OPERATORS } from "../buffer/operators/mod.ts";
+import { TASK_SELECTORS } from "../buffer/selectors/mod.ts";
 import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
 import { InputError, oneLineMessage } from "../util/input_error.ts";
 import { resolve } from "node:path";
@@ -29,6 +30,7 @@ const REGISTRIES: [string, Registry<unknown>][] = [
   ["entropy loss fn", ENTROPY_LOSS_FN],
   ["sample strategy", SAMPLE_STRATEGY],
   ["operator", EXPERIENCE_OPERATORS],
+  ["task selector", TASK_SELECTORS],
 ] as [string, Registry<unknown>][];
 
 /** What one plugin file registered. */

@@ -10,7 +10,7 @@
 
 import { Taskset } from "../buffer/taskset.ts";
 import { ConfigError } from "../config/config_error.ts";
-import type { RunConfig, StageConfig } from "../config/run_config.ts";
+import { exploredTasksets, type RunConfig, type StageConfig } from "../config/run_config.ts";
 import { readHfConfig } from "../model/hf_config.ts";
 import { loraTargets } from "../model/lora.ts";
 import { openCheckpoint } from "../model/safetensors.ts";
@@ -63,8 +63,14 @@ export async function checkStages(
     const input = stage.buffer.explorerInput;
     const explores = stage.mode === "both" || stage.mode === "explore";
     const sections = [
-      ...(input.taskset && explores
-        ? [{ key: "buffer.explorer_input.taskset", section: input.taskset, isEval: false }]
+      ...(explores
+        ? exploredTasksets(input).map((section, k) => ({
+          key: input.taskset
+            ? "buffer.explorer_input.taskset"
+            : `buffer.explorer_input.tasksets[${k}]`,
+          section,
+          isEval: false,
+        }))
         : []),
       ...input.evalTasksets.map((section, k) => ({
         key: `buffer.explorer_input.eval_tasksets[${k}]`,

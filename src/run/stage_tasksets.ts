@@ -33,6 +33,8 @@ export function tasksetConfig(
     subsetName: section.subsetName,
     format: section.format,
     selector: section.selector,
+    featureKeys: section.featureKeys,
+    selectorArgs: section.selectorArgs,
     totalEpochs: isEval ? 1 : stage.buffer.totalEpochs,
     seed: section.seed,
     defaultWorkflowType: section.defaultWorkflowType ?? input.defaultWorkflowType,

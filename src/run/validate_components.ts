@@ -14,8 +14,14 @@ import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
 import { configure } from "../util/registry.ts";
 import { SAMPLE_STRATEGY } from "../algorithm/sample_strategy.ts";
 import { createOperators } from "../buffer/operators/mod.ts";
+import { TASK_SELECTORS } from "../buffer/selectors/mod.ts";
 import { ConfigError } from "../config/config_error.ts";
-import type { RunConfig, StageConfig, TasksetSection } from "../config/run_config.ts";
+import {
+  exploredTasksets,
+  type RunConfig,
+  type StageConfig,
+  type TasksetSection,
+} from "../config/run_config.ts";
 import { Graph } from "../graph/graph.ts";
 import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
 
@@ -51,7 +57,12 @@ export function validateComponents(config: RunConfig): void {
     });
     const input = stage.buffer.explorerInput;
     const tasksets = [
-      ...(input.taskset ? [["buffer.explorer_input.taskset", input.taskset] as const] : []),
+      ...exploredTasksets(input).map((t, j) =>
+        [
+          input.taskset ? "buffer.explorer_input.taskset" : `buffer.explorer_input.tasksets[${j}]`,
+          t,
+        ] as const
+      ),
       ...input.evalTasksets.map((t, j) =>
         [`buffer.explorer_input.eval_tasksets[${j}]`, t] as const
       ),
@@ -132,6 +143,11 @@ function validateTaskset(
   at: string,
   check: Checker,
 ): void {
+  check(`${at}.selector`, () => TASK_SELECTORS.get(section.selector));
+  check(
+    `${at}.selector_args`,
+    () => configure(TASK_SELECTORS, section.selector, section.selectorArgs),
+  );
   check(`${at}.default_workflow_type`, () => WORKFLOWS.get(workflowName));
   check(`${at}.workflow_args`, () => configure(WORKFLOWS, workflowName, section.workflowArgs));
   const workflow = WORKFLOWS.get(workflowName);

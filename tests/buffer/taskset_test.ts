@@ -8,7 +8,8 @@ import {
   taskPrompt,
 } from "../../src/buffer/task.ts";
 import { loadTokenizer } from "../../src/model/tokenizer.ts";
-import { drawOrder, type Selector, Taskset, type TasksetConfig } from "../../src/buffer/taskset.ts";
+import { Taskset, type TasksetConfig } from "../../src/buffer/taskset.ts";
+import { createSelector } from "../../src/buffer/selectors/mod.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
 import { inTempDir } from "../_temp_dir.ts";
 
@@ -38,6 +39,12 @@ async function writeParquet(path: string, rows: readonly { question: string; ans
     ],
   });
   await Deno.writeFile(path, new Uint8Array(bytes));
+}
+
+/** The `size` rows epoch `epoch` of `selector` draws (a selector of no feature). */
+function drawOrder(selector: string, size: number, seed: number, epoch: number): number[] {
+  const context = { size, seed, featureKeys: [], feature: () => [] };
+  return createSelector(selector, context).select(epoch * size, size);
 }
 
 /** A config reading `path` as math rows. */
@@ -241,7 +248,7 @@ Deno.test("taskset: random draws with replacement, seeded", () => {
 Deno.test("taskset: a restored cursor continues exactly where the saved run stopped", async () => {
   await inTempDir("rft-taskset-", async (dir) => {
     await writeJsonl(`${dir}/math.jsonl`, mathRows(7));
-    for (const selector of ["sequential", "shuffle", "random"] as Selector[]) {
+    for (const selector of ["sequential", "shuffle", "random"] as const) {
       const config = mathConfig(`${dir}/math.jsonl`, { selector, totalEpochs: 3, seed: 11 });
       const uninterrupted = drain(await Taskset.open(config), 4);
       const first = await Taskset.open(config);
@@ -379,9 +386,9 @@ Deno.test("taskset: messages_key and system_prompt build the chat", async () => 
 Deno.test("taskset: invalid settings are rejected before reading", async () => {
   const config = mathConfig("/nonexistent/x.jsonl");
   await assertRejects(
-    () => Taskset.open({ ...config, selector: "fifo" as Selector }),
+    () => Taskset.open({ ...config, selector: "fifo" }),
     Error,
-    `selector is "fifo"; expected one of sequential, shuffle, random`,
+    `Unknown task selector "fifo"; known: difficulty_based, offline_easy2hard, random, sequential, shuffle`,
   );
   await assertRejects(
     () => Taskset.open({ ...config, totalEpochs: 0 }),

@@ -13,10 +13,11 @@ interface BadConfig {
 }
 
 const TOP_KEYS =
-  "mode, project, name, checkpoint_root_dir, continue_from_checkpoint, seed, model, " +
+  "mode, project, name, checkpoint_root_dir, plugin_dirs, continue_from_checkpoint, seed, model, " +
   "algorithm, buffer, explorer, synchronizer, trainer, monitor, data_processor";
 const TASKSET_KEYS =
-  "name, path, split, repeat_times, subset_name, selector, seed, format, rollout_args, " +
+  "name, path, split, repeat_times, subset_name, selector, seed, feature_keys, selector_args, " +
+  "weight, lesson, format, rollout_args, " +
   "workflow_args, default_workflow_type, default_reward_fn_type, reward_fn_args";
 const STAGES = `stages:
   - stage_name: sft
@@ -92,7 +93,7 @@ const CASES: BadConfig[] = [
     name: "a selector not in the list",
     yaml: `${BASE}      selector: random_walk\n`,
     message: `F:7: buffer.explorer_input.taskset.selector: expected a known value, found ` +
-      `"random_walk"; known: sequential, shuffle, random`,
+      `"random_walk"; known: difficulty_based, offline_easy2hard, random, sequential, shuffle`,
   },
   {
     name: "a missing model_path",

@@ -120,6 +120,8 @@ Deno.test("loadConfig: a config setting every key gives those values", async () 
       split: "test",
       selector: "shuffle",
       seed: 9,
+      featureKeys: [],
+      selectorArgs: {},
       format: {
         promptKey: "question",
         responseKey: "answer",

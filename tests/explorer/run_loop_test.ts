@@ -10,6 +10,7 @@ import { SAMPLE_STRATEGY } from "../../src/algorithm/sample_strategy.ts";
 import { type Experience, newEid } from "../../src/buffer/experience.ts";
 import { ExperienceBuffer } from "../../src/buffer/experience_buffer.ts";
 import { Taskset } from "../../src/buffer/taskset.ts";
+import { TasksetScheduler } from "../../src/buffer/taskset_scheduler.ts";
 import { Explorer } from "../../src/explorer/explorer.ts";
 import { Synchronizer, type SyncStyle } from "../../src/sync/synchronizer.ts";
 import { sampleStrategySource } from "../../src/trainer/sample_source.ts";
@@ -94,7 +95,7 @@ async function runLoops(
     maxTimeout: 10,
     maxRetryTimes: 0,
     workflows: new Registry<WorkflowFactory>("workflow", [["stamp", workflow]]),
-    taskset,
+    tasks: new TasksetScheduler([{ name: "train", taskset }], () => {}),
     batchSize: 2,
     buffer,
     operators: [],

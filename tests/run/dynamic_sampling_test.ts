@@ -4,6 +4,7 @@ import { createOperators } from "../../src/buffer/operators/mod.ts";
 import { configure } from "../../src/util/registry.ts";
 import { ADVANTAGE_FN } from "../../src/algorithm/advantage/mod.ts";
 import type { DynamicSampling } from "../../src/explorer/dynamic_sampling.ts";
+import { TasksetScheduler } from "../../src/buffer/taskset_scheduler.ts";
 import { Explorer } from "../../src/explorer/explorer.ts";
 import { resolveAlgorithm } from "../../src/run/algorithm_setup.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
@@ -39,7 +40,7 @@ async function explorerWith(
     runnerNum: 1,
     maxTimeout: 60,
     maxRetryTimes: 0,
-    taskset,
+    tasks: new TasksetScheduler([{ name: "train", taskset }], () => {}),
     batchSize: 2,
     operators: createOperators([]),
     advantageFn: configure(ADVANTAGE_FN, "grpo", {}),

@@ -27,16 +27,19 @@ export interface ScriptedCall {
   options: RolloutOptions;
 }
 
-/** Answers each sample with the next text of its script; throws when the script runs out. */
+/**
+ * Answers each sample with the next text of its script (throws when the script runs out), or
+ * with what a reply function gives for the prompt text and the sample's number in the call.
+ */
 export class ScriptedModel implements RolloutModel {
   /** Stamped on every rollout; tests change it between calls. */
   policyVersion = 0;
   readonly tokenizer: CharTokenizer = TOKENIZER;
   readonly calls: ScriptedCall[] = [];
-  readonly #replies: string[];
+  readonly #replies: string[] | ((prompt: string, sample: number) => string);
 
-  constructor(replies: readonly string[]) {
-    this.#replies = [...replies];
+  constructor(replies: readonly string[] | ((prompt: string, sample: number) => string)) {
+    this.#replies = typeof replies === "function" ? replies : [...replies];
   }
 
   generate(prompt: string | readonly number[], options: RolloutOptions = {}): Promise<Rollout[]> {
@@ -51,8 +54,11 @@ export class ScriptedModel implements RolloutModel {
 
   #sample(kind: ScriptedCall["kind"], promptTokens: number[], options: RolloutOptions) {
     this.calls.push({ kind, promptTokens, options });
-    return Promise.resolve(Array.from({ length: options.n ?? 1 }, (): Rollout => {
-      const text = this.#replies.shift();
+    const replies = this.#replies;
+    return Promise.resolve(Array.from({ length: options.n ?? 1 }, (_, sample): Rollout => {
+      const text = typeof replies === "function"
+        ? replies(TOKENIZER.decode(promptTokens), sample)
+        : replies.shift();
       if (text === undefined) throw new Error("The scripted model ran out of replies");
       const responseTokens = [...TOKENIZER.encode(text), TOKENIZER.eosId!];
       return {
