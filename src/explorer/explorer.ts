@@ -11,9 +11,10 @@
  */
 
 import type { Experience } from "../buffer/experience.ts";
-import type { ExperienceBuffer } from "../buffer/experience_buffer.ts";
+import type { PutResult } from "../buffer/experience_buffer.ts";
 import { type ExperienceOperator, runOperators } from "../buffer/operators/mod.ts";
-import type { Taskset, TasksetState } from "../buffer/taskset.ts";
+import type { Task } from "../buffer/task.ts";
+import type { TasksetState } from "../buffer/taskset.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import { applyAdvantages, type ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
 import {
@@ -74,6 +75,27 @@ export interface ExplorerSync {
   explorerFinished(): void;
 }
 
+/**
+ * Where the explorer's tasks come from: a `Taskset` in one process
+ * (`buffer/taskset.ts`), a shared work queue across processes (`cluster/task_queue.ts`).
+ */
+export interface TaskSource {
+  /** The next `batchSize` tasks, or null once no more come. */
+  nextBatch(batchSize: number): Task[] | null | Promise<Task[] | null>;
+  /** The cursor saved after each step. */
+  state(): TasksetState;
+  /** Moves to a saved cursor (resume). */
+  restore(state: TasksetState): void;
+}
+
+/**
+ * Where kept experiences go: the `ExperienceBuffer` in one process, a stream across
+ * processes (`cluster/experience_stream.ts`). Resolves once they are stored.
+ */
+export interface ExperienceSink {
+  put(exps: readonly Experience[]): Promise<PutResult>;
+}
+
 /** Options of {@link Explorer.run}. */
 export interface ExplorerRunOptions {
   /** The step to stop after (`buffer.total_steps`); Infinity: until the taskset ends. */
@@ -88,11 +110,11 @@ export interface ExplorerRunOptions {
 /** Options of an {@link Explorer}. */
 export interface ExplorerOptions extends Omit<RunTasksOptions, "signal"> {
   /** The training tasks. */
-  taskset: Taskset;
+  taskset: TaskSource;
   /** Tasks per explore step. */
   batchSize: number;
   /** Where kept experiences go; absent: they are returned only. */
-  buffer?: ExperienceBuffer;
+  buffer?: ExperienceSink;
   operators: readonly ExperienceOperator[];
   /** The advantage fn when the pipeline computes advantages. */
   advantageFn?: ConfiguredAdvantageFn;
@@ -183,7 +205,7 @@ export class Explorer {
     let tasksDrawn = 0, failed = 0, retries = 0, batches = 0, seconds = 0;
     let processed: { experiences: Experience[]; metrics: Record<string, number> } | undefined;
     do {
-      const tasks = taskset.nextBatch(batchSize);
+      const tasks = await taskset.nextBatch(batchSize);
       if (!tasks) break;
       const started = performance.now();
       const ran = await runTasks(tasks, this.#runOptions());

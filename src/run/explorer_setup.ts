@@ -14,9 +14,11 @@ import type { StageConfig } from "../config/run_config.ts";
 import type { Evaluator } from "../explorer/evaluator.ts";
 import {
   cursorForVersion,
+  type ExperienceSink,
   Explorer,
   EXPLORER_STATE_FILE,
   type ExplorerState,
+  type TaskSource,
 } from "../explorer/explorer.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import { startStageServer } from "../serve/stage_server.ts";
@@ -47,6 +49,11 @@ export interface StageExplorerOptions {
    * checkpoint had consumed and the explorer to the last step that sampled no newer policy.
    */
   resumedRetired?: readonly string[];
+  /**
+   * Where tasks come from and experiences go when not the stage's own taskset and buffer (an
+   * explorer of a cluster run: `cluster/`); the explorer then keeps no cursor of its own.
+   */
+  remote?: { tasks: TaskSource; sink: ExperienceSink };
 }
 
 /** The explorer side of `stage` exploring with `model` (see the file comment). */
@@ -68,7 +75,7 @@ export async function openStageExplorer(
   logSkipped(taskset, log);
   const evalTasksets = await openEvalTasksets(stage, log, model.tokenizer);
   const bufferDir = `${stageDir}/experiences`;
-  const saved = stage.continueFromCheckpoint
+  const saved = stage.continueFromCheckpoint && !options.remote
     ? await readExplorerState(`${stageDir}/${EXPLORER_STATE_FILE}`)
     : undefined;
   const { startVersion, resumedRetired } = options;
@@ -96,9 +103,9 @@ export async function openStageExplorer(
     runnerNum,
     maxTimeout,
     maxRetryTimes,
-    taskset,
+    taskset: options.remote?.tasks ?? taskset,
     batchSize: stage.buffer.batchSize,
-    buffer,
+    buffer: options.remote?.sink ?? buffer,
     operators: createOperators(stage.dataProcessor.experiencePipeline.operators),
     advantageFn: advantageFnFor(algorithm, "explorer", stage.mode),
     dynamicSampling: algorithm.dynamicSampling,

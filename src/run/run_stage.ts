@@ -1,18 +1,35 @@
 /**
  * Runs one resolved stage in its mode: resolves the algorithm and hands over to the mode's
- * runner.
+ * runner. With a cluster backend (`cluster.backend: nats`, or `RFT_NATS_URL` set), mode
+ * `explore` runs one explorer of the cluster run and mode `train` (of an RL algorithm) its
+ * trainer.
  */
 
 import type { StageConfig } from "../config/run_config.ts";
 import { resolveAlgorithm } from "./algorithm_setup.ts";
 import { runBench } from "./bench_mode.ts";
+import { runClusterExplorer } from "./cluster_explore.ts";
+import { runClusterTrainer } from "./cluster_train.ts";
 import { runExploreOnly, runExploreTrain } from "./explore_train.ts";
 import type { StageContext, StageOutcome } from "./stage_context.ts";
 import { runTrainOnly } from "./train_only.ts";
+import { InputError } from "../util/input_error.ts";
 
 /** Runs `stage` (see the file comment). */
 export async function runStage(stage: StageConfig, ctx: StageContext): Promise<StageOutcome> {
   const algorithm = resolveAlgorithm(stage.algorithm);
+  const natsUrl = clusterUrl(stage);
+  if (natsUrl && stage.mode === "explore") {
+    return await runClusterExplorer(stage, algorithm, ctx, natsUrl);
+  }
+  if (natsUrl && stage.mode === "train" && algorithm.type.schema === "experience") {
+    return await runClusterTrainer(stage, algorithm, ctx, natsUrl);
+  }
+  if (natsUrl && stage.mode === "both") {
+    throw new InputError(
+      `${stage.stageName}: cluster.backend nats runs mode explore or train; expected one of them, found both`,
+    );
+  }
   switch (stage.mode) {
     case "both":
       return await runExploreTrain(stage, algorithm, ctx);
@@ -23,4 +40,11 @@ export async function runStage(stage: StageConfig, ctx: StageContext): Promise<S
     case "bench":
       return await runBench(stage, ctx);
   }
+}
+
+/** The NATS URL of a cluster run, or undefined in one process (see the file comment). */
+export function clusterUrl(stage: StageConfig): string | undefined {
+  const env = Deno.env.get("RFT_NATS_URL");
+  if (stage.cluster.backend !== "nats" && !env) return undefined;
+  return stage.cluster.url ?? env ?? "nats://127.0.0.1:4222";
 }

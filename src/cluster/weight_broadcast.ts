@@ -1,0 +1,109 @@
+/**
+ * Weights across processes: each synced version is one object `v<version>` of the run's object
+ * store, every parameter's f32 values in the model's parameter order (1 MB chunks, streamed out
+ * of one readback), and the KV key `weights` names the newest version. An explorer streams the
+ * object into one preallocated buffer and writes each parameter into its GPU buffer under the
+ * model's GPU lock. Versions older than the ones an explorer can still be asked for are deleted.
+ */
+
+import { readVariables } from "../graph/read_variables.ts";
+import { shapeSize } from "../graph/tensor.ts";
+import type { PolicyModel } from "../model/policy.ts";
+import { KV_KEYS, type NatsLink } from "./nats_link.ts";
+
+/** Bytes per object chunk. */
+export const CHUNK_BYTES = 1 << 20;
+
+/** The KV record of the newest weights. */
+export interface WeightsRecord {
+  version: number;
+  bytes: number;
+}
+
+/** Bytes of every parameter of `model` as f32. */
+export function weightBytes(model: PolicyModel): number {
+  let bytes = 0;
+  for (const v of model.params.values()) bytes += shapeSize(v.shape) * 4;
+  return bytes;
+}
+
+/**
+ * Publishes `model`'s weights as version `version` and names it the newest; deletes versions
+ * below `keepFrom`. Returns the seconds it took.
+ */
+export async function publishWeights(
+  link: NatsLink,
+  model: PolicyModel,
+  version: number,
+  keepFrom: number,
+): Promise<number> {
+  const started = performance.now();
+  const values = await model.gpuLock.run(() =>
+    readVariables(model.gpu.device, model.params.values())
+  );
+  const arrays = [...values.values()];
+  let index = 0, offset = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (index === arrays.length) return controller.close();
+      const bytes = new Uint8Array(arrays[index].buffer);
+      const end = Math.min(offset + CHUNK_BYTES, bytes.length);
+      controller.enqueue(bytes.subarray(offset, end));
+      offset = end;
+      if (offset === bytes.length) index++, offset = 0;
+    },
+  });
+  const name = `v${version}`;
+  await link.weights.put({ name, options: { max_chunk_size: CHUNK_BYTES } }, stream);
+  const record: WeightsRecord = { version, bytes: weightBytes(model) };
+  await link.write(KV_KEYS.weights, record);
+  for (const info of await link.weights.list()) {
+    const old = Number(info.name.slice(1));
+    if (info.name.startsWith("v") && old < keepFrom) await link.weights.delete(info.name);
+  }
+  return (performance.now() - started) / 1000;
+}
+
+/** The newest published weights, or undefined before the first. */
+export async function newestWeights(link: NatsLink): Promise<WeightsRecord | undefined> {
+  return await link.read<WeightsRecord>(KV_KEYS.weights);
+}
+
+/** Loads version `version` into `model` (see the file comment); returns the seconds it took. */
+export async function loadWeights(
+  link: NatsLink,
+  model: PolicyModel,
+  version: number,
+): Promise<number> {
+  const started = performance.now();
+  const name = `v${version}`;
+  const object = await link.weights.get(name);
+  if (!object) {
+    throw new Error(`Cannot load weights version ${version}: no object ${name} in the run's store`);
+  }
+  const expected = weightBytes(model);
+  const data = new Uint8Array(expected);
+  let filled = 0;
+  for await (const chunk of object.data) {
+    if (filled + chunk.length > expected) break;
+    data.set(chunk, filled);
+    filled += chunk.length;
+  }
+  await object.error;
+  if (filled !== expected || object.info.size !== expected) {
+    throw new Error(
+      `Cannot load weights version ${version}: object ${name} has ${object.info.size} bytes; ` +
+        `expected ${expected} for this model's parameters`,
+    );
+  }
+  await model.gpuLock.run(() => {
+    let offset = 0;
+    for (const v of model.params.values()) {
+      const bytes = shapeSize(v.shape) * 4;
+      model.gpu.device.queue.writeBuffer(v.buffer, 0, data, offset, bytes);
+      offset += bytes;
+    }
+    return Promise.resolve();
+  });
+  return (performance.now() - started) / 1000;
+}
