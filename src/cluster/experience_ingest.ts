@@ -117,7 +117,10 @@ export class ExperienceIngest {
 
   async #run(): Promise<void> {
     while (!this.#stopped) {
-      const msg = await this.consumer.next({ expires: 1000 });
+      const msg = await this.link.retry(
+        "reading experiences",
+        () => this.consumer.next({ expires: 1000 }),
+      );
       if (!msg) continue;
       if (msg.subject === this.link.names.batchSubject) {
         await this.#ingestPart(msg.json<ExperiencePart>());
@@ -129,7 +132,7 @@ export class ExperienceIngest {
           await this.options.onStepDone(done);
         }
       }
-      await msg.ackAck();
+      await this.link.retry(`acking ${msg.subject} #${msg.seq}`, () => msg.ackAck());
       this.#changes.notify();
     }
   }

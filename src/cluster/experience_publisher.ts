@@ -32,10 +32,10 @@ export class ExperiencePublisher implements ExperienceSink {
     for (let first = 0, part = 0; first < exps.length; first += PART_SIZE, part++) {
       const rows = exps.slice(first, first + PART_SIZE).map(experienceToRow);
       const message: ExperiencePart = { step, part, rows };
-      const ack = await this.link.js.publish(
+      const ack = await this.link.publish(
         this.link.names.batchSubject,
         JSON.stringify(message),
-        { msgID: `exp-${step}-${part}` },
+        `exp-${step}-${part}`,
       );
       if (!ack.duplicate) accepted += rows.length;
     }

@@ -19,6 +19,7 @@ import {
   type JetStreamClient,
   type JetStreamManager,
   jetstreamManager,
+  type PubAck,
   RetentionPolicy,
 } from "@nats-io/jetstream";
 import { type KV, Kvm } from "@nats-io/kv";
@@ -78,6 +79,8 @@ export interface NatsLinkOptions {
 /** First wait between connection attempts, in ms; doubled per failure up to {@link MAX_BACKOFF_MS}. */
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5000;
+/** How long an operation is retried before its failure ends the process, in ms. */
+const RETRY_LIMIT_MS = 10 * 60_000;
 
 /** A run's NATS resources (see the file comment); `await using` drains the connection. */
 export class NatsLink implements AsyncDisposable {
@@ -88,6 +91,8 @@ export class NatsLink implements AsyncDisposable {
     readonly kv: KV,
     readonly weights: ObjectStore,
     readonly names: ClusterNames,
+    readonly log: (line: string) => void,
+    readonly signal?: AbortSignal,
   ) {}
 
   /**
@@ -114,18 +119,47 @@ export class NatsLink implements AsyncDisposable {
     });
     const kv = await new Kvm(nc).create(names.bucket);
     const weights = await new Objm(nc).create(names.weights);
-    return new NatsLink(nc, jetstream(nc), jsm, kv, weights, names);
+    return new NatsLink(nc, jetstream(nc), jsm, kv, weights, names, log, signal);
   }
 
-  /** Reads KV key `key` as JSON, or undefined when absent. */
+  /**
+   * Runs `op`, retrying it with backoff while it fails (a lost connection: the client reconnects
+   * meanwhile), each failure logged; gives up after {@link RETRY_LIMIT_MS}. `op` must be safe to
+   * repeat (publishes carry message ids, KV writes are whole values).
+   */
+  async retry<T>(what: string, op: () => Promise<T>): Promise<T> {
+    const started = Date.now();
+    let wait = FIRST_BACKOFF_MS;
+    for (;;) {
+      this.signal?.throwIfAborted();
+      try {
+        return await op();
+      } catch (err) {
+        if (Date.now() - started > RETRY_LIMIT_MS) throw err;
+        this.log(`cluster: ${what} failed (${(err as Error).message}); retrying in ${wait} ms`);
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        wait = Math.min(wait * 2, MAX_BACKOFF_MS);
+      }
+    }
+  }
+
+  /** Publishes `data` on `subject` with message id `id` (deduplicated), retrying. */
+  async publish(subject: string, data: string, id: string): Promise<PubAck> {
+    return await this.retry(
+      `publishing ${id}`,
+      () => this.js.publish(subject, data, { msgID: id }),
+    );
+  }
+
+  /** Reads KV key `key` as JSON, or undefined when absent (retrying). */
   async read<T>(key: string): Promise<T | undefined> {
-    const entry = await this.kv.get(key);
+    const entry = await this.retry(`reading ${key}`, () => this.kv.get(key));
     return entry && entry.value.length ? entry.json<T>() : undefined;
   }
 
-  /** Writes `value` as JSON under KV key `key`. */
+  /** Writes `value` as JSON under KV key `key` (retrying). */
   async write(key: string, value: unknown): Promise<void> {
-    await this.kv.put(key, JSON.stringify(value));
+    await this.retry(`writing ${key}`, () => this.kv.put(key, JSON.stringify(value)));
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

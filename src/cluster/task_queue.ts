@@ -56,9 +56,7 @@ export async function feedTasks(
     step++;
     if (step > feed.published) {
       const batch: TaskBatch = { step, tasks };
-      await link.js.publish(link.names.tasksSubject, JSON.stringify(batch), {
-        msgID: `task-${step}`,
-      });
+      await link.publish(link.names.tasksSubject, JSON.stringify(batch), `task-${step}`);
       await link.write(KV_KEYS.tasks, { published: step } satisfies TaskFeed);
     }
     if (step >= totalSteps) break;
@@ -144,10 +142,12 @@ export class TaskQueue implements TaskSource {
   async finish(metrics: Record<string, number>): Promise<void> {
     for (const { msg, batch } of this.#claimed) {
       const done: StepDone = { step: batch.step, explorer: this.explorer, metrics };
-      await this.link.js.publish(this.link.names.doneSubject, JSON.stringify(done), {
-        msgID: `done-${batch.step}`,
-      });
-      await msg.ackAck();
+      await this.link.publish(
+        this.link.names.doneSubject,
+        JSON.stringify(done),
+        `done-${batch.step}`,
+      );
+      await this.link.retry(`acking task batch ${batch.step}`, () => msg.ackAck());
     }
     this.#claimed = [];
     this.#stopHeartbeat();
@@ -161,7 +161,10 @@ export class TaskQueue implements TaskSource {
   async #claim(): Promise<TaskBatch | null> {
     while (!this.#ended) {
       this.signal?.throwIfAborted();
-      const msg = await this.consumer.next({ expires: PULL_MS });
+      const msg = await this.link.retry(
+        "claiming a task batch",
+        () => this.consumer.next({ expires: PULL_MS }),
+      );
       if (msg) {
         const batch = msg.json<TaskBatch>();
         this.#claimed.push({ msg, batch });

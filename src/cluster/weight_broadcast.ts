@@ -42,8 +42,26 @@ export async function publishWeights(
     readVariables(model.gpu.device, model.params.values())
   );
   const arrays = [...values.values()];
+  const name = `v${version}`;
+  await link.retry(
+    `publishing weights ${name}`,
+    () => link.weights.put({ name, options: { max_chunk_size: CHUNK_BYTES } }, chunks(arrays)),
+  );
+  const record: WeightsRecord = { version, bytes: weightBytes(model) };
+  await link.write(KV_KEYS.weights, record);
+  const stored = await link.retry("listing weights", () => link.weights.list());
+  for (const info of stored) {
+    if (info.name.startsWith("v") && Number(info.name.slice(1)) < keepFrom) {
+      await link.retry(`deleting weights ${info.name}`, () => link.weights.delete(info.name));
+    }
+  }
+  return (performance.now() - started) / 1000;
+}
+
+/** The bytes of `arrays` one after another, in chunks of at most {@link CHUNK_BYTES}. */
+function chunks(arrays: readonly Float32Array<ArrayBuffer>[]): ReadableStream<Uint8Array> {
   let index = 0, offset = 0;
-  const stream = new ReadableStream<Uint8Array>({
+  return new ReadableStream<Uint8Array>({
     pull(controller) {
       if (index === arrays.length) return controller.close();
       const bytes = new Uint8Array(arrays[index].buffer);
@@ -53,15 +71,6 @@ export async function publishWeights(
       if (offset === bytes.length) index++, offset = 0;
     },
   });
-  const name = `v${version}`;
-  await link.weights.put({ name, options: { max_chunk_size: CHUNK_BYTES } }, stream);
-  const record: WeightsRecord = { version, bytes: weightBytes(model) };
-  await link.write(KV_KEYS.weights, record);
-  for (const info of await link.weights.list()) {
-    const old = Number(info.name.slice(1));
-    if (info.name.startsWith("v") && old < keepFrom) await link.weights.delete(info.name);
-  }
-  return (performance.now() - started) / 1000;
 }
 
 /** The newest published weights, or undefined before the first. */
@@ -76,6 +85,28 @@ export async function loadWeights(
   version: number,
 ): Promise<number> {
   const started = performance.now();
+  const data = await link.retry(
+    `loading weights v${version}`,
+    () => fetchWeights(link, model, version),
+  );
+  await model.gpuLock.run(() => {
+    let offset = 0;
+    for (const v of model.params.values()) {
+      const bytes = shapeSize(v.shape) * 4;
+      model.gpu.device.queue.writeBuffer(v.buffer, 0, data, offset, bytes);
+      offset += bytes;
+    }
+    return Promise.resolve();
+  });
+  return (performance.now() - started) / 1000;
+}
+
+/** Object `v<version>` streamed into one buffer of `model`'s parameter bytes. */
+async function fetchWeights(
+  link: NatsLink,
+  model: PolicyModel,
+  version: number,
+): Promise<Uint8Array<ArrayBuffer>> {
   const name = `v${version}`;
   const object = await link.weights.get(name);
   if (!object) {
@@ -96,14 +127,5 @@ export async function loadWeights(
         `expected ${expected} for this model's parameters`,
     );
   }
-  await model.gpuLock.run(() => {
-    let offset = 0;
-    for (const v of model.params.values()) {
-      const bytes = shapeSize(v.shape) * 4;
-      model.gpu.device.queue.writeBuffer(v.buffer, 0, data, offset, bytes);
-      offset += bytes;
-    }
-    return Promise.resolve();
-  });
-  return (performance.now() - started) / 1000;
+  return data;
 }
