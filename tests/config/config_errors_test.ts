@@ -14,7 +14,7 @@ interface BadConfig {
 
 const TOP_KEYS =
   "mode, project, name, checkpoint_root_dir, continue_from_checkpoint, seed, model, " +
-  "algorithm, buffer, explorer, synchronizer, trainer, monitor, data_processor";
+  "algorithm, buffer, explorer, synchronizer, cluster, trainer, monitor, data_processor";
 const TASKSET_KEYS =
   "name, path, split, repeat_times, subset_name, selector, seed, format, rollout_args, " +
   "workflow_args, default_workflow_type, default_reward_fn_type, reward_fn_args";
