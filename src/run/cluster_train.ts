@@ -6,7 +6,9 @@
  * one process, each train step waiting for its explore step and each sync point publishing the
  * weights (`cluster/remote_trainer_sync.ts`). Each step's row holds the metrics of the explorer
  * that ran that explore step (`explorer/id` names it). Evaluates as mode `train` does, then marks
- * the run done, which ends the explorers.
+ * the run done, which ends the explorers. Resumed, it rewinds its buffer to the checkpoint (as
+ * mode `both` does); experiences of versions newer than the checkpoint are dropped by the buffer
+ * and their explore steps not run again.
  */
 
 import { configureSampleStrategy } from "../algorithm/sample_strategy.ts";
@@ -23,6 +25,7 @@ import { sampleStrategySource } from "../trainer/sample_source.ts";
 import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
 import { loadStagePolicy, rolloutModel } from "./policy_setup.ts";
 import type { StageContext, StageOutcome } from "./stage_context.ts";
+import { rewindBuffer } from "./stage_checkpoint.ts";
 import { stageEvaluator } from "./stage_eval.ts";
 import { logSkipped, openEvalTasksets, tasksetConfig } from "./stage_tasksets.ts";
 import { openStageTrainer } from "./trainer_setup.ts";
@@ -59,7 +62,12 @@ export async function runClusterTrainer(
   const batches = await feedTasks(link, taskset, stage.buffer.batchSize, totalSteps);
   await link.write(KV_KEYS.run, { state: "running" });
   const bufferSection = stage.buffer.trainerInput.experienceBuffer;
-  await using buffer = await ExperienceBuffer.open(`${stageDir}/experiences`, {
+  const bufferDir = `${stageDir}/experiences`;
+  if (stage.continueFromCheckpoint) {
+    // Experiences taken after the checkpoint were trained by weights lost with the process.
+    await rewindBuffer(bufferDir, (policy.resumed?.trainerState.buffer_retired ?? []) as string[]);
+  }
+  await using buffer = await ExperienceBuffer.open(bufferDir, {
     capacity: bufferSection.capacity ?? Number.MAX_SAFE_INTEGER,
     maxStaleness: bufferSection.maxStaleness,
     policyVersion: startStep,
@@ -75,7 +83,7 @@ export async function runClusterTrainer(
   try {
     using trainer = await openStageTrainer(stage, algorithm, ctx, model, {
       resumed: policy.resumed,
-      checkpointSources: { bufferDir: `${stageDir}/experiences` },
+      checkpointSources: { bufferDir },
     });
     const { syncInterval: interval, syncOffset: offset } = stage.synchronizer;
     const sync = new RemoteTrainerSync({ link, ingest, buffer, model, interval, offset, signal });
