@@ -11,36 +11,14 @@ import { assertEquals } from "../_asserts.ts";
 import { readExperienceDir } from "../../src/buffer/experience_io.ts";
 import { readMetrics } from "../../src/monitor/metrics_log.ts";
 import { inTempDir } from "../_temp_dir.ts";
-import { startNatsServer } from "./_nats_server.ts";
+import { startNatsServer } from "../../bench/_nats_server.ts";
+import { clusterRunDir, spawnRft, writeExampleTasks } from "../../bench/_cluster_processes.ts";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
-const CONFIG = "tests/cluster/addition_grpo.yaml";
 const TASKS = 12;
 const STEPS = TASKS / 2;
 const REPEAT = 4;
 /** Far above the run's time: past it the run is taken as hung. */
 const HANG_MS = 600_000;
-
-/** `./rft run` of the test config as `mode`, its run under `root`. */
-function rftRun(mode: string, root: string, tasks: string, url: string) {
-  return new Deno.Command(`${ROOT}/rft`, {
-    args: [
-      "run",
-      CONFIG,
-      "--set",
-      `mode=${mode}`,
-      "--set",
-      `checkpoint_root_dir=${root}`,
-      "--set",
-      `buffer.explorer_input.taskset.path=${tasks}`,
-      "--set",
-      `cluster.url=${url}`,
-    ],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-}
 
 /** Waits until `path` (a metrics.jsonl) has a row. */
 async function untilMetricsRow(path: string, child: Deno.ChildProcess): Promise<void> {
@@ -54,37 +32,31 @@ async function untilMetricsRow(path: string, child: Deno.ChildProcess): Promise<
   }
 }
 
-const runDir = (root: string) => `${root}/cluster_test/addition_grpo`;
-
 Deno.test("a trainer and explorer processes over NATS finish the run; a SIGKILLed explorer loses nothing", async () => {
   await using nats = await startNatsServer();
   await inTempDir("rft_cluster_", async (dir) => {
-    const rows = (await Deno.readTextFile(`${ROOT}/examples/addition/data/train.jsonl`))
-      .split("\n").slice(0, TASKS);
     const tasks = `${dir}/tasks.jsonl`;
-    await Deno.writeTextFile(tasks, rows.join("\n") + "\n");
-    const trainer = rftRun("train", `${dir}/trainer`, tasks, nats.url);
-    const first = rftRun("explore", `${dir}/e1`, tasks, nats.url);
-    const second = rftRun("explore", `${dir}/e2`, tasks, nats.url);
-    await untilMetricsRow(`${runDir(`${dir}/e1`)}/metrics.jsonl`, first);
+    await writeExampleTasks(tasks, TASKS);
+    const trainer = spawnRft("train", `${dir}/trainer`, tasks, nats.url);
+    const first = spawnRft("explore", `${dir}/e1`, tasks, nats.url);
+    const second = spawnRft("explore", `${dir}/e2`, tasks, nats.url);
+    await untilMetricsRow(`${clusterRunDir(`${dir}/e1`)}/metrics.jsonl`, first);
     first.kill("SIGKILL");
     assertEquals((await first.output()).signal, "SIGKILL");
-    const third = rftRun("explore", `${dir}/e3`, tasks, nats.url);
+    const third = spawnRft("explore", `${dir}/e3`, tasks, nats.url);
     // A lost batch would leave the trainer waiting forever: end the processes so the test fails.
     const hang = setTimeout(() => [trainer, second, third].forEach((c) => c.kill()), HANG_MS);
     const decode = (b: Uint8Array) => new TextDecoder().decode(b);
-    for (
-      const [name, child] of [["trainer", trainer], ["explorer 2", second], [
-        "explorer 3",
-        third,
-      ]] as const
-    ) {
+    const survivors = { trainer, "explorer 2": second, "explorer 3": third };
+    for (const [name, child] of Object.entries(survivors)) {
       const out = await child.output();
       assertEquals(out.code, 0, `${name} failed:\n${decode(out.stdout)}\n${decode(out.stderr)}`);
     }
     clearTimeout(hang);
 
-    const { experiences } = await readExperienceDir(`${runDir(`${dir}/trainer`)}/experiences`);
+    const { experiences } = await readExperienceDir(
+      `${clusterRunDir(`${dir}/trainer`)}/experiences`,
+    );
     const eids = experiences.map((e) => e.info.eid);
     assertEquals(new Set(eids).size, eids.length, "an experience was trained twice");
     assertEquals(experiences.length, TASKS * REPEAT);
@@ -92,7 +64,7 @@ Deno.test("a trainer and explorer processes over NATS finish the run; a SIGKILLe
     assertEquals(explored.size, TASKS);
     assertEquals([...explored].sort(), Array.from({ length: TASKS }, (_, i) => `0.${i}`).sort());
 
-    const { rows: trained } = await readMetrics(`${runDir(`${dir}/trainer`)}/metrics.jsonl`);
+    const { rows: trained } = await readMetrics(`${clusterRunDir(`${dir}/trainer`)}/metrics.jsonl`);
     const steps = trained.filter((r) => "actor/loss" in r);
     assertEquals(steps.map((r) => r.step), Array.from({ length: STEPS }, (_, i) => i + 1));
     for (const row of steps) {

@@ -6,7 +6,7 @@
 
 import { assertEquals } from "../_asserts.ts";
 import { clusterNames, NatsLink } from "../../src/cluster/nats_link.ts";
-import { startNatsServer } from "./_nats_server.ts";
+import { startNatsServer } from "../../bench/_nats_server.ts";
 
 Deno.test("cluster names keep to what NATS accepts and tell runs and stages apart", () => {
   const names = clusterNames("my project", "run.1", "grpo");

@@ -1,5 +1,5 @@
 /**
- * Test helper: a nats-server with JetStream of its own (store in a temporary directory, a free
+ * Bench and test helper: a nats-server with JetStream of its own (store in a temporary directory, a free
  * port on 127.0.0.1, read from the ports file it writes), stopped and removed on dispose.
  */
 
