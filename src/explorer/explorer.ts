@@ -1,13 +1,15 @@
 /**
- * The Explorer: each explore step draws `batch_size` tasks from the taskset, runs their
- * workflows on the rollout model, computes advantages when the experience pipeline owns them,
- * runs the experience operators and puts what is kept into the experience buffer (which
- * persists it before acknowledging), then saves its cursor. With dynamic sampling it draws more
+ * The Explorer: each explore step draws `batch_size` tasks from its {@link TaskSource} (the
+ * taskset, or a cluster run's work queue), runs their workflows on the rollout model, computes
+ * advantages when the experience pipeline owns them, runs the experience operators and puts what
+ * is kept into its {@link ExperienceSink} (the experience buffer, which persists it before
+ * acknowledging, or a cluster run's experience stream), then saves its cursor. With dynamic sampling it draws more
  * batches until `batch_size` groups survive the operators (`dynamic_sampling.ts`). `run` is
  * the explorer's loop: sync -> (evaluate) -> explore step -> report, until `total_steps` or the
  * end of the taskset. Steps that keep no experience (every task failed, or every group was
  * filtered) end the run with an error after {@link MAX_EMPTY_STEPS} in a row, or at the end of a
- * run that kept nothing. Knows nothing of the trainer: the synchronizer moves weights in.
+ * run that kept nothing. Knows nothing of the trainer: the synchronizer moves weights in (in one
+ * process `sync/synchronizer.ts`, across processes `cluster/remote_explorer_sync.ts`).
  */
 
 import type { Experience } from "../buffer/experience.ts";
