@@ -5,19 +5,20 @@
  * `interval * floor((s - 1 - offset) / interval)` (the one-process rule, s being the batch's
  * step in the run, not this explorer's count), waiting until the trainer has published it;
  * `explorer_driven`: every `interval` of this explorer's steps it loads the newest version;
- * `trainer_driven`: it loads the newest version before every step. It polls the KV's `weights`
- * record every {@link POLL_MS} while it waits.
+ * `trainer_driven`: it loads the newest version before every step. It watches the KV's `weights`
+ * record, and reads it again every {@link POLL_MS} in case the watch was lost with a connection.
  */
 
 import type { ExplorerSync } from "../explorer/explorer.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import type { SyncStyle } from "../sync/synchronizer.ts";
-import type { NatsLink } from "./nats_link.ts";
+import { Notifier } from "../util/notifier.ts";
+import { KV_KEYS, type NatsLink } from "./nats_link.ts";
 import type { TaskQueue } from "./task_queue.ts";
-import { loadWeights, newestWeights } from "./weight_broadcast.ts";
+import { loadWeights, newestWeights, type WeightsRecord } from "./weight_broadcast.ts";
 
-/** Milliseconds between two looks at the newest weights version while waiting. */
-export const POLL_MS = 200;
+/** Milliseconds between two reads of the newest weights version while waiting. */
+export const POLL_MS = 1000;
 
 /** Options of a {@link RemoteExplorerSync}. */
 export interface RemoteExplorerSyncOptions {
@@ -37,6 +38,10 @@ export interface RemoteExplorerSyncOptions {
 export class RemoteExplorerSync implements ExplorerSync {
   /** The version the model holds; -1 before the first load. */
   #version = -1;
+  /** The newest version published, as last seen; -1 before any. */
+  #newest = -1;
+  readonly #published = new Notifier();
+  #watching = false;
 
   constructor(readonly options: RemoteExplorerSyncOptions) {}
 
@@ -65,12 +70,36 @@ export class RemoteExplorerSync implements ExplorerSync {
 
   /** Waits until version `version` or newer is published; returns the newest. */
   async #waitFor(version: number): Promise<number> {
-    for (;;) {
-      this.options.signal?.throwIfAborted();
-      const newest = await newestWeights(this.options.link);
-      if (newest && newest.version >= version) return newest.version;
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    this.#watch();
+    const poll = setInterval(() => this.#see(newestWeights(this.options.link)), POLL_MS);
+    try {
+      this.#see(newestWeights(this.options.link));
+      await this.#published.until(() => this.#newest >= version, this.options.signal);
+      return this.#newest;
+    } finally {
+      clearInterval(poll);
     }
+  }
+
+  /** Follows the `weights` record (once per process; a lost watch leaves the polls). */
+  #watch(): void {
+    if (this.#watching) return;
+    this.#watching = true;
+    (async () => {
+      const updates = await this.options.link.kv.watch({ key: KV_KEYS.weights });
+      for await (const entry of updates) {
+        if (entry.value.length) this.#see(Promise.resolve(entry.json<WeightsRecord>()));
+      }
+    })().catch(() => this.#watching = false);
+  }
+
+  #see(record: Promise<WeightsRecord | undefined>): void {
+    record.then((r) => {
+      if (r && r.version > this.#newest) {
+        this.#newest = r.version;
+        this.#published.notify();
+      }
+    }, () => {});
   }
 
   async #load(version: number): Promise<void> {
