@@ -9,18 +9,21 @@ import { assertEquals } from "../_asserts.ts";
 import type { Experience } from "../../src/buffer/experience.ts";
 import { ExperienceBuffer } from "../../src/buffer/experience_buffer.ts";
 import { ExperienceIngest } from "../../src/cluster/experience_ingest.ts";
-import { ExperiencePublisher, PART_SIZE } from "../../src/cluster/experience_publisher.ts";
+import { ExperiencePublisher, PART_BYTES } from "../../src/cluster/experience_publisher.ts";
 import { NatsLink } from "../../src/cluster/nats_link.ts";
 import type { StepDone } from "../../src/cluster/task_queue.ts";
 import { startNatsServer } from "../../bench/_nats_server.ts";
 import { inTempDir } from "../_temp_dir.ts";
 
+/** Tokens per experience: a few of them fill one part. */
+const LENGTH = 2000;
+
 function exp(eid: string): Experience {
   return {
-    tokens: [1, 2],
+    tokens: Array.from({ length: LENGTH }, (_, i) => i % 7),
     promptLength: 1,
-    actionMask: [0, 1],
-    logprobs: [0, -0.5],
+    actionMask: Array.from({ length: LENGTH }, (_, i) => (i ? 1 : 0)),
+    logprobs: Array.from({ length: LENGTH }, (_, i) => (i ? -0.123456789 : 0)),
     reward: 1,
     info: { taskId: eid.split("/")[0], runId: 0, policyVersion: 0, eid },
   };
@@ -36,9 +39,13 @@ Deno.test("experiences published twice or ingested again after a restart are sto
       stage: "main",
       log: () => {},
     });
-    const step1 = Array.from({ length: PART_SIZE + 3 }, (_, i) => exp(`a/${i}`));
+    const step1 = Array.from({ length: 40 }, (_, i) => exp(`a/${i}`));
     const first = new ExperiencePublisher(link, () => 1);
     assertEquals((await first.put(step1)).accepted, step1.length);
+    const stored = await link.jsm.streams.info(link.names.experienceStream);
+    // Above NATS's 1 MB payload limit in one message, so sent in parts under PART_BYTES each.
+    assertEquals(stored.state.messages > 1, true, `${stored.state.messages} message(s)`);
+    assertEquals(stored.state.bytes < stored.state.messages * (PART_BYTES + 1024), true);
     // Explored again by another explorer: other eids, same step, same message ids.
     const again = await first.put(step1.map((e, i) => exp(`b/${i}`)));
     assertEquals([again.accepted, again.rejected], [0, step1.length]);
