@@ -1,9 +1,10 @@
 /**
  * `deno run -A bench/cluster.ts`: cluster runs over NATS JetStream (needs `nats-server` on PATH;
- * each measurement starts its own). Two tables. Weight broadcast per version: publishing (one
- * readback of every parameter, the object put in 1 MB chunks, the KV record) and loading (the
- * object streamed into one buffer, written into the GPU buffers), mean of `--reps` after a
- * warm-up, for the example's policy and a SmolLM2-135M-shaped random one. Explore throughput:
+ * each measurement starts its own). Two tables. Weight broadcast per version, in f32 and bf16:
+ * publishing (one readback of every parameter, bf16 packing, the object put in 1 MB chunks, the
+ * KV record) and loading (the object streamed into one buffer, widened, written into the GPU
+ * buffers), mean of `--reps` after a warm-up, for the example's policy and a SmolLM2-135M-shaped
+ * random one. Explore throughput:
  * the example's GRPO cut short (`tests/cluster/addition_grpo.yaml`: 2 tasks x 4 rollouts per
  * step, `sync_offset` 1) with 1 and 2 explorer processes against one trainer; rollouts/s are the
  * rollouts of explore steps 2..N over the time between the trainer's rows 1 and N (start-up and
@@ -16,7 +17,12 @@ import { parseHfConfig } from "../src/model/hf_config.ts";
 import { initParameters } from "../src/model/init.ts";
 import { createModel } from "../src/model/policy.ts";
 import { NatsLink } from "../src/cluster/nats_link.ts";
-import { loadWeights, publishWeights, weightBytes } from "../src/cluster/weight_broadcast.ts";
+import {
+  loadWeights,
+  publishWeights,
+  weightBytes,
+  type WeightDType,
+} from "../src/cluster/weight_broadcast.ts";
 import { readMetrics } from "../src/monitor/metrics_log.ts";
 import { clusterRunDir, spawnRft, writeExampleTasks } from "./_cluster_processes.ts";
 import { benchArgs, integerFlag } from "./_flags.ts";
@@ -33,6 +39,7 @@ const HELP = `Usage: deno run -A ${SCRIPT} [--models addition,smollm2-135m] [--r
 /** One model's broadcast figures. */
 interface BroadcastResult {
   model: string;
+  dtype: WeightDType;
   megabytes: number;
   publishS: number;
   loadS: number;
@@ -46,7 +53,7 @@ interface ThroughputResult {
   secondsPerStep: number;
 }
 
-async function broadcast(name: string, reps: number): Promise<BroadcastResult> {
+async function broadcast(name: string, reps: number): Promise<BroadcastResult[]> {
   const raw = name === "addition"
     ? JSON.parse(await Deno.readTextFile(EXAMPLE_MODEL_CONFIG))
     : modelShape(name);
@@ -60,24 +67,30 @@ async function broadcast(name: string, reps: number): Promise<BroadcastResult> {
     stage: "broadcast",
     log: (line) => console.error(line),
   });
-  let publishS = 0, loadS = 0;
+  const results: BroadcastResult[] = [];
   try {
-    for (let version = 0; version <= reps; version++) {
-      const published = await publishWeights(link, model, version, version);
-      const loaded = await loadWeights(link, model, version);
-      if (version > 0) publishS += published, loadS += loaded;
+    for (const dtype of ["f32", "bf16"] as const) {
+      let publishS = 0, loadS = 0;
+      for (let version = 0; version <= reps; version++) {
+        const published = await publishWeights(link, model, version, version, dtype);
+        const loaded = await loadWeights(link, model, version, dtype);
+        if (version > 0) publishS += published, loadS += loaded;
+      }
+      const megabytes = weightBytes(model, dtype) / 1e6;
+      results.push({
+        model: name,
+        dtype,
+        megabytes,
+        publishS: publishS / reps,
+        loadS: loadS / reps,
+      });
     }
   } finally {
     model.destroy();
   }
   const params = [...model.params.values()].reduce((s, v) => s + shapeSize(v.shape), 0);
   console.error(`  ${name}: ${params} parameters`);
-  return {
-    model: name,
-    megabytes: weightBytes(model) / 1e6,
-    publishS: publishS / reps,
-    loadS: loadS / reps,
-  };
+  return results;
 }
 
 async function throughput(explorers: number, tasks: number): Promise<ThroughputResult> {
@@ -132,11 +145,12 @@ async function main() {
   const counts = values.explorers.split(",").filter((n) => n !== "")
     .map((n) => integerFlag(SCRIPT, "explorers", n));
   const broadcasts: BroadcastResult[] = [];
-  for (const name of values.models.split(",")) broadcasts.push(await broadcast(name, reps));
+  for (const name of values.models.split(",")) broadcasts.push(...await broadcast(name, reps));
   console.log(`\nweight broadcast per version, mean of ${reps} after a warm-up`);
   console.log(formatTable<BroadcastResult>([
     ["model", (r) => r.model],
-    ["MB (f32)", (r) => figure(r.megabytes)],
+    ["dtype", (r) => r.dtype],
+    ["MB", (r) => figure(r.megabytes)],
     ["publish s", (r) => figure(r.publishS)],
     ["load s", (r) => figure(r.loadS)],
   ], broadcasts));

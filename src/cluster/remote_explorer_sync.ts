@@ -15,7 +15,12 @@ import type { SyncStyle } from "../sync/synchronizer.ts";
 import { Notifier } from "../util/notifier.ts";
 import { KV_KEYS, type NatsLink } from "./nats_link.ts";
 import type { TaskQueue } from "./task_queue.ts";
-import { loadWeights, newestWeights, type WeightsRecord } from "./weight_broadcast.ts";
+import {
+  loadWeights,
+  newestWeights,
+  type WeightDType,
+  type WeightsRecord,
+} from "./weight_broadcast.ts";
 
 /** Milliseconds between two reads of the newest weights version while waiting. */
 export const POLL_MS = 1000;
@@ -29,6 +34,8 @@ export interface RemoteExplorerSyncOptions {
   style: SyncStyle;
   interval: number;
   offset: number;
+  /** How weights travel. */
+  dtype: WeightDType;
   /** Told each version loaded (the rollout model stamps rollouts with it). */
   onSync: (version: number, seconds: number) => void;
   signal?: AbortSignal;
@@ -103,7 +110,8 @@ export class RemoteExplorerSync implements ExplorerSync {
   }
 
   async #load(version: number): Promise<void> {
-    const seconds = await loadWeights(this.options.link, this.options.model, version);
+    const { link, model, dtype } = this.options;
+    const seconds = await loadWeights(link, model, version, dtype);
     this.#version = version;
     this.options.onSync(version, seconds);
   }

@@ -13,7 +13,7 @@ import type { PolicyModel } from "../model/policy.ts";
 import type { TrainerSync } from "../trainer/trainer.ts";
 import type { ExperienceIngest } from "./experience_ingest.ts";
 import type { NatsLink } from "./nats_link.ts";
-import { publishWeights } from "./weight_broadcast.ts";
+import { publishWeights, type WeightDType } from "./weight_broadcast.ts";
 
 /** Options of a {@link RemoteTrainerSync}. */
 export interface RemoteTrainerSyncOptions {
@@ -24,6 +24,8 @@ export interface RemoteTrainerSyncOptions {
   model: PolicyModel;
   interval: number;
   offset: number;
+  /** How weights travel. */
+  dtype: WeightDType;
   signal?: AbortSignal;
 }
 
@@ -36,9 +38,9 @@ export class RemoteTrainerSync implements TrainerSync {
 
   /** Publishes version `version` (the start version, or a sync point's). */
   async publish(version: number): Promise<void> {
-    const { link, model, interval, offset } = this.options;
+    const { link, model, interval, offset, dtype } = this.options;
     const keepFrom = version - (offset + interval);
-    this.#broadcastS = await publishWeights(link, model, version, keepFrom);
+    this.#broadcastS = await publishWeights(link, model, version, keepFrom, dtype);
     this.#published = version;
   }
 

@@ -220,6 +220,8 @@ export interface ClusterSection {
   url?: string;
   /** Seconds before a task batch of a silent explorer is handed to another. Default 60. */
   ackWait: number;
+  /** How synced weights travel; bf16 halves the bytes. Default f32. */
+  weightDtype: "f32" | "bf16";
 }
 
 /** `trainer`. */

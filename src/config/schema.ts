@@ -415,6 +415,9 @@ const TOP_FIELDS: Fields = {
       default: 60,
       min: 1,
     }),
+    weight_dtype: oneOf(["f32", "bf16"], "How synced weights travel (bf16: half the bytes)", {
+      default: "f32",
+    }),
   }, "Explorers on several machines (mode explore) and one trainer (mode train), over NATS"),
   trainer: section({
     save_interval: int("Checkpoint every this many train steps (0 = only at the end)", {

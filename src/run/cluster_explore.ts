@@ -59,6 +59,7 @@ export async function runClusterExplorer(
       style,
       interval,
       offset,
+      dtype: stage.cluster.weightDtype,
       onSync: (version, seconds) => {
         rollout.setPolicyVersion(version);
         loadS = seconds;

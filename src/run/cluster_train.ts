@@ -86,7 +86,17 @@ export async function runClusterTrainer(
       checkpointSources: { bufferDir },
     });
     const { syncInterval: interval, syncOffset: offset } = stage.synchronizer;
-    const sync = new RemoteTrainerSync({ link, ingest, buffer, model, interval, offset, signal });
+    const dtype = stage.cluster.weightDtype;
+    const sync = new RemoteTrainerSync({
+      link,
+      ingest,
+      buffer,
+      model,
+      interval,
+      offset,
+      dtype,
+      signal,
+    });
     if ((await newestWeights(link))?.version !== startStep) await sync.publish(startStep);
     log(
       `cluster: trainer of run ${link.names.run} at ${url}: ${batches} task batches, ` +

@@ -171,7 +171,7 @@ Deno.test("loadConfig: Trinity values rft cannot honour and typos are one-line e
         "  gpu_per_node: 8",
         "  gpu_per_nod: 8",
         // rft's own `cluster` keys are the section's known keys; Trinity's are dropped before.
-        'F:9: cluster.gpu_per_nod: unknown key "gpu_per_nod"; known: backend, url, ack_wait',
+        'F:9: cluster.gpu_per_nod: unknown key "gpu_per_nod"; known: backend, url, ack_wait, weight_dtype',
       ],
       ["  grad_clip: 0.5", "  grad_clipp: 0.5", "F:33: trainer.grad_clipp: unknown key"],
       [
