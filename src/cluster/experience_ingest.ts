@@ -24,8 +24,8 @@ export const CLUSTER_STATE_FILE = "cluster_state.json";
 interface IngestState {
   /** `<step>-<part>` of every part stored. */
   parts: string[];
-  /** Explore steps whose completion record arrived. */
-  done: number[];
+  /** The completion records that arrived, one per explore step. */
+  done: StepDone[];
 }
 
 /** Options of {@link ExperienceIngest.start}. */
@@ -42,8 +42,9 @@ export interface IngestOptions {
 /** The trainer's experience consumer (see the file comment). */
 export class ExperienceIngest {
   readonly #parts: Set<string>;
-  readonly #done: Set<number>;
+  readonly #done: Map<number, StepDone>;
   readonly #changes = new Notifier();
+  readonly #restored: readonly StepDone[];
   #stopped = false;
   #loop: Promise<void> = Promise.resolve();
   #failure: Error | undefined;
@@ -58,7 +59,8 @@ export class ExperienceIngest {
     state: IngestState,
   ) {
     this.#parts = new Set(state.parts);
-    this.#done = new Set(state.done);
+    this.#restored = state.done;
+    this.#done = new Map(state.done.map((d) => [d.step, d]));
   }
 
   /** Opens the durable consumer and starts reading into `buffer`. */
@@ -109,6 +111,16 @@ export class ExperienceIngest {
     await this.#changes.until(ready, signal);
   }
 
+  /**
+   * Hands the completion records of steps after `step` that arrived before this process started
+   * to `onStepDone` again (a trainer resumed from step `step` logs those steps again).
+   */
+  async replayDone(step: number): Promise<void> {
+    for (const done of this.#restored.filter((d) => d.step > step)) {
+      await this.options.onStepDone(done);
+    }
+  }
+
   /** Stops reading (after the current message). */
   async stop(): Promise<void> {
     this.#stopped = true;
@@ -127,7 +139,7 @@ export class ExperienceIngest {
       } else {
         const done = msg.json<StepDone>();
         if (!this.#done.has(done.step)) {
-          this.#done.add(done.step);
+          this.#done.set(done.step, done);
           await this.#saveState();
           await this.options.onStepDone(done);
         }
@@ -154,7 +166,7 @@ export class ExperienceIngest {
   }
 
   async #saveState(): Promise<void> {
-    const state: IngestState = { parts: [...this.#parts], done: [...this.#done] };
+    const state: IngestState = { parts: [...this.#parts], done: [...this.#done.values()] };
     await writeAtomic(`${this.options.stateDir}/${CLUSTER_STATE_FILE}`, JSON.stringify(state));
   }
 }

@@ -80,6 +80,7 @@ export async function runClusterTrainer(
     onStepDone: (done) => monitor.hold(stepOffset + done.step, done.metrics),
   });
   ingest.totalSteps = batches;
+  await ingest.replayDone(startStep);
   try {
     using trainer = await openStageTrainer(stage, algorithm, ctx, model, {
       resumed: policy.resumed,

@@ -2,7 +2,8 @@
  * The experience stream end to end in one process, without a GPU: an explorer's parts published
  * twice (a redelivered batch explored again) are stored once; a trainer that stops and starts
  * again on the same buffer and ingest record stores nothing twice; a step counts as done on its
- * completion record, and its metrics reach the trainer once.
+ * completion record, and its metrics reach the trainer once, and again when it resumes from an
+ * earlier step.
  */
 
 import { assertEquals } from "../_asserts.ts";
@@ -76,11 +77,13 @@ Deno.test("experiences published twice or ingested again after a restart are sto
     await using buffer = await open();
     const ingest = await ExperienceIngest.start(link, buffer, options);
     ingest.totalSteps = 2;
+    // Resumed from train step 0: step 1's record, read by the first process, is handed on again.
+    await ingest.replayDone(0);
     await ingest.untilDone(2);
     await ingest.stop();
     assertEquals(buffer.metrics().size, step1.length + 1);
     assertEquals(ingest.allDone, true);
-    assertEquals(seen.map((d) => d.step), [1, 2]);
+    assertEquals(seen.map((d) => d.step), [1, 1, 2]);
     assertEquals(seen[0].metrics, { "explorer/tasks": 2 });
   });
 });
