@@ -144,7 +144,8 @@ export class ExperienceIngest {
           await this.options.onStepDone(done);
         }
       }
-      await this.link.retry(`acking ${msg.subject} #${msg.seq}`, () => msg.ackAck());
+      // Not waited for: a lost ack redelivers the message, which the record above skips.
+      msg.ack();
       this.#changes.notify();
     }
   }

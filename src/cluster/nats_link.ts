@@ -124,8 +124,9 @@ export class NatsLink implements AsyncDisposable {
 
   /**
    * Runs `op`, retrying it with backoff while it fails (a lost connection: the client reconnects
-   * meanwhile), each failure logged; gives up after {@link RETRY_LIMIT_MS}. `op` must be safe to
-   * repeat (publishes carry message ids, KV writes are whole values).
+   * meanwhile), each failure logged; gives up after {@link RETRY_LIMIT_MS} or once the link is
+   * closed. `op` must be safe to repeat (publishes carry message ids, KV writes are whole
+   * values).
    */
   async retry<T>(what: string, op: () => Promise<T>): Promise<T> {
     const started = Date.now();
@@ -135,7 +136,7 @@ export class NatsLink implements AsyncDisposable {
       try {
         return await op();
       } catch (err) {
-        if (Date.now() - started > RETRY_LIMIT_MS) throw err;
+        if (this.nc.isClosed() || Date.now() - started > RETRY_LIMIT_MS) throw err;
         this.log(`cluster: ${what} failed (${(err as Error).message}); retrying in ${wait} ms`);
         await new Promise((resolve) => setTimeout(resolve, wait));
         wait = Math.min(wait * 2, MAX_BACKOFF_MS);

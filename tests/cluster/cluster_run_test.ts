@@ -18,7 +18,7 @@ const TASKS = 12;
 const STEPS = TASKS / 2;
 const REPEAT = 4;
 /** Far above the run's time: past it the run is taken as hung. */
-const HANG_MS = 600_000;
+const HANG_MS = 300_000;
 
 /** Waits until `path` (a metrics.jsonl) has a row. */
 async function untilMetricsRow(path: string, child: Deno.ChildProcess): Promise<void> {
