@@ -27,6 +27,11 @@ export const SUITE: readonly BenchScript[] = [
   { name: "train", file: "train.ts", measures: "fwd+bwd and train step (AdamW) tokens/s" },
   { name: "step", file: "step.ts", measures: "RL step of the example: generate/score/train/sync" },
   { name: "memory", file: "memory.ts", measures: "GPU bytes, all weights vs LoRA (computed)" },
+  {
+    name: "cluster",
+    file: "cluster.ts",
+    measures: "NATS: weight broadcast, rollouts/s by explorers",
+  },
 ];
 
 const HELP = `Usage: deno task bench [--only NAME[,NAME]] [--json DIR] [-- SCRIPT ARGS]

@@ -186,6 +186,11 @@ export class ExperienceBuffer {
     this.#changes.notify();
   }
 
+  /** Whether `eid` was ever stored here (held, or retired after use). */
+  has(eid: string): boolean {
+    return this.#entries.has(eid) || this.#retired.has(eid);
+  }
+
   /**
    * Stores `exps` after validating them; those of a later policy version are rejected. Without
    * replay, waits until the batch fits (a batch larger than the capacity is an error). Resolves

@@ -246,6 +246,18 @@ export interface SynchronizerSection {
   syncStyle: SyncStyle;
 }
 
+/** `cluster`: explorers and the trainer in separate processes (`src/cluster/`). */
+export interface ClusterSection {
+  /** `none`: one process; `nats`: over a NATS JetStream server. */
+  backend: "none" | "nats";
+  /** NATS server URL(s), comma-separated; default RFT_NATS_URL or nats://127.0.0.1:4222. */
+  url?: string;
+  /** Seconds before a task batch of a silent explorer is handed to another. Default 60. */
+  ackWait: number;
+  /** How synced weights travel; bf16 halves the bytes. Default f32. */
+  weightDtype: "f32" | "bf16";
+}
+
 /** `trainer`. */
 export interface TrainerSection {
   /** Save a checkpoint every this many train steps (and at the end); 0 = only at the end. */
@@ -300,6 +312,7 @@ export interface StageConfig {
   buffer: BufferSection;
   explorer: ExplorerSection;
   synchronizer: SynchronizerSection;
+  cluster: ClusterSection;
   trainer: TrainerSection;
   monitor: MonitorSection;
   dataProcessor: { experiencePipeline: { operators: OperatorSection[] } };

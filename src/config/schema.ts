@@ -473,6 +473,22 @@ const TOP_FIELDS: Fields = {
       aliases: { dynamic_by_explorer: "explorer_driven", dynamic_by_trainer: "trainer_driven" },
     }),
   }, "Weight hand-over from trainer to explorer"),
+  cluster: section({
+    backend: oneOf(["none", "nats"], "Where explorers and the trainer meet", {
+      default: "none",
+      defaultDoc: "nats when RFT_NATS_URL is set, else none (one process)",
+    }),
+    url: str("NATS server URL(s), comma-separated", {
+      defaultDoc: "RFT_NATS_URL, else nats://127.0.0.1:4222",
+    }),
+    ack_wait: int("Seconds before a task batch of a silent explorer goes to another", {
+      default: 60,
+      min: 1,
+    }),
+    weight_dtype: oneOf(["f32", "bf16"], "How synced weights travel (bf16: half the bytes)", {
+      default: "f32",
+    }),
+  }, "Explorers on several machines (mode explore) and one trainer (mode train), over NATS"),
   trainer: section({
     save_interval: int("Checkpoint every this many train steps (0 = only at the end)", {
       default: 0,

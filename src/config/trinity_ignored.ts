@@ -13,7 +13,6 @@ export const IGNORED: Readonly<Record<string, string>> = {
   checkpoint_job_dir: "Set by Trinity itself",
   ray_namespace: "Ray",
   ignore_validator_suggestions: "GPU memory advisor",
-  cluster: "Ray cluster layout",
   service: "External services (Data-Juicer server)",
   log: "Ray log routing (rft logs to stderr)",
   cod: "A research workflow's settings",
@@ -97,6 +96,12 @@ export const IGNORED: Readonly<Record<string, string>> = {
   "synchronizer.wait_for_checkpoint": "Checkpoint sync between processes",
   "synchronizer.explorer_world_size": "Set by Trinity itself",
   "synchronizer.ray_namespace": "Ray",
+  // Trinity's Ray cluster layout (rft's own `cluster` keys pick the NATS backend).
+  ...Object.fromEntries(
+    [...TRINITY_KEYS.keys()]
+      .filter((key) => key.startsWith("cluster."))
+      .map((key) => [key, "Ray cluster layout"]),
+  ),
   // Every key of an inference model rft neither implements nor maps: vLLM engine settings.
   ...Object.fromEntries(
     [...TRINITY_KEYS.keys()]

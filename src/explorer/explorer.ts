@@ -1,21 +1,25 @@
 /**
- * The Explorer: each explore step draws `batch_size` tasks from the task scheduler (one or
- * several tasksets), runs their workflows on the rollout model, feeds each task's mean reward
- * back to the scheduler (its selectors and lessons), computes advantages when the experience
- * pipeline owns them, runs the experience operators and puts what is kept into the experience
- * buffer (which persists it before acknowledging), then saves its cursor and the scheduler's
- * state (one file per step under `task_schedule/`, kept for the steps of the cursor history). With dynamic sampling it draws more
+ * The Explorer: each explore step draws `batch_size` tasks from its {@link TaskSource} (the task
+ * scheduler over one or several tasksets, or a cluster run's work queue), runs their workflows on
+ * the rollout model, feeds each task's mean reward back to the source (its selectors and
+ * lessons), computes advantages when the experience pipeline owns them, runs the experience
+ * operators and puts what is kept into its {@link ExperienceSink} (the experience buffer, which
+ * persists it before acknowledging, or a cluster run's experience stream), then saves its cursor
+ * and the source's state (one file per step under `task_schedule/`, kept for the steps of the
+ * cursor history). With dynamic sampling it draws more
  * batches until `batch_size` groups survive the operators (`dynamic_sampling.ts`). `run` is
  * the explorer's loop: sync -> (evaluate) -> explore step -> report, until `total_steps` or the
  * end of the taskset. Steps that keep no experience (every task failed, or every group was
  * filtered) end the run with an error after {@link MAX_EMPTY_STEPS} in a row, or at the end of a
- * run that kept nothing. Knows nothing of the trainer: the synchronizer moves weights in.
+ * run that kept nothing. Knows nothing of the trainer: the synchronizer moves weights in (in one
+ * process `sync/synchronizer.ts`, across processes `cluster/remote_explorer_sync.ts`).
  */
 
 import type { Experience } from "../buffer/experience.ts";
-import type { ExperienceBuffer } from "../buffer/experience_buffer.ts";
+import type { PutResult } from "../buffer/experience_buffer.ts";
 import { type ExperienceOperator, runOperators } from "../buffer/operators/mod.ts";
-import type { TaskScheduleState, TasksetScheduler } from "../buffer/taskset_scheduler.ts";
+import type { Task } from "../buffer/task.ts";
+import type { TaskScheduleState } from "../buffer/taskset_scheduler.ts";
 import type { TasksetState } from "../buffer/taskset.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import { applyAdvantages, type ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
@@ -84,6 +88,30 @@ export interface ExplorerSync {
   explorerFinished(): void;
 }
 
+/**
+ * Where the explorer's tasks come from: the `TasksetScheduler` in one process
+ * (`buffer/taskset_scheduler.ts`: one or several tasksets, selectors that learn from rewards), a
+ * shared work queue across processes (`cluster/task_queue.ts`).
+ */
+export interface TaskSource {
+  /** The next `batchSize` tasks, or null once no more come. */
+  nextBatch(batchSize: number): Task[] | null | Promise<Task[] | null>;
+  /** Takes an explore step's experiences (each task's rewards); returns metrics to log. */
+  feedback(experiences: readonly Experience[]): Record<string, number>;
+  /** The state saved after each step, to continue exactly there. */
+  state(): TaskScheduleState;
+  /** Moves to a saved state (resume). */
+  restore(state: TaskScheduleState): void;
+}
+
+/**
+ * Where kept experiences go: the `ExperienceBuffer` in one process, a stream across
+ * processes (`cluster/experience_stream.ts`). Resolves once they are stored.
+ */
+export interface ExperienceSink {
+  put(exps: readonly Experience[]): Promise<PutResult>;
+}
+
 /** Options of {@link Explorer.run}. */
 export interface ExplorerRunOptions {
   /** The step to stop after (`buffer.total_steps`); Infinity: until the taskset ends. */
@@ -98,11 +126,11 @@ export interface ExplorerRunOptions {
 /** Options of an {@link Explorer}. */
 export interface ExplorerOptions extends Omit<RunTasksOptions, "signal"> {
   /** The training tasks. */
-  tasks: TasksetScheduler;
+  tasks: TaskSource;
   /** Tasks per explore step. */
   batchSize: number;
   /** Where kept experiences go; absent: they are returned only. */
-  buffer?: ExperienceBuffer;
+  buffer?: ExperienceSink;
   operators: readonly ExperienceOperator[];
   /** The advantage fn when the pipeline computes advantages. */
   advantageFn?: ConfiguredAdvantageFn;
@@ -208,7 +236,7 @@ export class Explorer {
     let tasksDrawn = 0, failed = 0, retries = 0, batches = 0, seconds = 0;
     let processed: { experiences: Experience[]; metrics: Record<string, number> } | undefined;
     do {
-      const tasks = scheduler.nextBatch(batchSize);
+      const tasks = await scheduler.nextBatch(batchSize);
       if (!tasks) break;
       const started = performance.now();
       const ran = await runTasks(tasks, this.#runOptions());

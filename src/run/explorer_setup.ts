@@ -14,9 +14,11 @@ import { exploredTasksets, type StageConfig } from "../config/run_config.ts";
 import type { Evaluator } from "../explorer/evaluator.ts";
 import {
   cursorForVersion,
+  type ExperienceSink,
   Explorer,
   EXPLORER_STATE_FILE,
   type ExplorerState,
+  type TaskSource,
 } from "../explorer/explorer.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import type { PolicyRolloutModel } from "../workflow/policy_rollout_model.ts";
@@ -47,6 +49,11 @@ export interface StageExplorerOptions {
    * checkpoint had consumed and the explorer to the last step that sampled no newer policy.
    */
   resumedRetired?: readonly string[];
+  /**
+   * Where tasks come from and experiences go when not the stage's own taskset and buffer (an
+   * explorer of a cluster run: `cluster/`); the explorer then keeps no cursor of its own.
+   */
+  remote?: { tasks: TaskSource; sink: ExperienceSink };
 }
 
 /** The explorer side of `stage` exploring with `model` (see the file comment). */
@@ -75,7 +82,7 @@ export async function openStageExplorer(
   );
   const evalTasksets = await openEvalTasksets(stage, log, model.tokenizer);
   const bufferDir = `${stageDir}/experiences`;
-  const saved = stage.continueFromCheckpoint
+  const saved = stage.continueFromCheckpoint && !options.remote
     ? await readExplorerState(`${stageDir}/${EXPLORER_STATE_FILE}`)
     : undefined;
   const { startVersion, resumedRetired } = options;
@@ -103,9 +110,9 @@ export async function openStageExplorer(
     runnerNum,
     maxTimeout,
     maxRetryTimes,
-    tasks,
+    tasks: options.remote?.tasks ?? tasks,
     batchSize: stage.buffer.batchSize,
-    buffer,
+    buffer: options.remote?.sink ?? buffer,
     operators: createOperators(stage.dataProcessor.experiencePipeline.operators),
     advantageFn: advantageFnFor(algorithm, "explorer", stage.mode),
     dynamicSampling: algorithm.dynamicSampling,

@@ -1,18 +1,36 @@
 /**
  * Runs one resolved stage in its mode: resolves the algorithm and hands over to the mode's
- * runner.
+ * runner. With a cluster backend (`cluster.backend: nats`, or `RFT_NATS_URL` set), mode
+ * `explore` runs one explorer of the cluster run and mode `train` (of an RL algorithm) its
+ * trainer.
  */
 
-import type { StageConfig } from "../config/run_config.ts";
+import { exploredTasksets, type StageConfig } from "../config/run_config.ts";
 import { resolveAlgorithm } from "./algorithm_setup.ts";
 import { runBench } from "./bench_mode.ts";
+import { runClusterExplorer } from "./cluster_explore.ts";
+import { runClusterTrainer } from "./cluster_train.ts";
 import { runExploreOnly, runExploreTrain } from "./explore_train.ts";
 import type { StageContext, StageOutcome } from "./stage_context.ts";
 import { runTrainOnly } from "./train_only.ts";
+import { InputError } from "../util/input_error.ts";
 
 /** Runs `stage` (see the file comment). */
 export async function runStage(stage: StageConfig, ctx: StageContext): Promise<StageOutcome> {
   const algorithm = resolveAlgorithm(stage.algorithm);
+  const natsUrl = clusterUrl(stage);
+  if (natsUrl && stage.mode === "explore") {
+    return await runClusterExplorer(stage, algorithm, ctx, natsUrl);
+  }
+  if (natsUrl && stage.mode === "train" && algorithm.type.schema === "experience") {
+    checkClusterTaskset(stage);
+    return await runClusterTrainer(stage, algorithm, ctx, natsUrl);
+  }
+  if (natsUrl && stage.mode === "both") {
+    throw new InputError(
+      `${stage.stageName}: cluster.backend nats runs mode explore or train; expected one of them, found both`,
+    );
+  }
   switch (stage.mode) {
     case "both":
       return await runExploreTrain(stage, algorithm, ctx);
@@ -23,4 +41,31 @@ export async function runStage(stage: StageConfig, ctx: StageContext): Promise<S
     case "bench":
       return await runBench(stage, ctx);
   }
+}
+
+/** The NATS URL of a cluster run, or undefined in one process (see the file comment). */
+export function clusterUrl(stage: StageConfig): string | undefined {
+  const env = Deno.env.get("RFT_NATS_URL");
+  if (stage.cluster.backend !== "nats" && !env) return undefined;
+  return stage.cluster.url ?? env ?? "nats://127.0.0.1:4222";
+}
+
+/**
+ * A cluster trainer publishes its taskset's batches ahead of the explorers, so nothing learns from
+ * rewards: one taskset whose selector needs no feedback, without a lesson.
+ */
+export function checkClusterTaskset(stage: StageConfig): void {
+  const sections = exploredTasksets(stage.buffer.explorerInput);
+  const [section] = sections;
+  const found = sections.length !== 1
+    ? `${sections.length} tasksets`
+    : section.selector === "difficulty_based"
+    ? 'selector "difficulty_based"'
+    : section.lesson
+    ? "a lesson"
+    : undefined;
+  if (found === undefined) return;
+  throw new InputError(
+    `${stage.stageName}: buffer.explorer_input: a cluster run feeds its explorers one taskset drawn ahead, without reward feedback; expected one taskset without difficulty_based or lesson, found ${found}`,
+  );
 }

@@ -89,6 +89,8 @@ Deno.test("buffer: after a kill, acknowledged experiences survive and consumed o
     assertEquals(onDisk.warnings.length, 1);
 
     const second = await ExperienceBuffer.open(dir, { capacity: 10 });
+    // `has` knows held and consumed eids alike (a cluster trainer skips them when re-delivered).
+    assertEquals(["a0", "b1", "z9"].map((eid) => second.has(eid)), [true, true, false]);
     assertEquals(second.restoreWarnings.length, 1);
     assertEquals(second.metrics().restored, 3);
     assertEquals(eids(await second.take(3)), ["a2", "b0", "b1"]);

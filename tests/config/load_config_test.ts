@@ -79,6 +79,7 @@ function baseStage(dir: string): StageConfig {
       rolloutModel: { enableOpenaiApi: false, openaiApiHost: "127.0.0.1", openaiApiPort: 0 },
     },
     synchronizer: { syncInterval: 1, syncOffset: 0, syncStyle: "fixed" },
+    cluster: { backend: "none", ackWait: 60, weightDtype: "f32" },
     trainer: { saveInterval: 0, ppoEpochs: 1, packSequences: false, cliprangeValue: 0.5 },
     monitor: { tensorboard: true, console: true },
     dataProcessor: { experiencePipeline: { operators: [] } },

@@ -41,7 +41,10 @@ Deno.test("docs/config.md is the current reference table (regenerate: ./rft deno
 Deno.test("trinityKeysMarkdown: every Trinity key with its status; no key missing", () => {
   const lines = trinityKeysMarkdown().trimEnd().split("\n").slice(2);
   const row = (key: string) => lines.find((l) => l.startsWith(`| ${key} |`));
-  assertEquals(row("cluster"), "| cluster | ignored | Ray cluster layout |");
+  assertEquals(
+    row("cluster"),
+    "| cluster | implemented | Explorers on several machines (mode explore) and one trainer (mode train), over NATS |",
+  );
   assertEquals(row("cluster.node_num"), "| cluster.node_num | ignored | Ray cluster layout |");
   assertEquals(
     row("trainer.grad_clip"),

@@ -1,0 +1,145 @@
+/**
+ * Mode `train` of a cluster run (`cluster.backend: nats`) with an RL algorithm: this process is
+ * the run's trainer, its explorers other processes. It publishes the taskset as the run's task
+ * queue and its starting weights, reads the experience stream into its own experience buffer
+ * (`cluster/experience_ingest.ts`), and runs the Trainer's loop over the sample strategy as in
+ * one process, each train step waiting for its explore step and each sync point publishing the
+ * weights (`cluster/remote_trainer_sync.ts`). Each step's row holds the metrics of the explorer
+ * that ran that explore step (`explorer/id` names it). Evaluates as mode `train` does, then marks
+ * the run done, which ends the explorers. Resumed, it rewinds its buffer to the checkpoint (as
+ * mode `both` does); experiences of versions newer than the checkpoint are dropped by the buffer
+ * and their explore steps not run again.
+ */
+
+import { configureSampleStrategy } from "../algorithm/sample_strategy.ts";
+import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
+import { Taskset } from "../buffer/taskset.ts";
+import { ExperienceIngest } from "../cluster/experience_ingest.ts";
+import { aliveExplorers } from "../cluster/explorer_registry.ts";
+import { KV_KEYS, NatsLink } from "../cluster/nats_link.ts";
+import { RemoteTrainerSync } from "../cluster/remote_trainer_sync.ts";
+import { feedTasks } from "../cluster/task_queue.ts";
+import { newestWeights } from "../cluster/weight_broadcast.ts";
+import { exploredTasksets, type StageConfig } from "../config/run_config.ts";
+import { sampleStrategySource } from "../trainer/sample_source.ts";
+import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
+import { loadStagePolicy, rolloutModel } from "./policy_setup.ts";
+import type { StageContext, StageOutcome } from "./stage_context.ts";
+import { rewindBuffer } from "./stage_checkpoint.ts";
+import { stageEvaluator } from "./stage_eval.ts";
+import { logSkipped, openEvalTasksets, tasksetConfig } from "./stage_tasksets.ts";
+import { openStageTrainer } from "./trainer_setup.ts";
+
+/** Runs `stage` as the trainer of the cluster run at `url` (see the file comment). */
+export async function runClusterTrainer(
+  stage: StageConfig,
+  algorithm: ResolvedAlgorithm,
+  ctx: StageContext,
+  url: string,
+): Promise<StageOutcome> {
+  const { stageDir, log, signal, monitor, stepOffset } = ctx;
+  const [section] = exploredTasksets(stage.buffer.explorerInput);
+  if (!section) {
+    throw new Error(`Stage "${stage.stageName}" trains a cluster run but has no taskset`);
+  }
+  const policy = await loadStagePolicy(stage, stageDir, ctx.gpu, { ...ctx, resume: true });
+  log(`policy from ${policy.source}`);
+  using model = policy.model;
+  const startStep = policy.resumed?.trainerState.step ?? 0;
+  await using link = await NatsLink.open({
+    url,
+    project: stage.project,
+    name: stage.name,
+    stage: stage.stageName,
+    log,
+    signal,
+  });
+  const taskset = await Taskset.open(
+    tasksetConfig(stage, section, algorithm.repeatTimes, false, model.tokenizer),
+  );
+  logSkipped(taskset, log);
+  const totalSteps = stage.buffer.totalSteps ?? Infinity;
+  const batches = await feedTasks(link, taskset, stage.buffer.batchSize, totalSteps);
+  await link.write(KV_KEYS.run, { state: "running" });
+  const bufferSection = stage.buffer.trainerInput.experienceBuffer;
+  const bufferDir = `${stageDir}/experiences`;
+  if (stage.continueFromCheckpoint) {
+    // Experiences taken after the checkpoint were trained by weights lost with the process.
+    await rewindBuffer(bufferDir, (policy.resumed?.trainerState.buffer_retired ?? []) as string[]);
+  }
+  await using buffer = await ExperienceBuffer.open(bufferDir, {
+    capacity: bufferSection.capacity ?? Number.MAX_SAFE_INTEGER,
+    maxStaleness: bufferSection.maxStaleness,
+    policyVersion: startStep,
+    replay: bufferSection.replay,
+  });
+  const ingest = await ExperienceIngest.start(link, buffer, {
+    stateDir: stageDir,
+    ackWaitS: stage.cluster.ackWait,
+    log,
+    onStepDone: (done) => monitor.hold(stepOffset + done.step, done.metrics),
+  });
+  ingest.totalSteps = batches;
+  await ingest.replayDone(startStep);
+  try {
+    using trainer = await openStageTrainer(stage, algorithm, ctx, model, {
+      resumed: policy.resumed,
+      checkpointSources: { bufferDir },
+    });
+    const { syncInterval: interval, syncOffset: offset } = stage.synchronizer;
+    const dtype = stage.cluster.weightDtype;
+    const sync = new RemoteTrainerSync({
+      link,
+      ingest,
+      buffer,
+      model,
+      interval,
+      offset,
+      dtype,
+      signal,
+    });
+    if ((await newestWeights(link))?.version !== startStep) await sync.publish(startStep);
+    log(
+      `cluster: trainer of run ${link.names.run} at ${url}: ${batches} task batches, ` +
+        `train step ${startStep}, ${ingest.doneSteps} explore steps done`,
+    );
+    const evalTasksets = await openEvalTasksets(stage, log, model.tokenizer);
+    using rollout = evalTasksets.length ? rolloutModel(stage, model, stage.seed) : undefined;
+    const evaluator = rollout &&
+      stageEvaluator(stage, ctx, evalTasksets, rollout, { startVersion: startStep });
+    const buffers = { experience: buffer };
+    const strategy = configureSampleStrategy(
+      algorithm.sampleStrategy,
+      algorithm.sampleStrategyArgs,
+      buffers,
+    );
+    const steps = await trainer.trainer.run(
+      sampleStrategySource(strategy, buffers, () => ingest.allDone),
+      {
+        batchSize: stage.buffer.trainBatchSize ?? stage.buffer.batchSize * algorithm.repeatTimes,
+        startStep,
+        totalSteps,
+        sync,
+        beforeStep: async (version) => {
+          rollout?.setPolicyVersion(version);
+          await evaluator?.maybeEvaluate(version);
+        },
+        logRow: async (step, metrics) =>
+          await monitor.log(stepOffset + step, {
+            ...metrics,
+            "cluster/explorers_alive": await aliveExplorers(link),
+          }),
+        checkpoint: { every: stage.trainer.saveInterval, save: (s) => trainer.checkpoints.save(s) },
+        log,
+        signal,
+      },
+    );
+    await link.write(KV_KEYS.run, { state: "done" });
+    const finalCheckpoint = await trainer.checkpoints.saveFinal(steps);
+    rollout?.setPolicyVersion(steps);
+    await evaluator?.finalEvaluate(steps);
+    return { steps, finalCheckpoint, lastEval: evaluator?.last ?? {} };
+  } finally {
+    await ingest.stop();
+  }
+}
