@@ -3,7 +3,9 @@
  * before each explore step it claims the step's task batch from the queue, then takes weights
  * as the sync style says. `fixed`: the batch of explore step s samples with exactly version
  * `interval * floor((s - 1 - offset) / interval)` (the one-process rule, s being the batch's
- * step in the run, not this explorer's count), waiting until the trainer has published it;
+ * step in the run, not this explorer's count), waiting until the trainer has published it; a
+ * batch still waiting after `ack_wait` is given back and the next one claimed (the version may
+ * wait on an earlier batch whose explorer died, redelivered to whoever claims first);
  * `explorer_driven`: every `interval` of this explorer's steps it loads the newest version;
  * `trainer_driven`: it loads the newest version before every step. It watches the KV's `weights`
  * record, and reads it again every {@link POLL_MS} in case the watch was lost with a connection.
@@ -59,14 +61,23 @@ export class RemoteExplorerSync implements ExplorerSync {
 
   async beforeExploreStep(step: number): Promise<void> {
     const { queue, style, interval, offset } = this.options;
-    const runStep = await queue.peekStep();
-    if (runStep === null) return;
     if (style === "fixed") {
-      const required = interval * Math.floor(Math.max(0, runStep - 1 - offset) / interval);
-      await this.#waitFor(required);
-      if (required !== this.#version) await this.#load(required);
-    } else if (style === "trainer_driven" || (step - 1) % interval === 0 || this.#version < 0) {
-      const newest = await this.#waitFor(0);
+      for (;;) {
+        const runStep = await queue.peekStep();
+        if (runStep === null) return;
+        const required = interval * Math.floor(Math.max(0, runStep - 1 - offset) / interval);
+        if (await this.#waitFor(required, queue.ackWaitS * 1000) !== undefined) {
+          if (required !== this.#version) await this.#load(required);
+          return;
+        }
+        // The version waits on an earlier batch nobody holds (its explorer died): give this one
+        // back so that the earlier one, redelivered, can be claimed, here or by another explorer.
+        queue.release();
+      }
+    }
+    if (await queue.peekStep() === null) return;
+    if (style === "trainer_driven" || (step - 1) % interval === 0 || this.#version < 0) {
+      const newest = await this.#waitFor(0) ?? this.#newest;
       if (newest !== this.#version) await this.#load(newest);
     }
   }
@@ -75,14 +86,22 @@ export class RemoteExplorerSync implements ExplorerSync {
 
   explorerFinished(): void {}
 
-  /** Waits until version `version` or newer is published; returns the newest. */
-  async #waitFor(version: number): Promise<number> {
+  /**
+   * Waits until version `version` or newer is published; returns the newest, or undefined when
+   * `timeoutMs` passed first.
+   */
+  async #waitFor(version: number, timeoutMs?: number): Promise<number | undefined> {
     this.#watch();
     const poll = setInterval(() => this.#see(newestWeights(this.options.link)), POLL_MS);
+    const timeout = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
+    const signals = [this.options.signal, timeout].filter((s) => s !== undefined);
     try {
       this.#see(newestWeights(this.options.link));
-      await this.#published.until(() => this.#newest >= version, this.options.signal);
+      await this.#published.until(() => this.#newest >= version, AbortSignal.any(signals));
       return this.#newest;
+    } catch (err) {
+      if (timeout?.aborted && !this.options.signal?.aborted) return undefined;
+      throw err;
     } finally {
       clearInterval(poll);
     }

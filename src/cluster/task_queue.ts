@@ -161,6 +161,20 @@ export class TaskQueue implements TaskSource {
     this.#stopHeartbeat();
   }
 
+  /**
+   * Gives back the batch claimed ahead and not started (NAK: it can be claimed again at once,
+   * here or elsewhere), so that earlier batches redelivered meanwhile are claimed first.
+   */
+  release(): void {
+    const next = this.#next;
+    this.#next = undefined;
+    const k = this.#claimed.findIndex((c) => c.batch === next);
+    if (k < 0) return;
+    this.#claimed[k].msg.nak();
+    this.#claimed.splice(k, 1);
+    if (this.#claimed.length === 0) this.#stopHeartbeat();
+  }
+
   /** Stops signalling progress (the process ends; unacked batches go to others). */
   close(): void {
     this.#stopHeartbeat();

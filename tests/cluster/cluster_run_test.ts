@@ -48,11 +48,14 @@ Deno.test("a trainer and explorer processes over NATS finish the run; a SIGKILLe
     const hang = setTimeout(() => [trainer, second, third].forEach((c) => c.kill()), HANG_MS);
     const decode = (b: Uint8Array) => new TextDecoder().decode(b);
     const survivors = { trainer, "explorer 2": second, "explorer 3": third };
-    for (const [name, child] of Object.entries(survivors)) {
-      const out = await child.output();
-      assertEquals(out.code, 0, `${name} failed:\n${decode(out.stdout)}\n${decode(out.stderr)}`);
-    }
+    const outputs = await Promise.all(Object.values(survivors).map((child) => child.output()));
     clearTimeout(hang);
+    const logs = Object.keys(survivors).map((name, k) =>
+      `--- ${name} (exit ${outputs[k].code}):\n${decode(outputs[k].stdout)}\n${
+        decode(outputs[k].stderr)
+      }`
+    ).join("\n");
+    assertEquals(outputs.map((o) => o.code), [0, 0, 0], `a process failed:\n${logs}`);
 
     const { experiences } = await readExperienceDir(
       `${clusterRunDir(`${dir}/trainer`)}/experiences`,
