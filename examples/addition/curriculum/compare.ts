@@ -93,12 +93,14 @@ const line = (
       rest.map((x) => fmt(x, 2)).join(" | ")
     } |`,
   );
+/** The columns after the thresholds. */
+const tail = (r: typeof runs[0]) => [r.mixStart, r.mixEnd, r.twoDigitShare, r.noSignal];
 for (const r of runs) {
   line(
     r.name,
     (s) => r.accuracy.get(s),
     r.reach.map((x) => x === undefined ? `>${r.last}` : String(x)),
-    [r.mixStart, r.mixEnd, r.twoDigitShare, r.noSignal],
+    tail(r),
   );
 }
 for (const selector of [...new Set(runs.map((r) => r.selector))]) {
@@ -113,8 +115,6 @@ for (const selector of [...new Set(runs.map((r) => r.selector))]) {
       const reached = steps.filter((x) => x !== undefined).length;
       return reached === group.length ? fmt(avg(steps), 1) : `${reached}/${group.length} reached`;
     }),
-    [(r) => r.mixStart, (r) => r.mixEnd, (r) => r.twoDigitShare, (r) => r.noSignal].map((get) =>
-      avg(group.map(get as (r: typeof group[0]) => number | undefined))
-    ),
+    tail(group[0]).map((_, i) => avg(group.map((r) => tail(r)[i]))),
   );
 }
