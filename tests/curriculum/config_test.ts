@@ -107,12 +107,27 @@ Deno.test("config: the addition curriculum example loads, its components check, 
   const { makeCurriculumData } = await import("../../examples/addition/curriculum/make_data.ts");
   const data = makeCurriculumData();
   assertEquals(data, makeCurriculumData());
-  assertEquals([data.train.length, data.eval.length, data.sft.length], [1980, 160, 3000]);
-  const train = new Set(data.train.map((r) => r.prompt));
-  assertEquals(data.eval.some((r) => train.has(r.prompt)), false, "eval is held out");
-  const row = data.train.find((r) => r.digits === 4)!;
+  const lengths = Object.fromEntries(
+    Object.entries(data).map(([name, rows]) => [name, rows.length]),
+  );
+  assertEquals(lengths, {
+    train: 1600,
+    sft: 3600,
+    eval_1digit: 30,
+    eval_2digit: 200,
+    eval_5digit: 100,
+  });
+  const digits = data.train.map((r) => r.digits);
+  assertEquals([1, 2, 5].map((d) => digits.filter((x) => x === d).length), [400, 400, 800]);
+  const seen = new Set([...data.train.map((r) => r.prompt), ...data.sft.map((r) => r.prompt)]);
+  for (const name of ["eval_1digit", "eval_2digit", "eval_5digit"]) {
+    const rows = data[name] as { prompt: string }[];
+    assertEquals(rows.some((r) => seen.has(r.prompt)), false, `${name} is held out`);
+  }
+  assertEquals(data.sft.some((r) => r.prompt.length > 6), false, "no 5-digit demonstrations");
+  const row = data.train.find((r) => r.digits === 5)!;
   const [a, b] = row.prompt.slice(0, -1).split("+").map(Number);
-  assertEquals([row.answer, row.pass_high], [[...String(a + b)].reverse().join(""), 0.25]);
+  assertEquals([row.answer, row.pass_high], [[...String(a + b)].reverse().join(""), 0]);
   const written = await Deno.readTextFile(
     new URL("../../examples/addition/curriculum/data/train.jsonl", import.meta.url),
   );

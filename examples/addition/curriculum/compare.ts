@@ -1,77 +1,120 @@
 /**
- * Compares runs of this example from their metrics.jsonl: held-out accuracy over the GRPO stage,
- * the first GRPO step reaching each threshold, the mean operand length of the drawn tasks and the
- * share of groups without GRPO signal (all rollouts pass or all fail), and the mean per selector.
+ * Compares GRPO runs of this example: held-out accuracy on the learnable kind (2-digit sums) over
+ * the GRPO stage, the first GRPO step reaching each threshold, accuracy on the whole mix (each
+ * kind's held-out accuracy weighted by its share of the training taskset), and from the stored
+ * experiences the share of drawn tasks that are 2-digit and the share of groups without GRPO
+ * signal (all rollouts pass or all fail); then the mean per selector.
  *
- *   ./rft deno run -A examples/addition/curriculum/compare.ts runs/addition_curriculum db_s7 rand_s7 ...
+ *   ./rft deno run -A examples/addition/curriculum/compare.ts runs/addition_curriculum db_7 rand_7 ...
  *
  * A run's selector is the part of its name before `_` (`db`, `rand`).
  */
 
-/** Accuracy thresholds whose first GRPO step is reported. */
-const THRESHOLDS = [0.15, 0.2, 0.25, 0.3];
+import { readExperienceDir } from "../../../src/buffer/experience_io.ts";
+import { KINDS } from "./make_data.ts";
+
+/** Held-out accuracy thresholds whose first GRPO step is reported. */
+const THRESHOLDS = [0.7, 0.8, 0.9];
+/** GRPO steps shown in the accuracy curve. */
+const CURVE_EVERY = 5;
+/** Operand length of each eval taskset in config.yaml. */
+const EVAL_DIGITS: Record<string, number> = { one_digit: 1, held_out: 2, five_digit: 5 };
 
 type Row = Record<string, number>;
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+const trainTotal = KINDS.reduce((sum, k) => sum + k.train, 0);
+const share = (digits: number) => KINDS.find((k) => k.digits === digits)!.train / trainTotal;
 
-const [root, ...names] = Deno.args;
-const summaries = await Promise.all(names.map(async (name) => {
-  const dir = `${root}/${name}`;
+/** One run's figures. */
+async function summarize(dir: string) {
   const sftSteps = JSON.parse(await Deno.readTextFile(`${dir}/sft/stage_done.json`)).steps;
   const rows: Row[] = (await Deno.readTextFile(`${dir}/metrics.jsonl`)).trim().split("\n")
     .map((line) => JSON.parse(line)).filter((row) => row.step >= sftSteps);
-  const accuracy = new Map<number, number>();
+  const accuracy = new Map<number, number>(), mix = new Map<number, number>();
   for (const row of rows) {
-    const value = row["eval/held_out/accuracy"];
-    if (value !== undefined) accuracy.set(row.step - sftSteps, value);
+    const step = row.step - sftSteps;
+    if (row["eval/held_out/accuracy"] !== undefined) {
+      accuracy.set(step, row["eval/held_out/accuracy"]);
+    }
+    const kinds = Object.entries(EVAL_DIGITS).map(([name, d]) => [row[`eval/${name}/accuracy`], d]);
+    if (kinds.every(([acc]) => acc !== undefined)) {
+      mix.set(step, kinds.reduce((sum, [acc, d]) => sum + acc * share(d), 0));
+    }
   }
-  const steps = rows.filter((row) => row["tasks/sums/drawn"] !== undefined);
-  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-  // pass_high = 1 - (digits - 1) / 4 in make_data.ts, so digits = 1 + 4 (1 - pass_high).
-  const digits = mean(steps.map((r) => 1 + 4 * (1 - r["tasks/sums/selected_pass_high_mean"])));
-  const groups = steps.filter((r) => r["pipeline/pass_rate_calculator/groups"] !== undefined);
-  const noSignal = groups.length === 0
-    ? NaN
-    : mean(groups.map((r) =>
-      (r["pipeline/pass_rate_calculator/all_pass_groups"] +
-        r["pipeline/pass_rate_calculator/no_pass_groups"]) /
-      r["pipeline/pass_rate_calculator/groups"]
-    ));
-  const reach = THRESHOLDS.map((t) =>
-    [...accuracy].sort(([a], [b]) => a - b).find(([, acc]) => acc >= t)?.[0]
-  );
-  const last = Math.max(...accuracy.keys());
-  return { name, accuracy, last, reach, digits, noSignal };
-}));
+  const groups = new Map<string, { digits: number; rewards: number[] }>();
+  for (const exp of (await readExperienceDir(`${dir}/grpo/experiences`)).experiences) {
+    if (exp.isEval) continue;
+    const group = groups.get(exp.info.taskId) ??
+      { digits: exp.promptText!.split("+")[0].length, rewards: [] };
+    group.rewards.push(exp.reward ?? 0);
+    groups.set(exp.info.taskId, group);
+  }
+  const drawn = [...groups.values()];
+  const byStep = [...accuracy].sort(([a], [b]) => a - b);
+  const last = byStep[byStep.length - 1][0];
+  return {
+    accuracy,
+    last,
+    mixStart: mix.get(0),
+    mixEnd: mix.get(last),
+    reach: THRESHOLDS.map((t) => byStep.find(([, acc]) => acc >= t)?.[0]),
+    twoDigitShare: drawn.filter((g) => g.digits === 2).length / drawn.length,
+    noSignal: drawn.filter((g) => g.rewards.every((r) => r === g.rewards[0])).length /
+      drawn.length,
+  };
+}
+
+const [root, ...names] = Deno.args;
+const runs = await Promise.all(names.map(async (name) => ({
+  name,
+  selector: name.split("_")[0],
+  ...await summarize(`${root}/${name}`),
+})));
 
 const fmt = (x: number | undefined, digits = 3) =>
   x === undefined || Number.isNaN(x) ? "-" : Number.isInteger(x) ? String(x) : x.toFixed(digits);
-const evalSteps = [...new Set(summaries.flatMap((s) => [...s.accuracy.keys()]))].sort((a, b) =>
-  a - b
-);
+const last = Math.max(...runs.map((r) => r.last));
+const curve = Array.from({ length: Math.floor(last / CURVE_EVERY) + 1 }, (_, i) => i * CURVE_EVERY);
+if (curve[curve.length - 1] !== last) curve.push(last);
 console.log(
-  `| run | ${evalSteps.map((s) => `acc@${s}`).join(" | ")} | ${
+  `| run | ${curve.map((s) => `acc@${s}`).join(" | ")} | ${
     THRESHOLDS.map((t) => `steps to ${t}`).join(" | ")
-  } | drawn digits | no-signal groups |`,
+  } | mix acc@0 | mix acc@${last} | 2-digit share of drawn | no-signal groups |`,
 );
-console.log(`|${"---|".repeat(3 + evalSteps.length + THRESHOLDS.length)}`);
-for (const s of summaries) {
+console.log(`|${"---|".repeat(5 + curve.length + THRESHOLDS.length)}`);
+const line = (
+  name: string,
+  acc: (step: number) => number | undefined,
+  reach: string[],
+  rest: (number | undefined)[],
+) =>
   console.log(
-    `| ${s.name} | ${evalSteps.map((e) => fmt(s.accuracy.get(e))).join(" | ")} | ${
-      s.reach.map((r) => r ?? `>${s.last}`).join(" | ")
-    } | ${fmt(s.digits, 2)} | ${fmt(s.noSignal, 2)} |`,
+    `| ${name} | ${curve.map((s) => fmt(acc(s))).join(" | ")} | ${reach.join(" | ")} | ${
+      rest.map((x) => fmt(x, 2)).join(" | ")
+    } |`,
+  );
+/** The columns after the thresholds. */
+const tail = (r: typeof runs[0]) => [r.mixStart, r.mixEnd, r.twoDigitShare, r.noSignal];
+for (const r of runs) {
+  line(
+    r.name,
+    (s) => r.accuracy.get(s),
+    r.reach.map((x) => x === undefined ? `>${r.last}` : String(x)),
+    tail(r),
   );
 }
-for (const selector of [...new Set(names.map((n) => n.split("_")[0]))]) {
-  const group = summaries.filter((s) => s.name.split("_")[0] === selector);
-  const mean = (xs: (number | undefined)[]) =>
-    xs.some((x) => x === undefined) ? undefined : xs.reduce((a, b) => a! + b!, 0)! / xs.length;
-  console.log(
-    `| **${selector} (mean of ${group.length})** | ${
-      evalSteps.map((e) => fmt(mean(group.map((s) => s.accuracy.get(e))))).join(" | ")
-    } | ${
-      THRESHOLDS.map((_, i) => fmt(mean(group.map((s) => s.reach[i])), 1) ?? "-").join(" | ")
-    } | ${fmt(mean(group.map((s) => s.digits)), 2)} | ${
-      fmt(mean(group.map((s) => s.noSignal)), 2)
-    } |`,
+for (const selector of [...new Set(runs.map((r) => r.selector))]) {
+  const group = runs.filter((r) => r.selector === selector);
+  const avg = (xs: (number | undefined)[]) =>
+    xs.some((x) => x === undefined) ? undefined : mean(xs as number[]);
+  line(
+    `**${selector} (mean of ${group.length})**`,
+    (s) => avg(group.map((r) => r.accuracy.get(s))),
+    THRESHOLDS.map((_, i) => {
+      const steps = group.map((r) => r.reach[i]);
+      const reached = steps.filter((x) => x !== undefined).length;
+      return reached === group.length ? fmt(avg(steps), 1) : `${reached}/${group.length} reached`;
+    }),
+    tail(group[0]).map((_, i) => avg(group.map((r) => tail(r)[i]))),
   );
 }

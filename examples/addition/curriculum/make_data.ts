@@ -1,29 +1,42 @@
 /**
- * Data of the addition curriculum example: additions of two d-digit operands, d = 1..4, answers
- * written least significant digit first as in `../make_data.ts`, with the columns a task
- * selector reads: `digits` (the difficulty) and two anchor pass rates for `difficulty_based`
- * (`pass_low` = 0, what a model that cannot add solves; `pass_high` = 1 - (d - 1) / 4, a prior
- * that longer sums are harder). The SFT demonstrations cover 1- and 2-digit sums correctly and
- * 3-digit sums with most carries dropped (the base example's systematic error); none are 4-digit.
- * So after SFT the short sums are solved, the 3-digit ones are sometimes right, the 4-digit ones
- * almost never: a taskset where uniform draws waste most rollouts on groups without signal.
+ * Data of the addition curriculum example: a mixed taskset where uniform draws waste most GRPO
+ * groups. Additions of two d-digit operands, answers written least significant digit first as in
+ * `../make_data.ts`, of three kinds:
+ * - 1-digit sums (easy: after SFT nearly every rollout passes, no GRPO signal),
+ * - 2-digit sums (learnable: SFT shows most carries dropped, as in the base example, so about
+ *   half pass greedily and sampling finds the carried answer now and then),
+ * - 5-digit sums (hard: never demonstrated, every rollout fails, no signal).
+ * Columns for the task selectors: `digits` (the difficulty) and two anchor pass rates for
+ * `difficulty_based`: `pass_low` = 0 (a model that cannot add) and `pass_high`, a guessed pass
+ * rate after SFT (1, 0.5, 0 for 1, 2, 5 digits; not measured on any model).
  *
  * Deterministic (seeded). Run from the repository root:
  *   ./rft deno run -A examples/addition/curriculum/make_data.ts
- * It writes examples/addition/curriculum/data/{train,eval,sft}.jsonl (eval disjoint from train).
+ * It writes examples/addition/curriculum/data/: train.jsonl (the mix), sft.jsonl (the
+ * demonstrations), and three held-out evaluation sets, disjoint from train and SFT:
+ * eval_2digit.jsonl (the learnable kind), eval_1digit.jsonl and eval_5digit.jsonl.
  */
 
 import { mulberry32 } from "../../../src/util/random.ts";
 
-/** Most operand digits. */
-const MAX_DIGITS = 4;
-/** Training tasks per digit count (1-digit sums: 100 exist, 40 go to eval). */
-const TRAIN_PER_DIGITS = [60, 640, 640, 640];
-/** Held-out tasks per digit count. */
-const EVAL_PER_DIGITS = 40;
-/** SFT demonstrations per digit count (none of 4 digits). */
-const SFT_PER_DIGITS = [400, 1600, 1000, 0];
-/** Share of carry-needing 3-digit demonstrations shown with every carry dropped. */
+/** One kind of task: operand length, training rows, held-out rows, SFT demonstrations. */
+interface Kind {
+  digits: number;
+  train: number;
+  eval: number;
+  sft: number;
+  /** `pass_high`: the guessed pass rate after SFT. */
+  passHigh: number;
+}
+
+/** The mix: 25% easy, 25% learnable, 50% hard. 1-digit sums: 100 exist, 30 are held out, the
+ * 400 training rows cycle through the other 70. */
+export const KINDS: readonly Kind[] = [
+  { digits: 1, train: 400, eval: 30, sft: 600, passHigh: 1 },
+  { digits: 2, train: 400, eval: 200, sft: 3000, passHigh: 0.5 },
+  { digits: 5, train: 800, eval: 100, sft: 0, passHigh: 0 },
+];
+/** Share of carry-needing 2-digit demonstrations shown with every carry dropped. */
 const DROP_RATE = 0.65;
 
 /** One task row. */
@@ -46,42 +59,50 @@ function carrylessSum(a: number, b: number): number {
   return sum;
 }
 
-/** Train, eval and SFT rows. */
-export function makeCurriculumData(seed = 2026): {
+/** Train, SFT and the held-out rows of each operand length (`eval_<d>digit`). */
+export function makeCurriculumData(seed = 2026): Record<string, object[]> & {
   train: TaskRow[];
-  eval: TaskRow[];
   sft: { prompt: string; response: string }[];
 } {
   const next = mulberry32(seed);
-  const train: TaskRow[] = [], evalRows: TaskRow[] = [];
-  const sft: { prompt: string; response: string }[] = [];
-  for (let d = 1; d <= MAX_DIGITS; d++) {
-    const lo = d === 1 ? 0 : 10 ** (d - 1), span = 10 ** d - lo;
-    const seen = new Set<string>();
-    const problem = () => {
-      for (;;) {
-        const a = lo + Math.floor(next() * span), b = lo + Math.floor(next() * span);
-        if (!seen.has(`${a}+${b}`)) {
-          seen.add(`${a}+${b}`);
-          return [a, b];
-        }
-      }
-    };
+  const pick = <T>(rows: readonly T[]) => rows[Math.floor(next() * rows.length)];
+  const train: TaskRow[] = [], sft: { prompt: string; response: string }[] = [];
+  const evals: Record<string, TaskRow[]> = {};
+  for (const kind of KINDS) {
+    const d = kind.digits, lo = d === 1 ? 0 : 10 ** (d - 1), span = 10 ** d - lo;
     const row = ([a, b]: number[]): TaskRow => ({
       prompt: `${a}+${b}=`,
       answer: reversed(a + b),
       digits: d,
       pass_low: 0,
-      pass_high: 1 - (d - 1) / MAX_DIGITS,
+      pass_high: kind.passHigh,
     });
-    for (let i = 0; i < EVAL_PER_DIGITS; i++) evalRows.push(row(problem()));
-    const trainOfD = Array.from({ length: TRAIN_PER_DIGITS[d - 1] }, () => row(problem()));
-    train.push(...trainOfD);
-    for (let i = 0; i < SFT_PER_DIGITS[d - 1]; i++) {
-      const [a, b] = trainOfD[Math.floor(next() * trainOfD.length)].prompt.slice(0, -1).split("+")
-        .map(Number);
-      const carries = carrylessSum(a, b) !== a + b;
-      const wrong = d === 3 && carries && next() < DROP_RATE;
+    const held = new Set<string>();
+    const fresh = (avoid: Set<string>) => {
+      for (;;) {
+        const a = lo + Math.floor(next() * span), b = lo + Math.floor(next() * span);
+        if (!avoid.has(`${a}+${b}`)) return [a, b];
+      }
+    };
+    evals[`eval_${d}digit`] = Array.from({ length: kind.eval }, () => {
+      const pair = fresh(held);
+      held.add(pair.join("+"));
+      return row(pair);
+    });
+    // 1-digit sums are too few to be distinct: their training rows repeat the non-held-out pairs.
+    const pool = d === 1
+      ? Array.from({ length: 100 }, (_, i) => [Math.floor(i / 10), i % 10])
+        .filter((pair) => !held.has(pair.join("+")))
+      : undefined;
+    const taken = new Set(held);
+    for (let i = 0; i < kind.train; i++) {
+      const pair = pool ? pick(pool) : fresh(taken);
+      taken.add(pair.join("+"));
+      train.push(row(pair));
+    }
+    for (let i = 0; i < kind.sft; i++) {
+      const [a, b] = pool ? pick(pool) : fresh(held);
+      const wrong = d === 2 && carrylessSum(a, b) !== a + b && next() < DROP_RATE;
       sft.push({ prompt: `${a}+${b}=`, response: reversed(wrong ? carrylessSum(a, b) : a + b) });
     }
   }
@@ -92,7 +113,7 @@ export function makeCurriculumData(seed = 2026): {
     }
     return rows;
   };
-  return { train: shuffle(train), eval: evalRows, sft: shuffle(sft) };
+  return { train: shuffle(train), sft: shuffle(sft), ...evals };
 }
 
 if (import.meta.main) {
