@@ -1,9 +1,5 @@
 import { assertEquals, assertThrows } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
-import { grad } from "../../src/graph/autodiff.ts";
-import { compileGraph } from "../../src/graph/executable.ts";
-import { Graph } from "../../src/graph/graph.ts";
-import { tokenLogprobs } from "../../src/ops/token_logprobs.ts";
 import { type ModelConfig, parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";
 import {
@@ -16,8 +12,6 @@ import {
   loraTensorName,
 } from "../../src/model/lora.ts";
 import { createModel, loadModel, type PolicyModel } from "../../src/model/policy.ts";
-import { buildLogits } from "../../src/model/transformer.ts";
-import { padBatch } from "../../src/model/padded_batch.ts";
 import { referenceLogits } from "../../src/model/transformer_reference.ts";
 import { logSoftmaxRef } from "../../src/reference/softmax.ts";
 import { newEid, validateExperience } from "../../src/buffer/experience.ts";
@@ -28,11 +22,13 @@ import { shapeSize } from "../../src/graph/tensor.ts";
 import { copyWeights } from "../../src/sync/weight_copy.ts";
 import { cloneModel } from "../../src/run/policy_setup.ts";
 import {
+  finiteDifferences,
   GRADCHECK_GPT2,
   GRADCHECK_LLAMA,
   GRADCHECK_SEQUENCES,
   GRADCHECK_VOCAB,
-} from "../_gradcheck_configs.ts";
+  logprobGradients,
+} from "../_model_gradcheck.ts";
 
 const VOCAB = GRADCHECK_VOCAB;
 const SEQUENCES = GRADCHECK_SEQUENCES;
@@ -104,29 +100,9 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
     const { model, base } = await adaptedModel(raw, 11, true);
     const cfg = model.config;
     const T = 8;
-    const g = new Graph();
-    const input = (n: string) => g.input([2, T], "i32", n);
-    const inputs = {
-      ids: input("ids"),
-      positions: input("positions"),
-      segments: input("segments"),
-    };
-    const targets = input("targets");
-    const lp = tokenLogprobs(buildLogits(cfg, model.weights(g), inputs), targets);
     const projection = uniformArray(2 * T, 5);
     const variables = model.trainableVariables();
-    const grads = grad(lp, variables.map((v) => g.variable(v)), g.constant(projection, [2, T]));
-    const exe = await compileGraph(model.gpu, grads);
-    const feed = padBatch(SEQUENCES, T, VOCAB);
-    await exe.run(
-      new Map([
-        [inputs.ids, feed.ids],
-        [inputs.positions, feed.positions],
-        [inputs.segments, feed.segments],
-        [targets, feed.targets],
-      ]),
-    );
-    const gpuGrads = await exe.read(grads);
+    const gpuGrads = await logprobGradients(model, variables, projection, T);
     const adapter = new Map(
       [...await model.readLoraParameters()].map(([k, v]) => [k, Float64Array.from(v)]),
     );
@@ -136,22 +112,10 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
         0,
       );
     variables.forEach((v, k) => {
-      const w = adapter.get(v.name)!;
-      const numeric = new Float64Array(w.length);
-      for (let j = 0; j < w.length; j++) {
-        const keep = w[j];
-        const h = 1e-6;
-        w[j] = keep + h;
-        const up = objective();
-        w[j] = keep - h;
-        const down = objective();
-        w[j] = keep;
-        numeric[j] = (up - down) / (2 * h);
-      }
+      const numeric = finiteDifferences(adapter.get(v.name)!, objective);
       assertEquals(numeric.some((x) => Math.abs(x) > 1e-3), true, `${v.name} has a gradient`);
       assertClose(gpuGrads[k], numeric, { atol: 2e-5, rtol: 1e-4, label: `${label} ${v.name}` });
     });
-    exe.destroy();
     model.destroy();
   });
 

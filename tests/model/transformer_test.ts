@@ -1,8 +1,6 @@
 import { assertEquals, assertRejects } from "../_asserts.ts";
-import { grad } from "../../src/graph/autodiff.ts";
 import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
-import { tokenLogprobs } from "../../src/ops/token_logprobs.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";
 import { parameterSpecs } from "../../src/model/parameters.ts";
@@ -14,11 +12,13 @@ import { logSoftmaxRef } from "../../src/reference/softmax.ts";
 import { uniformArray } from "../../src/util/random.ts";
 import { assertClose } from "../_assert_close.ts";
 import {
+  finiteDifferences,
   GRADCHECK_GPT2,
   GRADCHECK_LLAMA,
   GRADCHECK_SEQUENCES,
   GRADCHECK_VOCAB,
-} from "../_gradcheck_configs.ts";
+  logprobGradients,
+} from "../_model_gradcheck.ts";
 
 const VOCAB = GRADCHECK_VOCAB;
 
@@ -162,51 +162,22 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
     const params = parameters(raw, 9);
     const model = await createModel(raw, params);
     const T = 8;
-    const g = new Graph();
-    const input = (n: string) => g.input([2, T], "i32", n);
-    const inputs = {
-      ids: input("ids"),
-      positions: input("positions"),
-      segments: input("segments"),
-    };
-    const targets = input("targets");
-    const lp = tokenLogprobs(buildLogits(model.config, model.weights(g), inputs), targets);
     const projection = uniformArray(2 * T, 5);
     const specs = parameterSpecs(model.config);
-    const wrt = specs.map((s) => g.variable(model.params.get(s.name)!));
-    const grads = grad(lp, wrt, g.constant(projection, [2, T]));
-    const exe = await compileGraph(model.gpu, grads);
-    const { ids, positions, segments, targets: tgt } = padBatch(SEQUENCES, T, VOCAB);
-    await exe.run(
-      new Map([
-        [inputs.ids, ids],
-        [inputs.positions, positions],
-        [inputs.segments, segments],
-        [targets, tgt],
-      ]),
-    );
-    const gpuGrads = await exe.read(grads);
+    const variables = specs.map((s) => model.params.get(s.name)!);
+    const gpuGrads = await logprobGradients(model, variables, projection, T);
     const weights = toReference(params) as Map<string, Float64Array>;
     specs.forEach((spec, k) => {
-      const w = weights.get(spec.name)!;
-      const numeric = new Float64Array(w.length);
-      for (let j = 0; j < w.length; j++) {
-        const keep = w[j];
-        const h = 1e-6;
-        w[j] = keep + h;
-        const up = referenceObjective(raw, weights, projection, T);
-        w[j] = keep - h;
-        const down = referenceObjective(raw, weights, projection, T);
-        w[j] = keep;
-        numeric[j] = (up - down) / (2 * h);
-      }
+      const numeric = finiteDifferences(
+        weights.get(spec.name)!,
+        () => referenceObjective(raw, weights, projection, T),
+      );
       assertClose(gpuGrads[k], numeric, {
         atol: 2e-5,
         rtol: 1e-4,
         label: `${label} d/d ${spec.name}`,
       });
     });
-    exe.destroy();
     model.destroy();
   });
 }
