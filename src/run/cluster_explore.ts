@@ -9,7 +9,6 @@
 
 import { ExperiencePublisher } from "../cluster/experience_publisher.ts";
 import { heartbeat, registerExplorer } from "../cluster/explorer_registry.ts";
-import { NatsLink } from "../cluster/nats_link.ts";
 import { RemoteExplorerSync } from "../cluster/remote_explorer_sync.ts";
 import { TaskQueue } from "../cluster/task_queue.ts";
 import type { StageConfig } from "../config/run_config.ts";
@@ -17,6 +16,7 @@ import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
 import { openStageExplorer } from "./explorer_setup.ts";
 import { loadStagePolicy } from "./policy_setup.ts";
 import type { StageContext, StageOutcome } from "./stage_context.ts";
+import { openStageLink } from "./stage_link.ts";
 
 /** Runs `stage` as an explorer of the cluster run at `url` (see the file comment). */
 export async function runClusterExplorer(
@@ -28,14 +28,7 @@ export async function runClusterExplorer(
   const { log, signal } = ctx;
   const policy = await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, { ...ctx, resume: false });
   using model = policy.model;
-  await using link = await NatsLink.open({
-    url,
-    project: stage.project,
-    name: stage.name,
-    stage: stage.stageName,
-    log,
-    signal,
-  });
+  await using link = await openStageLink(stage, url, ctx);
   const id = await registerExplorer(link);
   const queue = await TaskQueue.open(link, {
     explorer: id,

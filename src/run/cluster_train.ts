@@ -16,7 +16,7 @@ import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
 import { Taskset } from "../buffer/taskset.ts";
 import { ExperienceIngest } from "../cluster/experience_ingest.ts";
 import { aliveExplorers } from "../cluster/explorer_registry.ts";
-import { KV_KEYS, NatsLink } from "../cluster/nats_link.ts";
+import { KV_KEYS } from "../cluster/nats_link.ts";
 import { RemoteTrainerSync } from "../cluster/remote_trainer_sync.ts";
 import { feedTasks } from "../cluster/task_queue.ts";
 import { newestWeights } from "../cluster/weight_broadcast.ts";
@@ -25,6 +25,7 @@ import { sampleStrategySource } from "../trainer/sample_source.ts";
 import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
 import { loadStagePolicy, rolloutModel } from "./policy_setup.ts";
 import type { StageContext, StageOutcome } from "./stage_context.ts";
+import { openStageLink } from "./stage_link.ts";
 import { rewindBuffer } from "./stage_checkpoint.ts";
 import { stageEvaluator } from "./stage_eval.ts";
 import { logSkipped, openEvalTasksets, tasksetConfig } from "./stage_tasksets.ts";
@@ -46,14 +47,7 @@ export async function runClusterTrainer(
   log(`policy from ${policy.source}`);
   using model = policy.model;
   const startStep = policy.resumed?.trainerState.step ?? 0;
-  await using link = await NatsLink.open({
-    url,
-    project: stage.project,
-    name: stage.name,
-    stage: stage.stageName,
-    log,
-    signal,
-  });
+  await using link = await openStageLink(stage, url, ctx);
   const taskset = await Taskset.open(
     tasksetConfig(stage, section, algorithm.repeatTimes, false, model.tokenizer),
   );
