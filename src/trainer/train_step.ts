@@ -209,7 +209,10 @@ export class TrainStep {
   ): Promise<Record<string, number>> {
     const params = this.optimizer.params;
     this.#accumulator ??= new GradAccumulator(this.model.gpu, params);
-    const graphs = await Promise.all(plan.map((m) => this.#microGraph(m.rows.length, m.seq)));
+    // One after another: micro-batches of one shape share a graph, which concurrent calls
+    // would each compile (and all but one leak, with their buffers and textures).
+    const graphs: MicroGraph[] = [];
+    for (const m of plan) graphs.push(await this.#microGraph(m.rows.length, m.seq));
     const perRun = graphs[0].terms.reduce((n, t) => n + 1 + t.metrics.length, 0);
     const collected = this.model.gpu.device.createBuffer({
       label: "train:micro_metrics",

@@ -4,7 +4,7 @@ import { assertClose } from "../_assert_close.ts";
 import { type Experience, newEid } from "../../src/buffer/experience.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";
-import { packBatch } from "../../src/model/padded_batch.ts";
+import { packBatch, paddedLength } from "../../src/model/padded_batch.ts";
 import { createModel, type PolicyModel } from "../../src/model/policy.ts";
 import { planMicroBatches } from "../../src/trainer/micro_batch_plan.ts";
 import { learningRate } from "../../src/trainer/lr_schedule.ts";
@@ -193,4 +193,38 @@ Deno.test("Trainer: PPO epochs x mini-batches, learning rate by train step", asy
   assertClose(Float32Array.of(metrics["actor/lr"]), Float64Array.of(learningRate(schedule, 5)));
   assertEquals(metrics["actor/batch_size"], 7);
   trainStep.destroy();
+});
+
+Deno.test("micro-batches of one shape share one compiled graph", async () => {
+  // Bind groups made during a first step: each compiled graph makes its own, runs make none.
+  const bindGroupsOfFirstStep = async (rows: number) => {
+    const m = await model();
+    const batch = experiences(1, 1).flatMap((e) =>
+      Array.from({ length: rows }, (_, r) => ({ ...e, info: { ...e.info, runId: r } }))
+    );
+    const step = new TrainStep(m, {
+      policyLossFn: "ppo",
+      optimizer: { lr: 1e-3 },
+      maxTokensPerMicroBatch: 2 * paddedLength(batch[0].tokens.length),
+    });
+    const real = GPUDevice.prototype.createBindGroup;
+    let made = 0;
+    GPUDevice.prototype.createBindGroup = function (descriptor) {
+      made++;
+      return real.call(this, descriptor);
+    };
+    try {
+      const metrics = await step.step(batch);
+      assertEquals(metrics.micro_batches, rows / 2);
+    } finally {
+      GPUDevice.prototype.createBindGroup = real;
+      step.destroy();
+      m.destroy();
+    }
+    return made;
+  };
+  const two = await bindGroupsOfFirstStep(4);
+  const four = await bindGroupsOfFirstStep(8);
+  assert(two > 0);
+  assertEquals(four, two, "4 micro-batches of one shape compile what 2 do");
 });
