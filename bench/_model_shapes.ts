@@ -1,7 +1,7 @@
 /**
  * Model shapes the benchmarks build random models of (config.json architecture fields only;
- * nothing is downloaded): SmolLM2-135M's and Qwen2.5-0.5B's real shapes and two smaller ones
- * with SmolLM2's proportions.
+ * nothing is downloaded): SmolLM2-135M's and Qwen2.5-0.5B's real shapes, two smaller ones
+ * with SmolLM2's proportions and a tiny one with Qwen's vocabulary (for Qwen's tokenizer).
  */
 
 /** SmolLM2-135M's config.json (the architecture fields). */
@@ -63,12 +63,23 @@ const SMALL = {
   vocab_size: 4096,
 };
 
+/** Qwen2.5-0.5B's vocabulary and tokens on a tiny body (9.8M parameters, nearly all embedding). */
+const QWEN_TINY = {
+  ...QWEN2_5_0_5B,
+  hidden_size: 64,
+  intermediate_size: 128,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+};
+
 /** The shapes by the name the benchmarks' `--models` flags take. */
 export const MODEL_SHAPES: Readonly<Record<string, Record<string, unknown>>> = {
   tiny: TINY,
   small: SMALL,
   "smollm2-135m": SMOLLM2_135M,
   "qwen2.5-0.5b": QWEN2_5_0_5B,
+  "qwen-tiny": QWEN_TINY,
 };
 
 /** The shape called `name`; throws listing the known names. */

@@ -7,15 +7,13 @@
  * writes the results.
  */
 
-import { timeDispatches } from "../src/gpu/autotune.ts";
 import { getGpu, type GpuContext } from "../src/gpu/device.ts";
 import { compileGraph } from "../src/graph/executable.ts";
 import { Graph } from "../src/graph/graph.ts";
 import { add } from "../src/ops/binary.ts";
-import { matmul, matmulShapes } from "../src/ops/matmul.ts";
-import { chooseMatmulVariant } from "../src/ops/matmul_autotune.ts";
 import { uniformArray } from "../src/util/random.ts";
-import { OrtMatmul, type Timed } from "./_ort.ts";
+import { OrtMatmul } from "./_ort.ts";
+import { rftMatmul, spotCheck } from "./_rft_matmul.ts";
 import { benchArgs } from "./_flags.ts";
 
 const HELP =
@@ -28,48 +26,6 @@ interface Row {
   rft: number;
   ortWebgpu: number;
   ortWasm: number;
-}
-
-type Data = Float32Array<ArrayBuffer>;
-
-/** Spot-checks C = A @ B (n x n) on a few entries against f64 sums; throws on a mismatch. */
-function spotCheck(out: ArrayLike<number>, a: Data, b: Data, n: number, what: string) {
-  for (let t = 0; t < 16; t++) {
-    const i = (t * 7919) % n;
-    const j = (t * 104729) % n;
-    let sum = 0;
-    for (let k = 0; k < n; k++) sum += a[i * n + k] * b[k * n + j];
-    if (Math.abs(out[i * n + j] - sum) > 1e-3 * (1 + Math.abs(sum))) {
-      throw new Error(
-        `${what} is wrong at [${i},${j}]: expected ${sum}, received ${out[i * n + j]}`,
-      );
-    }
-  }
-}
-
-/** Repetitions of `micros(reps)` (GPU microseconds per rep) lasting about minMs; ms per rep. */
-async function timeGpu(micros: (reps: number) => Promise<number>, minMs: number) {
-  const single = await micros(1); // also compiles and warms up
-  const reps = Math.max(2, Math.min(1000, Math.ceil((minMs * 1000) / Math.max(single, 1))));
-  return (await micros(reps)) / 1000;
-}
-
-/** The graph op `matmul` on n x n operands fed once, timed by replaying its dispatches. */
-async function rftMatmul(gpu: GpuContext, n: number, a: Data, b: Data) {
-  const g = new Graph();
-  const [x, y] = [g.input([n, n], "f32", "a"), g.input([n, n], "f32", "b")];
-  const z = matmul(x, y);
-  const exe = await compileGraph(gpu, [z], `matmul ${n}`);
-  const read = async () => (await exe.read([z]))[0];
-  await exe.run(new Map([[x, a], [y, b]]));
-  spotCheck(await read(), a, b, n, `rft matmul ${n}^3`);
-  const timed: Timed = {
-    time: (minMs) => timeGpu((reps) => timeDispatches(gpu, exe.dispatches, reps), minMs),
-    dispose: () => exe.destroy(),
-  };
-  // The op's choice: compiling autotuned it, so this only recalls the cached decision.
-  const variant = await chooseMatmulVariant(gpu, matmulShapes([n, n], [n, n]));
-  return { variant: variant.name, timed, read };
 }
 
 /** Microseconds per dispatch of a compiled graph of `ops` chained adds on 16 values. */

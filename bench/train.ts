@@ -7,6 +7,9 @@
  * `_model_shapes.ts` (e.g. `smollm2-135m`). Every train step uses the example's GRPO settings
  * (PPO-clip loss, optimizer, clip). The batch is synthetic (random tokens, +-1 advantages);
  * each figure is the mean of `--reps` runs after a warm-up run that compiles the graphs.
+ * Model FLOPs per second (6 x parameters x tokens over the train step's time) are divided by
+ * rft's own 1024^3 matmul rate measured in the same run, before and after the models (best of
+ * both): the share of its matmul speed the whole train step reaches.
  */
 
 import { type Experience, newEid } from "../src/buffer/experience.ts";
@@ -34,6 +37,7 @@ import {
 import { benchArgs, integerFlag } from "./_flags.ts";
 import { modelShape } from "./_model_shapes.ts";
 import { figure, writeJsonReport } from "./_report.ts";
+import { rftMatmulRate } from "./_rft_matmul.ts";
 import { formatTable } from "./_table.ts";
 
 const SCRIPT = "bench/train.ts";
@@ -63,7 +67,12 @@ interface TrainResult {
   trainStep: { seconds: number; tokensPerS: number };
   /** trainStep.seconds / forwardBackward.seconds. */
   stepOverForwardBackward: number;
+  /** 6 x parameters x tokens / trainStep.seconds, in GFLOP/s. */
+  modelGflops: number;
 }
+
+/** Side of the square matmul whose rate the model FLOPs are compared with. */
+const MATMUL_SIZE = 1024;
 
 /** Mean seconds of `fn` over `reps` calls after one untimed warm-up call. */
 async function meanSeconds(reps: number, fn: () => Promise<unknown>): Promise<number> {
@@ -219,14 +228,16 @@ async function measure(
       options.reps,
     );
     const stepSeconds = await meanSeconds(options.reps, () => trainStep.step(batch));
+    const parameters = [...model.params.values()].reduce((sum, v) => sum + shapeSize(v.shape), 0);
     return {
       model: name,
-      parameters: [...model.params.values()].reduce((sum, v) => sum + shapeSize(v.shape), 0),
+      parameters,
       rows,
       len,
       forwardBackward: { ...forwardBackward, tokensPerS: tokens / forwardBackward.seconds },
       trainStep: { seconds: stepSeconds, tokensPerS: tokens / stepSeconds },
       stepOverForwardBackward: stepSeconds / forwardBackward.seconds,
+      modelGflops: (6 * parameters * tokens) / stepSeconds / 1e9,
     };
   } finally {
     trainStep.destroy();
@@ -264,11 +275,15 @@ async function main() {
     `adapter: ${gpu.summary.description}${gpu.summary.isFallback ? " (fallback, CPU)" : ""}`,
   );
   const bench = await loadBenchStage(values.config, values.stage);
+  const matmulRate = () => rftMatmulRate(gpu, MATMUL_SIZE, 3, 500);
+  const matmulBefore = await matmulRate();
   const results: TrainResult[] = [];
   for (const name of names) {
     results.push(await measure(name, bench, gpu, options));
     console.error(`  measured ${name}`);
   }
+  const matmulAfter = await matmulRate();
+  const matmulGflops = Math.max(matmulBefore.gflops, matmulAfter.gflops);
   console.log(
     `\ntraining tokens/s, mean of ${options.reps} runs after a warm-up (train step: ` +
       `${bench.algorithm.policyLossFn} loss, clip, AdamW as stage "${values.stage}" sets them)`,
@@ -282,11 +297,21 @@ async function main() {
     ["step / fwd+bwd", (r) => figure(r.stepOverForwardBackward)],
     ["step s", (r) => figure(r.trainStep.seconds)],
     ["fwd+bwd dispatches", (r) => String(r.forwardBackward.dispatches)],
+    ["model GFLOP/s", (r) => figure(r.modelGflops)],
+    ["/ rft matmul", (r) => figure(r.modelGflops / matmulGflops)],
   ], results));
+  console.log(
+    `rft matmul ${MATMUL_SIZE}^3 (${matmulBefore.variant}): ${
+      figure(matmulBefore.gflops)
+    } GFLOP/s ` +
+      `before the models, ${figure(matmulAfter.gflops)} after; model GFLOP/s = 6 x params x ` +
+      `tokens / step s, divided by the better of the two.`,
+  );
   if (values.json) {
     await writeJsonReport(values.json, "train", gpu, {
       reps: options.reps,
       stage: values.stage,
+      matmul: { size: MATMUL_SIZE, before: matmulBefore, after: matmulAfter },
       results,
     });
   }

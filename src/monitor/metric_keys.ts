@@ -11,7 +11,6 @@ export const METRIC = {
   kl: "actor/kl",
   entropy: "actor/entropy",
   tokensPerSecond: "rollout/tokens_per_s",
-  stepSeconds: "time/step_s",
   staleness: "buffer/staleness_mean",
 } as const;
 

