@@ -31,11 +31,12 @@ const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const CONFIG = `${ROOT}/tests/trinity/configs/grpo_gsm8k.yaml`;
 
 const HELP = `Usage: deno run -A ${SCRIPT} [--model qwen2.5-0.5b] [--steps 2] [--batch 2]
-  [--repeat 4] [--response 32] [--dir DIR] [--json FILE]
+  [--repeat 4] [--response 32] [--set KEY=VALUE ...] [--dir DIR] [--json FILE]
 --model     a shape of bench/_model_shapes.ts (random weights, Qwen's tokenizer)
 --steps     GRPO steps (buffer.total_steps)
 --batch     tasks per step (buffer.batch_size); --repeat rollouts per task (repeat_times)
 --response  most generated tokens per rollout (model.max_response_tokens)
+--set       more config overrides for ./rft run (repeatable)
 --dir       where the model, data and run go (default: a temporary directory, removed after)`;
 
 /** One step's figures from metrics.jsonl. */
@@ -100,6 +101,7 @@ export async function main(args: readonly string[]): Promise<void> {
       batch: { type: "string", default: "2" },
       repeat: { type: "string", default: "4" },
       response: { type: "string", default: "32" },
+      set: { type: "string", multiple: true },
       dir: { type: "string" },
       json: { type: "string" },
       help: { type: "boolean", short: "h" },
@@ -127,6 +129,7 @@ export async function main(args: readonly string[]): Promise<void> {
       `model.max_response_tokens=${sizes.response}`,
       `explorer.eval_interval=${sizes.steps + 1}`,
       "explorer.eval_on_startup=false",
+      ...(values.set ?? []),
     ];
     const timer = await timeCommand();
     const timeFile = `${dir}/time.txt`;

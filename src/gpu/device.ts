@@ -3,6 +3,7 @@
  * optional features rft uses. Knows nothing of kernels or models.
  */
 
+import { VariableTextures } from "./variable_textures.ts";
 import { BufferPool } from "./buffer_pool.ts";
 
 /** Optional features rft asks for when the adapter has them. */
@@ -60,6 +61,8 @@ export interface GpuContext {
   hasSubgroups: boolean;
   /** Reusable storage buffers of this device. */
   pool: BufferPool;
+  /** Textures holding copies of variables, shared by the launches that read them. */
+  variableTextures: VariableTextures;
 }
 
 let shared: Promise<GpuContext> | undefined;
@@ -123,6 +126,7 @@ export async function createGpu(options: CreateGpuOptions = {}): Promise<GpuCont
     hasTimestamps: device.features.has("timestamp-query"),
     hasSubgroups: device.features.has("subgroups" as GPUFeatureName),
     pool: new BufferPool(device),
+    variableTextures: new VariableTextures(device),
   };
 }
 

@@ -55,6 +55,7 @@ export class Executable {
   readonly #bufferOf: (t: Tensor) => GPUBuffer;
   readonly #owned: readonly GPUBuffer[];
   readonly #textures: readonly GPUTexture[];
+  readonly #heldTextures: readonly GPUTexture[];
   readonly #steps: readonly OpStep[];
   /** Whether a run has recorded the launches' variable copies yet. */
   #variablesCopied = false;
@@ -71,11 +72,13 @@ export class Executable {
     bufferOf: (t: Tensor) => GPUBuffer,
     owned: readonly GPUBuffer[],
     textures: readonly GPUTexture[],
+    heldTextures: readonly GPUTexture[],
     steps: readonly OpStep[],
   ) {
     this.#bufferOf = bufferOf;
     this.#owned = owned;
     this.#textures = textures;
+    this.#heldTextures = heldTextures;
     this.#steps = steps;
   }
 
@@ -149,11 +152,15 @@ export class Executable {
     return raw.map((data, i) => hostDataOf(data, tensors[i].dtype));
   }
 
-  /** Returns the executable's buffers to the pool (variables stay) and destroys its textures. */
+  /**
+   * Returns the executable's buffers to the pool (variables stay), destroys its textures and
+   * releases its holds on shared variable textures.
+   */
   destroy(): void {
     for (const d of this.dispatches) releaseDispatch(d);
     for (const b of this.#owned) this.gpu.pool.release(b);
     for (const t of this.#textures) t.destroy();
+    for (const t of this.#heldTextures) this.gpu.variableTextures.release(t);
   }
 }
 
@@ -202,6 +209,7 @@ export async function compileGraph(
     return slots[slot];
   };
   const textures: GPUTexture[] = [];
+  const heldTextures: GPUTexture[] = []; // from gpu.variableTextures
   // Variables some op of this graph writes in place (e.g. a KV cache).
   const written = new Set(
     order.filter((n) => n.source.kind === "op" && n.source.op.inPlace !== undefined)
@@ -214,6 +222,15 @@ export async function compileGraph(
       const texture = device.createTexture({ ...descriptor, label: `${label}:${name}` });
       textures.push(texture);
       return texture;
+    },
+    variableTexture: (source, descriptor, name) => {
+      const texture = gpu.variableTextures.acquire(source, descriptor, `${source.label}:${name}`);
+      if (heldTextures.includes(texture)) {
+        gpu.variableTextures.release(texture); // one hold per executable
+        return { texture, copied: true };
+      }
+      heldTextures.push(texture);
+      return { texture, copied: false };
     },
     isConstantVariable: (t) => {
       const root = storageRoot(t);
@@ -266,6 +283,7 @@ export async function compileGraph(
     bufferOf,
     owned,
     textures,
+    heldTextures,
     steps,
   );
 }

@@ -30,7 +30,7 @@ export interface MatmulProblem {
 }
 
 /** What a variant needs to produce its launch: the device, and textures that outlive it. */
-export type MatmulLaunchContext = Pick<LaunchContext, "gpu" | "texture">;
+export type MatmulLaunchContext = Pick<LaunchContext, "gpu" | "texture" | "variableTexture">;
 
 /**
  * Which operands are variables their graph never writes (weights): a variant's copies of those go
@@ -194,13 +194,16 @@ function unalignedOperand(p: MatmulProblem): string | undefined {
  * A texture holding the first `elements` values of `buffer` as linear rgba32float texels (texel
  * t at (t % width, t / width)), and the copy that fills it; `elements` is a multiple of 4. Its
  * sizes are powers of two: llvmpipe compiles a shader variant (seconds) per combination of
- * power-of-two-or-not sizes of the bound textures, so this keeps one per pipeline.
+ * power-of-two-or-not sizes of the bound textures, so this keeps one per pipeline. A `constant`
+ * buffer (a variable the graph never writes) gets the texture every launch copying it shares;
+ * `copied` then says another launch of the graph already records the copy.
  */
 function linearTexture(
   ctx: MatmulLaunchContext,
   buffer: GPUBuffer,
   elements: number,
   label: string,
+  constant: boolean,
 ) {
   if (!(buffer.usage & GPUBufferUsage.COPY_SRC)) {
     throw new Error(
@@ -211,15 +214,19 @@ function linearTexture(
   const texels = elements / 4;
   const fullRows = Math.floor(texels / width);
   const tail = texels % width;
-  const texture = ctx.texture({
+  const descriptor: GPUTextureDescriptor = {
     size: [Math.min(width, pow2(texels)), pow2(Math.ceil(texels / width))],
     format: "rgba32float",
     usage: GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.COPY_DST,
-  }, label);
+  };
+  const { texture, copied } = constant
+    ? ctx.variableTexture(buffer, descriptor, label)
+    : { texture: ctx.texture(descriptor, label), copied: false };
   // A multiple of 256 bytes (width is a power of two >= 8192), as buffer-texture copies require.
   const bytesPerRow = width * BYTES_PER_TEXEL;
   return {
     view: texture.createView(),
+    copied,
     copy(encoder: GPUCommandEncoder) {
       if (fullRows > 0) {
         encoder.copyBufferToTexture({ buffer, bytesPerRow }, { texture }, [width, fullRows]);
@@ -267,11 +274,11 @@ function texture(rowGroups: number): MatmulVariant {
     },
     launch(ctx, p, a, b, c, constant) {
       const [la, lb] = operandLayouts(p);
-      const ta = linearTexture(ctx, a, la.elements, "matmul:a");
-      const tb = linearTexture(ctx, b, lb.elements, "matmul:b");
+      const ta = linearTexture(ctx, a, la.elements, "matmul:a", constant.a);
+      const tb = linearTexture(ctx, b, lb.elements, "matmul:b", constant.b);
       const copies = (which: boolean) => (encoder: GPUCommandEncoder) => {
-        if (constant.a === which) ta.copy(encoder);
-        if (constant.b === which) tb.copy(encoder);
+        if (constant.a === which && !ta.copied) ta.copy(encoder);
+        if (constant.b === which && !tb.copied) tb.copy(encoder);
       };
       return {
         spec: {
@@ -291,7 +298,9 @@ function texture(rowGroups: number): MatmulVariant {
         params: matmulParams(p),
         workgroups: [Math.ceil(p.n / (16 * wgX)), Math.ceil(p.m / rows), p.batch],
         ...(constant.a && constant.b ? {} : { before: copies(false) }),
-        ...(constant.a || constant.b ? { copyVariables: copies(true) } : {}),
+        ...((constant.a && !ta.copied) || (constant.b && !tb.copied)
+          ? { copyVariables: copies(true) }
+          : {}),
       };
     },
   };

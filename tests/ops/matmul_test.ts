@@ -250,6 +250,9 @@ Deno.test({
     texture(): never {
       throw new Error("a storage variant asked for a texture");
     },
+    variableTexture(): never {
+      throw new Error("a storage variant asked for a texture");
+    },
   };
   const launch = matmulLaunch(storageOnly, matmulVariant("regblock_32x16"), p, a, b, c);
   const candidate = (name: string) => ({

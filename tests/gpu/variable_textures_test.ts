@@ -1,0 +1,90 @@
+import { assertEquals, assertThrows } from "../_asserts.ts";
+import { assertClose } from "../_assert_close.ts";
+import { getGpu } from "../../src/gpu/device.ts";
+import { VariableTextures } from "../../src/gpu/variable_textures.ts";
+import { compileGraph } from "../../src/graph/executable.ts";
+import { Graph } from "../../src/graph/graph.ts";
+import { matmul } from "../../src/ops/matmul.ts";
+import { matmulRef } from "../../src/reference/matmul.ts";
+import { uniformArray } from "../../src/util/random.ts";
+
+Deno.test("VariableTextures: one texture per source buffer and shape, destroyed at the last release", async () => {
+  const { device } = await getGpu();
+  const textures = new VariableTextures(device);
+  const buffer = (label: string) =>
+    device.createBuffer({ label, size: 64, usage: GPUBufferUsage.COPY_SRC });
+  const [a, b] = [buffer("a"), buffer("b")];
+  const shape = (width: number): GPUTextureDescriptor => ({
+    size: [width, 1],
+    format: "rgba32float",
+    usage: GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.COPY_DST,
+  });
+  const first = textures.acquire(a, shape(4), "first");
+  assertEquals(textures.acquire(a, shape(4), "again") === first, true);
+  const wider = textures.acquire(a, shape(8), "wider");
+  const other = textures.acquire(b, shape(4), "other");
+  assertEquals([wider === first, other === first, textures.size], [false, false, 3]);
+  textures.release(first);
+  assertEquals(textures.size, 3, "one holder of the first texture is left");
+  textures.release(first);
+  textures.release(wider);
+  assertEquals(textures.size, 1);
+  assertThrows(() => textures.release(first), Error, "not a held variable texture");
+  textures.release(other);
+  assertEquals(textures.size, 0);
+  a.destroy();
+  b.destroy();
+});
+
+Deno.test("texture matmuls of one weight share its texture across launches and graphs", async () => {
+  const gpu = await getGpu();
+  // Odd M; K and N multiples of 4, as the texture variant (CPU adapters) needs.
+  const [m, k, n] = [3, 20, 12];
+  const wData = uniformArray(n * k, 5);
+  const xData = uniformArray(m * k, 6);
+  const buffer = gpu.device.createBuffer({
+    label: "w",
+    size: wData.byteLength,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+  });
+  gpu.device.queue.writeBuffer(buffer, 0, wData);
+  const weight = { name: "w", shape: [n, k], dtype: "f32" as const, buffer };
+  // (x W^T) W: two products reading the same weight, one transposed.
+  const xw = matmulRef(xData, wData, { m, k, n, transB: true });
+  const expected = matmulRef(xw, wData, { m, k: n, n: k });
+  const compile = async () => {
+    const g = new Graph();
+    const w = g.variable(weight);
+    const x = g.input([m, k], "f32", "x");
+    const y = matmul(matmul(x, w, { transB: true }), w);
+    const exe = await compileGraph(gpu, [y], "shared-weight");
+    return { exe, x, y };
+  };
+  const check = async (graph: Awaited<ReturnType<typeof compile>>, label: string) => {
+    await graph.exe.run(new Map([[graph.x, xData]]));
+    const [y] = await graph.exe.read([graph.y]);
+    assertClose(y, expected, { rtol: 1e-5, atol: 1e-5, label });
+  };
+  const held = gpu.variableTextures.size;
+  const first = await compile();
+  const textureLaunches = first.exe.dispatches.filter((d) => d.label.includes("texture"));
+  assertEquals(textureLaunches.length, 2, "both products run the texture variant");
+  assertEquals(gpu.variableTextures.size, held + 1, "one texture for both launches");
+  const copying = textureLaunches.filter((d) => d.copyVariables !== undefined).length;
+  assertEquals(copying, 1, "only the first launch copies the weight");
+  await check(first, "first graph");
+  const second = await compile();
+  assertEquals(gpu.variableTextures.size, held + 1, "the second graph shares it too");
+  await check(second, "second graph");
+  first.exe.destroy();
+  assertEquals(gpu.variableTextures.size, held + 1, "still held by the second graph");
+  // New weights: the second graph's run copies them into the texture it still holds.
+  const doubled = Float32Array.from(wData, (v) => 2 * v);
+  gpu.device.queue.writeBuffer(buffer, 0, doubled);
+  await second.exe.run(new Map([[second.x, xData]]));
+  const [y] = await second.exe.read([second.y]);
+  assertClose(y, expected.map((v) => 4 * v), { rtol: 1e-5, atol: 1e-5, label: "new weights" });
+  second.exe.destroy();
+  assertEquals(gpu.variableTextures.size, held);
+  buffer.destroy();
+});
