@@ -13,6 +13,7 @@
 
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { getGpu } from "../src/gpu/device.ts";
 import { parseHfConfig } from "../src/model/hf_config.ts";
 import { initParameters } from "../src/model/init.ts";
 import { parameterSpecs } from "../src/model/parameters.ts";
@@ -24,7 +25,6 @@ import { benchArgs, integerFlag } from "./_flags.ts";
 import { modelShape } from "./_model_shapes.ts";
 import { figure, writeJsonReport } from "./_report.ts";
 import { formatTable } from "./_table.ts";
-import { getGpu } from "../src/gpu/device.ts";
 
 const SCRIPT = "bench/real_size.ts";
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -158,7 +158,6 @@ export async function main(args: readonly string[]): Promise<void> {
       `${root}/Trinity-RFT-gsm8k/qwen2.5-1.5B-gsm8k/metrics.jsonl`,
     );
     const steps = stepRows(rows, launchS);
-    const gpu = await getGpu();
     console.log(
       `\n${values.model} (${figure(parameters / 1e6)}M parameters, random weights), ` +
         `rft run of grpo_gsm8k.yaml with ${sets.join(" ")}; whole run ${figure(wallS)} s, ` +
@@ -175,7 +174,8 @@ export async function main(args: readonly string[]): Promise<void> {
     ], steps));
     console.log(formatMemoryReport(memoryReport(parseHfConfig(modelShape(values.model)))));
     if (values.json) {
-      await writeJsonReport(values.json, "real_size", gpu, {
+      // The adapter the report is stamped with (the run's own process used the same one).
+      await writeJsonReport(values.json, "real_size", await getGpu(), {
         model: values.model,
         parameters,
         sets,

@@ -6,9 +6,10 @@
  * matmul. Reference-counted: the texture is destroyed when its last holder releases it.
  */
 
-/** One shared texture and how many holders it has. */
+/** One shared texture: where the registry keeps it and how many holders it has. */
 interface Entry {
-  texture: GPUTexture;
+  source: GPUBuffer;
+  key: string;
   holders: number;
 }
 
@@ -19,7 +20,8 @@ function shapeKey(descriptor: GPUTextureDescriptor): string {
 
 /** The shared textures of one device, by source buffer and texture shape. */
 export class VariableTextures {
-  readonly #entries = new Map<GPUBuffer, Map<string, Entry>>();
+  readonly #bySource = new Map<GPUBuffer, Map<string, GPUTexture>>();
+  readonly #entries = new Map<GPUTexture, Entry>();
 
   constructor(readonly device: GPUDevice) {}
 
@@ -28,40 +30,40 @@ export class VariableTextures {
    * is a hold, ended by {@link release}. The caller records the copies into it.
    */
   acquire(source: GPUBuffer, descriptor: GPUTextureDescriptor, label: string): GPUTexture {
-    let shapes = this.#entries.get(source);
+    let shapes = this.#bySource.get(source);
     if (!shapes) {
       shapes = new Map();
-      this.#entries.set(source, shapes);
+      this.#bySource.set(source, shapes);
     }
     const key = shapeKey(descriptor);
-    let entry = shapes.get(key);
-    if (!entry) {
-      entry = { texture: this.device.createTexture({ ...descriptor, label }), holders: 0 };
-      shapes.set(key, entry);
+    let texture = shapes.get(key);
+    if (!texture) {
+      texture = this.device.createTexture({ ...descriptor, label });
+      shapes.set(key, texture);
+      this.#entries.set(texture, { source, key, holders: 0 });
     }
-    entry.holders++;
-    return entry.texture;
+    this.#entries.get(texture)!.holders++;
+    return texture;
   }
 
   /** Ends one hold of `texture` (from {@link acquire}); the last one destroys it. */
   release(texture: GPUTexture): void {
-    for (const [source, shapes] of this.#entries) {
-      for (const [key, entry] of shapes) {
-        if (entry.texture !== texture) continue;
-        if (--entry.holders > 0) return;
-        texture.destroy();
-        shapes.delete(key);
-        if (shapes.size === 0) this.#entries.delete(source);
-        return;
-      }
+    const entry = this.#entries.get(texture);
+    if (!entry) {
+      throw new Error(
+        `Cannot release texture "${texture.label}": it is not a held variable texture`,
+      );
     }
-    throw new Error(`Cannot release texture "${texture.label}": it is not a held variable texture`);
+    if (--entry.holders > 0) return;
+    texture.destroy();
+    this.#entries.delete(texture);
+    const shapes = this.#bySource.get(entry.source)!;
+    shapes.delete(entry.key);
+    if (shapes.size === 0) this.#bySource.delete(entry.source);
   }
 
   /** How many textures are held (for tests and memory reports). */
   get size(): number {
-    let n = 0;
-    for (const shapes of this.#entries.values()) n += shapes.size;
-    return n;
+    return this.#entries.size;
   }
 }
