@@ -191,10 +191,21 @@ function unalignedOperand(p: MatmulProblem): string | undefined {
 }
 
 /**
+ * Rows of an operand texture of `texels` texels, `width` per row: at least 3 and never a power of
+ * two. llvmpipe compiles a shader variant (seconds) per combination of power-of-two-or-not sizes
+ * of the bound textures, so every operand texture has a power-of-two width and a height that is
+ * not one; padding the height to a power of two instead would waste up to half of a weight's
+ * texture (Qwen2.5-0.5B's LM head: 4155 rows, not 8192).
+ */
+export function textureRows(texels: number, width: number): number {
+  const rows = Math.max(3, Math.ceil(texels / width));
+  return pow2(rows) === rows ? rows + 1 : rows;
+}
+
+/**
  * A texture holding the first `elements` values of `buffer` as linear rgba32float texels (texel
  * t at (t % width, t / width)), and the copy that fills it; `elements` is a multiple of 4. Its
- * sizes are powers of two: llvmpipe compiles a shader variant (seconds) per combination of
- * power-of-two-or-not sizes of the bound textures, so this keeps one per pipeline. A `constant`
+ * width is a power of two and its height is not ({@link textureRows}). A `constant`
  * buffer (a variable the graph never writes) gets the texture every launch copying it shares;
  * `copied` then says another launch of the graph already records the copy.
  */
@@ -215,7 +226,7 @@ function linearTexture(
   const fullRows = Math.floor(texels / width);
   const tail = texels % width;
   const descriptor: GPUTextureDescriptor = {
-    size: [Math.min(width, pow2(texels)), pow2(Math.ceil(texels / width))],
+    size: [Math.min(width, pow2(texels)), textureRows(texels, width)],
     format: "rgba32float",
     usage: GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.COPY_DST,
   };
@@ -262,12 +273,12 @@ function texture(rowGroups: number): MatmulVariant {
     misfit(gpu, p) {
       const unaligned = unalignedOperand(p);
       if (unaligned) return unaligned;
-      const width = textureWidth(gpu); // also the most rows a power-of-two height can have
-      const maxElements = 4 * width * width;
+      const width = textureWidth(gpu);
+      const maxRows = gpu.device.limits.maxTextureDimension2D;
       for (const { operand, elements } of operandLayouts(p)) {
-        if (elements > maxElements) {
-          return `expected ${operand} to fit one ${width}x${width} rgba32float texture ` +
-            `(${maxElements} values), received ${elements} values`;
+        if (textureRows(elements / 4, width) > maxRows) {
+          return `expected ${operand} to fit one rgba32float texture of ${width} x ${maxRows} ` +
+            `texels (padded to a height that is not a power of two), received ${elements} values`;
         }
       }
       return undefined;

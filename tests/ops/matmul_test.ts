@@ -16,6 +16,7 @@ import {
   matmulLaunch,
   type MatmulProblem,
   matmulVariant,
+  textureRows,
 } from "../../src/ops/matmul_variants.ts";
 import { matmulRef } from "../../src/reference/matmul.ts";
 import { assertEquals, assertRejects } from "../_asserts.ts";
@@ -205,6 +206,29 @@ Deno.test("matmul: shape errors name the operands and what differs", () => {
   const s = matmulShapes([2, 3, 7, 5], [4, 5], { transB: true });
   if (s.shape.join() !== "2,3,7,4" || s.strideB !== 0 || s.batch !== 6) {
     throw new Error(`unexpected shapes ${JSON.stringify(s)}`);
+  }
+});
+
+Deno.test("matmul textures: heights are never powers of two, at most one row past 3 rows", () => {
+  // One row of texels (1 is a power of two) becomes 3; 2 and 4 rows get one more; others stay.
+  const cases: [number, number][] = [[5, 3], [8192, 3], [8193, 3], [16385, 3], [24577, 5]];
+  // Qwen2.5-0.5B's tied embedding: 151936 x 896 f32 = 34 033 664 texels.
+  cases.push([34_033_664, 4155], [4 * 8192, 5], [4155 * 8192, 4155]);
+  for (const [texels, rows] of cases) assertEquals(textureRows(texels, 8192), rows, `${texels}`);
+});
+
+Deno.test("matmul texture_32x16: an operand past the largest texture is a misfit", async () => {
+  const gpu = await getGpu();
+  const side = gpu.device.limits.maxTextureDimension2D;
+  const width = 2 ** Math.floor(Math.log2(side));
+  const texture = matmulVariant("texture_32x16");
+  // B^T [N, K] with K = 4 * width: N rows of texels; side - 2 fit, side + 1 do not.
+  const k = 4 * width;
+  const fits = matmulShapes([4, k], [side - 2, k], { transB: true });
+  assertEquals(texture.misfit(gpu, fits), undefined);
+  const why = texture.misfit(gpu, matmulShapes([4, k], [side + 1, k], { transB: true }));
+  if (!why?.includes("expected b to fit one rgba32float texture")) {
+    throw new Error(`expected a misfit naming b, received ${why}`);
   }
 });
 
