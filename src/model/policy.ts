@@ -65,6 +65,8 @@ export class PolicyModel {
   #engine?: GenerationEngine;
   #lora?: LoraAdapter;
   #loraMerge?: LoraMerge;
+  /** False for a {@link baseModel} view, which must not free the weights it shares. */
+  #ownsParams = true;
   /** Serializes GPU work on this model: compiled graphs share their input/output buffers. */
   readonly gpuLock: Mutex = new Mutex();
   readonly #graphs = new Map<
@@ -147,6 +149,25 @@ export class PolicyModel {
       throw new Error("Cannot attach a LoRA adapter after the model has built graphs");
     }
     this.#lora = adapter;
+  }
+
+  /**
+   * This model's frozen base weights without its LoRA adapter, as a model of its own that shares
+   * their buffers (PEFT's "adapter disabled"): with an adapter, the base never changes, so this
+   * is the frozen reference model at no cost in weights. Destroying it frees only its own graphs.
+   */
+  baseModel(): PolicyModel {
+    if (!this.#lora) throw new Error("Cannot take the base of a model without a LoRA adapter");
+    const base = new PolicyModel(
+      this.gpu,
+      this.rawConfig,
+      this.config,
+      this.params,
+      this.tokenizer,
+      this.sideFiles,
+    );
+    base.#ownsParams = false;
+    return base;
   }
 
   /** The variables training updates: the adapter's when one is attached, else every one. */
@@ -343,7 +364,7 @@ export class PolicyModel {
     this.#graphs.clear();
     this.#loraMerge?.destroy();
     this.#lora?.destroy();
-    for (const v of this.params.values()) v.buffer.destroy();
+    if (this.#ownsParams) { for (const v of this.params.values()) v.buffer.destroy(); }
   }
 
   /** {@link destroy}, for `using`. */

@@ -1,7 +1,8 @@
 /**
  * Builds a stage's TrainStep (the resolved algorithm's losses, the stage's optimizer and clip) and
  * its Trainer around it: the frozen reference model when the loss needs reference log-probs (the
- * stage's initial weights, never its resumed ones), and for algorithms with a critic (`ppo`) a
+ * stage's initial weights, never its resumed ones; with a LoRA adapter, the policy's own frozen
+ * base weights, shared), and for algorithms with a critic (`ppo`) a
  * value model whose trunk starts from the policy's current weights (as verl initialises the
  * critic from the actor's path) with its own AdamW at `trainer.critic_lr`; a resumed stage takes
  * the critic and its optimizer state from the checkpoint it resumes. The Trainer applies the
@@ -49,15 +50,16 @@ export async function openStageTrainer(
   using owned = new DisposableStack();
   const trainStep = owned.use(trainStepFor(stage, algorithm, model, stage.buffer.totalSteps));
   if (resumed) trainStep.optimizer.loadState(resumed.optimizerState);
+  // With a LoRA adapter the frozen base is the stage's initial weights: the reference shares it.
   const reference = trainStep.needsReference
     ? owned.use(
-      (await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, {
+      model.lora ? model.baseModel() : (await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, {
         previousCheckpoint: ctx.previousCheckpoint,
         resume: false,
       })).model,
     )
     : undefined;
-  const copies = (stage.mode === "both" ? 1 : 0) + (reference ? 1 : 0);
+  const copies = (stage.mode === "both" ? 1 : 0) + (reference && !model.lora ? 1 : 0);
   ctx.log(formatMemoryReport(memoryReport(model.config, { lora: model.lora?.settings, copies })));
   const critic = algorithm.type.useCritic
     ? owned.use(await createStageCritic(stage, model, resumed?.dir))

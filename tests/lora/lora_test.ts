@@ -127,6 +127,24 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
     plain.destroy();
   });
 
+  Deno.test(`${label}: the base model view gives the base's log-probs and shares its weights`, async () => {
+    const { model, base } = await adaptedModel(raw, 14, true);
+    const plain = await createModel(raw, base);
+    const view = model.baseModel();
+    assertEquals(view.lora, undefined);
+    assertEquals(view.variables().map((v) => v.buffer), model.variables().map((v) => v.buffer));
+    const baseLp = await plain.logprobs(SEQUENCES);
+    assertEquals(await view.logprobs(SEQUENCES), baseLp);
+    const adapted = await model.logprobs(SEQUENCES);
+    assertEquals(adapted.flat().some((x, i) => Math.abs(x - baseLp.flat()[i]) > 1e-3), true);
+    // Destroying the view leaves the adapted model's weights alive.
+    view.destroy();
+    assertEquals(await model.logprobs(SEQUENCES), adapted);
+    assertThrows(() => plain.baseModel(), Error, "without a LoRA adapter");
+    model.destroy();
+    plain.destroy();
+  });
+
   Deno.test(`${label}: training moves only the adapter; merged weights match base + adapter`, async () => {
     const { model, base } = await adaptedModel(raw, 13, false);
     const tokens = [1, 2, 3, 4, 5, 6];
