@@ -104,17 +104,25 @@ async function loadWeights(
 }
 
 /**
- * A second model with `model`'s architecture and current weights (one readback); with a LoRA
- * adapter attached, its weights are the merged ones and it has no adapter.
+ * A second model with `model`'s architecture and current weights (one readback), for the
+ * explorer. With a LoRA adapter attached, the clone is the model's frozen base, shared
+ * (`baseModel`), with a copy of the adapter of its own, as vLLM serves a LoRA policy: the explorer
+ * costs the adapter's bytes, not another copy of the weights, and a sync copies only the adapter.
  */
 export async function cloneModel(model: PolicyModel): Promise<PolicyModel> {
   return await model.gpuLock.run(async () => {
-    const clone = await createModel(model.rawConfig, await model.readParameters(), {
+    if (model.lora) {
+      const clone = model.baseModel();
+      const values = await model.readLoraParameters();
+      clone.attachLora(
+        await createLoraAdapter(model.gpu, model.config, model.lora.settings, values),
+      );
+      return clone;
+    }
+    return await createModel(model.rawConfig, await model.readParameters(), {
       gpu: model.gpu,
       tokenizer: model.tokenizer,
     });
-    if (model.lora) await model.mergeLoraInto(clone.params);
-    return clone;
   });
 }
 

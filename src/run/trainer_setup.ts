@@ -59,6 +59,7 @@ export async function openStageTrainer(
       })).model,
     )
     : undefined;
+  // The explorer's copy (an adapter alone with LoRA), and the reference's when not shared.
   const copies = (stage.mode === "both" ? 1 : 0) + (reference && !model.lora ? 1 : 0);
   ctx.log(formatMemoryReport(memoryReport(model.config, { lora: model.lora?.settings, copies })));
   const critic = algorithm.type.useCritic

@@ -1,16 +1,16 @@
 /**
  * The weight hand-over from the trainer's policy to the explorer's: one command buffer of
  * GPU-side buffer copies, no readback. Both models must have the same architecture; each
- * model's `gpuLock` is held during the copy so neither is mid-step. When the trainer trains a
- * LoRA adapter, only the adapted weights move, merged on the GPU (`W + (alpha/r) B A`): the
- * frozen ones are the explorer's already, and the explorer generates at the base model's cost.
+ * model's `gpuLock` is held during the copy so neither is mid-step. Only what training moves is
+ * copied (`trainableVariables`): every weight, or with a LoRA adapter the adapter alone, the
+ * explorer's model being the trainer's frozen base with an adapter of its own (`cloneModel`).
  */
 
 import { shapeSize } from "../graph/tensor.ts";
 import type { PolicyModel } from "../model/policy.ts";
 
 /**
- * Copies every parameter of `from` into `to` on the GPU; `then` runs while both locks are still
+ * Copies the trained variables of `from` into `to`'s of the same names on the GPU; `then` runs while both locks are still
  * held (e.g. to stamp the new policy version before another generation batch can start).
  */
 export async function copyWeights(
@@ -19,24 +19,22 @@ export async function copyWeights(
   then: () => void = () => {},
 ): Promise<void> {
   await from.gpuLock.run(() =>
-    to.gpuLock.run(async () => {
-      if (from.lora) {
-        await from.mergeLoraInto(to.params);
-        then();
-        return;
-      }
+    to.gpuLock.run(() => {
+      const targets = new Map(to.trainableVariables().map((v) => [v.name, v]));
       const encoder = from.gpu.device.createCommandEncoder({ label: "weight-sync" });
-      for (const [name, source] of from.params) {
-        const target = to.params.get(name);
+      for (const source of from.trainableVariables()) {
+        const target = targets.get(source.name);
         if (!target || shapeSize(target.shape) !== shapeSize(source.shape)) {
           throw new Error(
-            `Cannot sync weights: the explorer's model has no parameter "${name}" of shape [${source.shape}]`,
+            `Cannot sync weights: the explorer's model has no trained variable "${source.name}" ` +
+              `of shape [${source.shape}]`,
           );
         }
         encoder.copyBufferToBuffer(source.buffer, 0, target.buffer, 0, shapeSize(source.shape) * 4);
       }
       from.gpu.device.queue.submit([encoder.finish()]);
       then();
+      return Promise.resolve();
     })
   );
 }

@@ -2,7 +2,7 @@
  * What a run keeps on the GPU for its policy, computed from the model's shape alone: the
  * trainer's f32 weights, the adapter's when training LoRA, one f32 gradient and two AdamW
  * moments per trainable parameter, and the explorer's (and a KL reference's) f32 copy of the
- * weights. Activations and compiled graphs' buffers are not counted: they depend on the batch.
+ * weights; with LoRA a copy is the adapter's alone, the base being shared. Activations and compiled graphs' buffers are not counted: they depend on the batch.
  * Shows why LoRA fits: the gradients and moments shrink to the adapter's size.
  */
 
@@ -23,7 +23,7 @@ export interface MemoryReport {
   gradientBytes: number;
   /** AdamW's first and second moments. */
   optimizerBytes: number;
-  /** The explorer's copy of the weights and, when counted, the KL reference's. */
+  /** The explorer's copy of the weights (of the adapter) and, when counted, the KL reference's. */
   copyBytes: number;
   totalBytes: number;
 }
@@ -32,7 +32,10 @@ export interface MemoryReport {
 export interface MemoryReportOptions {
   /** The adapter trained instead of all weights. */
   lora?: LoraSettings;
-  /** Model copies besides the trainer's (explorer, reference); default 1 (the explorer's). */
+  /**
+   * Model copies besides the trainer's (explorer, reference); default 1 (the explorer's). With
+   * `lora` each is an adapter over the shared base.
+   */
   copies?: number;
 }
 
@@ -47,7 +50,7 @@ export function memoryReport(cfg: ModelConfig, options: MemoryReportOptions = {}
   const weightBytes = 4 * (parameters + adapter);
   const gradientBytes = 4 * trainableParameters;
   const optimizerBytes = 8 * trainableParameters;
-  const copyBytes = 4 * parameters * copies;
+  const copyBytes = 4 * (lora ? adapter : parameters) * copies;
   return {
     parameters,
     trainableParameters,

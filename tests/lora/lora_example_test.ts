@@ -1,7 +1,7 @@
 /**
  * The LoRA variant of the built-in example (examples/addition/lora.yaml), shortened to a couple
- * of steps per stage: the GRPO stage (given a KL loss) trains only the adapter, takes its frozen
- * base as the KL reference instead of loading another copy, logs its memory report, saves PEFT
+ * of steps per stage: the GRPO stage (given a KL loss) trains only the adapter, its explorer and
+ * KL reference share the frozen base instead of loading copies of it, logs its memory report, saves PEFT
  * adapter files beside the frozen SFT weights, and its checkpoint resumes with the adapter
  * attached and the optimizer state of the adapter.
  */
@@ -38,8 +38,9 @@ Deno.test("the addition example's LoRA GRPO stage trains and saves only a PEFT a
   assertEquals(memory.length, 2, lines.join("\n"));
   assertEquals(memory[0].includes("83200 parameters, 83200 trainable"), true, memory[0]);
   assertEquals(memory[1].includes("83200 parameters, 17408 trainable"), true, memory[1]);
-  // One copy besides the trainer's (the explorer's, 83200 x 4 bytes): the reference shares.
-  assertEquals(memory[1].includes("model copies 0.3 MiB"), true, memory[1]);
+  // One copy besides the trainer's, the explorer's adapter (17408 x 4 bytes): the explorer and
+  // the KL reference share the frozen base.
+  assertEquals(memory[1].includes("model copies 0.1 MiB"), true, memory[1]);
   const [sft] = await listCheckpoints(`${runDir}/sft`);
   const [grpo] = await listCheckpoints(`${runDir}/grpo`);
   assertEquals(grpo.step, 2);

@@ -1,4 +1,4 @@
-import { assertEquals, assertThrows } from "../_asserts.ts";
+import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
 import { type ModelConfig, parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";
@@ -234,11 +234,13 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
   });
 }
 
-Deno.test("the explorer's clone and each weight sync hold the merged weights", async () => {
+Deno.test("the explorer's clone shares the frozen base; each weight sync copies the adapter", async () => {
   const raw = CONFIGS.llama;
   const { model: trainer } = await adaptedModel(raw, 15, true);
   const explorer = await cloneModel(trainer);
-  assertEquals(explorer.lora, undefined);
+  assertEquals(explorer.variables().map((v) => v.buffer), trainer.variables().map((v) => v.buffer));
+  const adapterBuffers = new Set(trainer.lora!.variables().map((v) => v.buffer));
+  assertEquals(explorer.lora!.variables().some((v) => adapterBuffers.has(v.buffer)), false);
   const close = async (label: string) => {
     const [expected, actual] = [
       await trainer.logprobs(SEQUENCES),
@@ -259,8 +261,16 @@ Deno.test("the explorer's clone and each weight sync hold the merged weights", a
   await copyWeights(trainer, explorer, () => stamped = true);
   assertEquals(stamped, true);
   await close("sync");
-  trainer.destroy();
+  // A model without the adapter cannot take the sync: it names what it lacks.
+  const plain = await createModel(raw, await trainer.readParameters());
+  await assertRejects(
+    () => copyWeights(trainer, plain),
+    Error,
+    "the explorer's model has no trained variable",
+  );
   explorer.destroy();
+  trainer.destroy();
+  plain.destroy();
 });
 
 Deno.test("target modules: PEFT names of each family, all-linear, unknown names refused", () => {

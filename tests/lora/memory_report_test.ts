@@ -20,7 +20,8 @@ Deno.test("memory report: Qwen2.5-0.5B's counts as PEFT prints them, bytes per t
   assertEquals(lora.optimizerBytes, 8 * 4399104);
   assertEquals(lora.gradientBytes, 4 * 4399104);
   assertEquals(lora.weightBytes, 4 * 498431872);
-  assertEquals(lora.copyBytes, 4 * 494032768);
+  // The explorer's copy of a LoRA policy is its adapter; the base is shared.
+  assertEquals(lora.copyBytes, 4 * 4399104);
   assertEquals(
     lora.totalBytes,
     lora.weightBytes + lora.gradientBytes + lora.optimizerBytes + lora.copyBytes,
@@ -29,7 +30,7 @@ Deno.test("memory report: Qwen2.5-0.5B's counts as PEFT prints them, bytes per t
   assertEquals(
     formatMemoryReport(lora),
     "memory: 494032768 parameters, 4399104 trainable (0.890%); weights 1901.4 MiB, " +
-      "gradients 16.8 MiB, optimizer 33.6 MiB, model copies 1884.6 MiB; total 3836.3 MiB " +
+      "gradients 16.8 MiB, optimizer 33.6 MiB, model copies 16.8 MiB; total 1968.5 MiB " +
       "(activations not counted)",
   );
 });
