@@ -1,6 +1,7 @@
 /**
  * Weights across processes: each synced version is one object `v<version>` of the run's object
- * store, every parameter's values in the model's parameter order as f32 or, to halve the bytes,
+ * store, the values of what training moves (`trainableVariables`: every parameter, or with LoRA
+ * the adapter alone, the explorers holding the same frozen base) in their order as f32 or, to halve the bytes,
  * bfloat16 (`bf16.ts`) (1 MB chunks, streamed out of one readback), and the KV key `weights`
  * names the newest version. An explorer streams the
  * object into one preallocated buffer and writes each parameter into its GPU buffer under the
@@ -27,10 +28,10 @@ export interface WeightsRecord {
   dtype: WeightDType;
 }
 
-/** Bytes of every parameter of `model` as `dtype`. */
+/** Bytes of the trained variables of `model` as `dtype`. */
 export function weightBytes(model: PolicyModel, dtype: WeightDType = "f32"): number {
   let values = 0;
-  for (const v of model.params.values()) values += shapeSize(v.shape);
+  for (const v of model.trainableVariables()) values += shapeSize(v.shape);
   return values * (dtype === "bf16" ? 2 : 4);
 }
 
@@ -47,7 +48,7 @@ export async function publishWeights(
 ): Promise<number> {
   const started = performance.now();
   const values = await model.gpuLock.run(() =>
-    readVariables(model.gpu.device, model.params.values())
+    readVariables(model.gpu.device, model.trainableVariables())
   );
   const arrays = [...values.values()].map((a) =>
     dtype === "bf16" ? new Uint8Array(toBf16(a).buffer) : new Uint8Array(a.buffer)
@@ -108,7 +109,7 @@ export async function loadWeights(
     : fetched;
   await model.gpuLock.run(() => {
     let offset = 0;
-    for (const v of model.params.values()) {
+    for (const v of model.trainableVariables()) {
       const bytes = shapeSize(v.shape) * 4;
       model.gpu.device.queue.writeBuffer(v.buffer, 0, data, offset, bytes);
       offset += bytes;

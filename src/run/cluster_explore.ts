@@ -26,7 +26,12 @@ export async function runClusterExplorer(
   url: string,
 ): Promise<StageOutcome> {
   const { log, signal } = ctx;
-  const policy = await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, { ...ctx, resume: false });
+  // The stage's initial weights; with LoRA, an adapter the trainer's syncs overwrite.
+  const policy = await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, {
+    ...ctx,
+    resume: false,
+    adapter: true,
+  });
   using model = policy.model;
   await using link = await openStageLink(stage, url, ctx);
   const id = await registerExplorer(link);

@@ -36,18 +36,19 @@ export interface StagePolicy {
  * The policy of `stage` (see the file comment); `resume: false` skips the stage's own
  * checkpoints (the stage's initial weights, e.g. for the reference model). The policy to train
  * (`resume: true`) of a stage with `model.lora_configs` gets its adapter: the checkpoint's when
- * resuming, else the one at `path`, else a fresh one seeded by the stage's seed; any other
- * load merges an adapter it finds into the weights.
+ * resuming, else the one at `path`, else a fresh one seeded by the stage's seed; `adapter: true`
+ * attaches the latter to the initial weights too (a cluster explorer, whose adapter values come
+ * with each weight sync); any other load merges an adapter it finds into the weights.
  */
 export async function loadStagePolicy(
   stage: StageConfig,
   stageDir: string,
   gpu: GpuContext,
-  options: { previousCheckpoint?: string; resume: boolean },
+  options: { previousCheckpoint?: string; resume: boolean; adapter?: boolean },
 ): Promise<StagePolicy> {
   const policy = await loadWeights(stage, stageDir, gpu, options);
   const lora = stage.model.loraConfigs[0];
-  if (options.resume && lora && !policy.model.lora) {
+  if ((options.adapter ?? options.resume) && lora && !policy.model.lora) {
     try {
       policy.model.attachLora(await stageAdapter(lora, policy.model, stage.seed));
     } catch (err) {

@@ -1,7 +1,8 @@
 /**
  * Weights through the object store: a version published from one model and loaded into another
  * (differently initialised) gives it the same parameters, bit for bit in f32 and rounded to
- * bfloat16 in bf16; the KV names the newest version; versions below `keepFrom` are deleted.
+ * bfloat16 in bf16; the KV names the newest version; versions below `keepFrom` are deleted. With
+ * a LoRA adapter only the adapter travels.
  */
 
 import { assertEquals } from "../_asserts.ts";
@@ -16,6 +17,8 @@ import {
 import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";
 import { createModel } from "../../src/model/policy.ts";
+import { createLoraAdapter, initLoraParameters, loraTargets } from "../../src/model/lora.ts";
+import { uniformArray } from "../../src/util/random.ts";
 import { startNatsServer } from "../../bench/_nats_server.ts";
 import { tinyLlamaConfig } from "../_tiny_llama.ts";
 
@@ -52,6 +55,42 @@ Deno.test("weights published in f32 or bf16 load into another model of the same 
       assertEquals([...values], [...fromBf16(toBf16(expected.get(name)!))], name);
     }
     assertEquals((await link.weights.list()).map((o) => o.name), ["v2"]);
+  } finally {
+    trainer.destroy();
+    explorer.destroy();
+  }
+});
+
+Deno.test("with LoRA only the adapter travels, into the explorer's adapter over the same base", async () => {
+  await using server = await startNatsServer();
+  await using link = await NatsLink.open({
+    url: server.url,
+    project: "t",
+    name: "lora-weights",
+    stage: "main",
+    log: () => {},
+  });
+  const raw = tinyLlamaConfig(11);
+  const cfg = parseHfConfig(raw);
+  const base = initParameters(cfg, 1);
+  const settings = { rank: 2, alpha: 4, targetModules: ["q_proj", "v_proj"] };
+  const targets = loraTargets(cfg, settings.targetModules);
+  const adapted = async (seed: number) => {
+    const model = await createModel(raw, base);
+    const values = initLoraParameters(targets, settings.rank, seed);
+    for (const [name, data] of values) data.set(uniformArray(data.length, seed + name.length));
+    model.attachLora(await createLoraAdapter(model.gpu, cfg, settings, values));
+    return model;
+  };
+  const trainer = await adapted(1);
+  const explorer = await adapted(2);
+  try {
+    const adapterValues = targets.reduce((n, t) => n + settings.rank * (t.inDim + t.outDim), 0);
+    assertEquals(weightBytes(trainer), 4 * adapterValues);
+    await publishWeights(link, trainer, 1, 0, "f32");
+    await loadWeights(link, explorer, 1, "f32");
+    assertEquals(await explorer.readLoraParameters(), await trainer.readLoraParameters());
+    assertEquals(await explorer.logprobs([[1, 2, 3, 4]]), await trainer.logprobs([[1, 2, 3, 4]]));
   } finally {
     trainer.destroy();
     explorer.destroy();
