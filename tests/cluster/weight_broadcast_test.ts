@@ -22,15 +22,14 @@ import { uniformArray } from "../../src/util/random.ts";
 import { startNatsServer } from "../../bench/_nats_server.ts";
 import { tinyLlamaConfig } from "../_tiny_llama.ts";
 
+/** A link to the test's server under its own name. */
+function openLink(url: string, name: string): Promise<NatsLink> {
+  return NatsLink.open({ url, project: "t", name, stage: "main", log: () => {} });
+}
+
 Deno.test("weights published in f32 or bf16 load into another model of the same shape", async () => {
   await using server = await startNatsServer();
-  await using link = await NatsLink.open({
-    url: server.url,
-    project: "t",
-    name: "weights",
-    stage: "main",
-    log: () => {},
-  });
+  await using link = await openLink(server.url, "weights");
   const raw = tinyLlamaConfig(11);
   const trainer = await createModel(raw, initParameters(parseHfConfig(raw), 1));
   const explorer = await createModel(raw, initParameters(parseHfConfig(raw), 2), {
@@ -63,13 +62,7 @@ Deno.test("weights published in f32 or bf16 load into another model of the same 
 
 Deno.test("with LoRA only the adapter travels, into the explorer's adapter over the same base", async () => {
   await using server = await startNatsServer();
-  await using link = await NatsLink.open({
-    url: server.url,
-    project: "t",
-    name: "lora-weights",
-    stage: "main",
-    log: () => {},
-  });
+  await using link = await openLink(server.url, "lora-weights");
   const raw = tinyLlamaConfig(11);
   const cfg = parseHfConfig(raw);
   const base = initParameters(cfg, 1);
