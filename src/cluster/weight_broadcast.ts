@@ -1,11 +1,11 @@
 /**
  * Weights across processes: each synced version is one object `v<version>` of the run's object
  * store, the values of what training moves (`trainableVariables`: every parameter, or with LoRA
- * the adapter alone, the explorers holding the same frozen base) in their order as f32 or, to halve the bytes,
- * bfloat16 (`bf16.ts`) (1 MB chunks, streamed out of one readback), and the KV key `weights`
- * names the newest version. An explorer streams the
- * object into one preallocated buffer and writes each parameter into its GPU buffer under the
- * model's GPU lock. Versions older than the ones an explorer can still be asked for are deleted.
+ * the adapter alone, the explorers holding the same frozen base) in their order as f32 or, to
+ * halve the bytes, bfloat16 (`bf16.ts`) (1 MB chunks, streamed out of one readback), and the KV
+ * key `weights` names the newest version. An explorer streams the object into one preallocated
+ * buffer and writes each variable into its GPU buffer under the model's GPU lock. Versions older
+ * than the ones an explorer can still be asked for are deleted.
  */
 
 import { readVariables } from "../graph/read_variables.ts";

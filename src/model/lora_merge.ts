@@ -42,11 +42,7 @@ const MERGE_INTO: OpDef<null> = {
 
 /** The compiled merge of one adapter over one set of base weights into one set of targets. */
 export class LoraMerge {
-  private constructor(
-    readonly exe: Executable,
-    /** The variables written, by HF name. */
-    readonly targets: ReadonlyMap<string, Variable>,
-  ) {}
+  private constructor(readonly exe: Executable) {}
 
   /**
    * Compiles the merge of `adapter` over the base weights `base` into the variables of the same
@@ -70,7 +66,7 @@ export class LoraMerge {
       const product = t.conv1d ? matmul(va, vb, { transA: true, transB: true }) : matmul(vb, va);
       return g.apply(MERGE_INTO, [g.variable(target), g.variable(weight), product], null);
     });
-    return new LoraMerge(await compileGraph(gpu, outputs, "lora:merge"), targets);
+    return new LoraMerge(await compileGraph(gpu, outputs, "lora:merge"));
   }
 
   /** Writes the merged weights into the targets (one submit). */

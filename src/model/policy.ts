@@ -64,7 +64,6 @@ export interface GenerationResult extends GeneratedSample {
 export class PolicyModel {
   #engine?: GenerationEngine;
   #lora?: LoraAdapter;
-  #loraMerge?: LoraMerge;
   /** False for a {@link baseModel} view, which must not free the weights it shares. */
   #ownsParams = true;
   /** Serializes GPU work on this model: compiled graphs share their input/output buffers. */
@@ -182,11 +181,13 @@ export class PolicyModel {
    */
   async mergeLoraInto(targets: ReadonlyMap<string, Variable>): Promise<void> {
     if (!this.#lora) throw new Error("Cannot merge a LoRA adapter: the model has none");
-    if (this.#loraMerge?.targets !== targets) {
-      this.#loraMerge?.destroy();
-      this.#loraMerge = await LoraMerge.compile(this.gpu, this.params, this.#lora, targets);
+    const merge = await LoraMerge.compile(this.gpu, this.params, this.#lora, targets);
+    try {
+      await merge.run();
+      await this.gpu.device.queue.onSubmittedWorkDone();
+    } finally {
+      merge.destroy();
     }
-    await this.#loraMerge.run();
   }
 
   /**
@@ -195,9 +196,6 @@ export class PolicyModel {
    */
   async mergeLora(): Promise<void> {
     await this.mergeLoraInto(this.params);
-    await this.gpu.device.queue.onSubmittedWorkDone();
-    this.#loraMerge!.destroy();
-    this.#loraMerge = undefined;
     this.#lora!.destroy();
     this.#lora = undefined;
   }
@@ -362,7 +360,6 @@ export class PolicyModel {
     this.#engine?.destroy();
     for (const { exe } of this.#graphs.values()) exe.destroy();
     this.#graphs.clear();
-    this.#loraMerge?.destroy();
     this.#lora?.destroy();
     if (this.#ownsParams) { for (const v of this.params.values()) v.buffer.destroy(); }
   }

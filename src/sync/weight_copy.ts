@@ -10,8 +10,9 @@ import { shapeSize } from "../graph/tensor.ts";
 import type { PolicyModel } from "../model/policy.ts";
 
 /**
- * Copies the trained variables of `from` into `to`'s of the same names on the GPU; `then` runs while both locks are still
- * held (e.g. to stamp the new policy version before another generation batch can start).
+ * Copies the trained variables of `from` into `to`'s of the same names on the GPU; `then` runs
+ * while both locks are still held (e.g. to stamp the new policy version before another
+ * generation batch can start).
  */
 export async function copyWeights(
   from: PolicyModel,

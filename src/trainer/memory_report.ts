@@ -2,8 +2,9 @@
  * What a run keeps on the GPU for its policy, computed from the model's shape alone: the
  * trainer's f32 weights, the adapter's when training LoRA, one f32 gradient and two AdamW
  * moments per trainable parameter, and the explorer's (and a KL reference's) f32 copy of the
- * weights; with LoRA a copy is the adapter's alone, the base being shared. Activations and compiled graphs' buffers are not counted: they depend on the batch.
- * Shows why LoRA fits: the gradients and moments shrink to the adapter's size.
+ * weights; with LoRA a copy is the adapter's alone, the base being shared. Activations and
+ * compiled graphs' buffers are not counted: they depend on the batch. Shows why LoRA fits: the
+ * gradients and moments shrink to the adapter's size.
  */
 
 import type { ModelConfig } from "../model/hf_config.ts";

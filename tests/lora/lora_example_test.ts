@@ -1,9 +1,9 @@
 /**
  * The LoRA variant of the built-in example (examples/addition/lora.yaml), shortened to a couple
  * of steps per stage: the GRPO stage (given a KL loss) trains only the adapter, its explorer and
- * KL reference share the frozen base instead of loading copies of it, logs its memory report, saves PEFT
- * adapter files beside the frozen SFT weights, and its checkpoint resumes with the adapter
- * attached and the optimizer state of the adapter.
+ * KL reference share the frozen base instead of loading copies of it, it logs its memory report,
+ * saves PEFT adapter files beside the frozen SFT weights, and its checkpoint resumes with the
+ * adapter attached and the optimizer state of the adapter.
  */
 
 import { assertEquals } from "../_asserts.ts";
