@@ -14,6 +14,7 @@ import {
   ChatTemplate,
 } from "./chat_template.ts";
 import type { DecodeOptions, EncodeOptions, Tokenizer } from "./tokenizer.ts";
+import { checkTokenIds } from "./token_ids.ts";
 import { InputError } from "../util/input_error.ts";
 
 /** File name of a char tokenizer in a model directory. */
@@ -114,13 +115,9 @@ export class CharTokenizer implements Tokenizer {
   }
 
   decode(ids: readonly number[], { skipSpecialTokens = false }: DecodeOptions = {}): string {
+    checkTokenIds(ids, "the char tokenizer");
     return ids.map((id) => {
-      const token = this.#tokens[id];
-      if (token === undefined) {
-        throw new Error(
-          `Cannot decode with the char tokenizer: token id ${id} is outside its ${this.vocabSize} ids`,
-        );
-      }
+      const token = this.#tokens[id] ?? ""; // past the vocabulary: no text (see Tokenizer)
       return skipSpecialTokens && id < this.special.length ? "" : token;
     }).join("");
   }

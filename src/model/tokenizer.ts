@@ -8,6 +8,7 @@
 
 import { Tokenizer as HfTokenizerCore } from "@huggingface/tokenizers";
 import { CHAR_TOKENIZER_FILE, loadCharTokenizer } from "./char_tokenizer.ts";
+import { checkTokenIds } from "./token_ids.ts";
 import { type ChatMessage, type ChatOptions, ChatTemplate } from "./chat_template.ts";
 import { InputError } from "../util/input_error.ts";
 
@@ -34,6 +35,12 @@ export interface Tokenizer {
   readonly eosId: number | undefined;
   readonly padId: number | undefined;
   encode(text: string, options?: EncodeOptions): number[];
+  /**
+   * The text of `ids`. Ids at or past `vocabSize` add nothing, as in transformers: a model's
+   * vocabulary is often padded past its tokenizer's (Qwen2.5: 151936 rows, 151665 tokens), and
+   * a sampled padding id is a token with no text, not an error. A negative or fractional id
+   * throws.
+   */
   decode(ids: readonly number[], options?: DecodeOptions): string;
   /** The id of one token's text, if the vocabulary has it. */
   tokenToId(token: string): number | undefined;
@@ -110,14 +117,10 @@ export class HfTokenizer implements Tokenizer {
   }
 
   decode(ids: readonly number[], { skipSpecialTokens = false }: DecodeOptions = {}): string {
-    if (ids.length === 0) return "";
-    const bad = ids.find((id) => !Number.isInteger(id) || id < 0 || id >= this.vocabSize);
-    if (bad !== undefined) {
-      throw new Error(
-        `Cannot decode with the tokenizer of ${this.dir}: token id ${bad} is outside its ${this.vocabSize} ids`,
-      );
-    }
-    return this.#core.decode([...ids], {
+    checkTokenIds(ids, `the tokenizer of ${this.dir}`);
+    const known = ids.filter((id) => id < this.vocabSize);
+    if (known.length === 0) return "";
+    return this.#core.decode(known, {
       skip_special_tokens: skipSpecialTokens,
       clean_up_tokenization_spaces: this.#cleanUpSpaces,
     });

@@ -2,6 +2,7 @@ import { CharTokenizer, loadCharTokenizer } from "../../src/model/char_tokenizer
 import { CHAR_CHAT_TEMPLATE } from "../../src/model/chat_template.ts";
 import { HfTokenizer, loadHfTokenizer, loadTokenizer } from "../../src/model/tokenizer.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
+import { TINY_QWEN_CONFIG, writeQwenConfigAndTokenizer } from "../trinity/_fixture.ts";
 
 /** GPT-2's byte-to-character map: byte-level BPE vocabularies are written in these characters. */
 function byteChars(): string[] {
@@ -109,7 +110,10 @@ Deno.test("hf tokenizer: byte-level BPE encodes with merges and decodes any text
         "user\nhello , world  héllo 😀\n",
       );
       assertEquals(tokenizer.decode([]), "");
-      assertThrows(() => tokenizer.decode([1, 264]), Error, "token id 264 is outside its 264 ids");
+      // Past the tokenizer (a padded model vocabulary): no text, as transformers decodes it.
+      assertEquals(tokenizer.decode([259, 264, 300, 260]), tokenizer.decode([259, 260]));
+      assertEquals(tokenizer.decode([264]), "");
+      assertThrows(() => tokenizer.decode([1, -1]), Error, "token id -1 is not a token id");
     },
   );
 });
@@ -253,7 +257,8 @@ Deno.test("char tokenizer: specials first, characters after, round trips with sp
     Error,
     `character "z" (U+007A) at index 2 is not in its vocabulary, and it has no "<unk>"`,
   );
-  assertThrows(() => tokenizer.decode([10]), Error, "token id 10 is outside its 10 ids");
+  assertEquals(tokenizer.decode([5, 10, 6]), "ab");
+  assertThrows(() => tokenizer.decode([0.5]), Error, "token id 0.5 is not a token id");
   const withUnk = new CharTokenizer("ab", ["<unk>", "<eos>"]);
   assertEquals([withUnk.encode("azb"), withUnk.bosId], [[2, 0, 3], undefined]);
 });
@@ -331,4 +336,23 @@ Deno.test("loadTokenizer: picks HF or char by file, and names both when neither 
       `Cannot load a tokenizer from ${dir}: found neither tokenizer.json nor char_tokenizer.json`,
     );
   });
+});
+
+Deno.test("hf tokenizer: Qwen's padded vocabulary rows decode to no text", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await writeQwenConfigAndTokenizer(dir);
+    const tokenizer = await loadTokenizer(dir);
+    const modelVocab = TINY_QWEN_CONFIG.vocab_size; // 151936, as Qwen2.5's config.json says
+    if (!(tokenizer.vocabSize < modelVocab)) {
+      throw new Error(
+        `expected fewer tokens than ${modelVocab} rows, found ${tokenizer.vocabSize}`,
+      );
+    }
+    const ids = tokenizer.encode("The answer is 42.");
+    const padded = [...ids.slice(0, 2), modelVocab - 1, tokenizer.vocabSize, ...ids.slice(2)];
+    assertEquals(tokenizer.decode(padded), "The answer is 42.");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
