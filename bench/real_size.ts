@@ -4,9 +4,9 @@
  * GSM8K-layout data of the Trinity tests, then runs `./rft run` on Trinity's own
  * `grpo_gsm8k.yaml` (tests/trinity/configs/, unchanged; `--set` only shrinks batch, rollouts,
  * response length and steps) as a user would, under `/usr/bin/time -v` when it is installed.
- * Prints per step the explore / train split of the step's wall time, rollout and train tokens/s,
- * the process's peak resident memory (GPU memory is host memory on a CPU adapter) and rft's
- * memory report of the policy (weights, gradients, AdamW moments, the explorer's copy). Random
+ * Prints per step the explore / train split of the step's wall time, rollout and train tokens/s
+ * and retried workflow attempts, and the process's peak resident memory (GPU memory is host
+ * memory on a CPU adapter); the run itself logs rft's memory report of the policy. Random
  * weights score 0 on GSM8K, so the GRPO advantages are 0: the figures are of speed and memory,
  * not learning.
  */
@@ -19,7 +19,6 @@ import { initParameters } from "../src/model/init.ts";
 import { parameterSpecs } from "../src/model/parameters.ts";
 import { writeSafetensors } from "../src/model/safetensors.ts";
 import { type MetricsRow, readMetrics } from "../src/monitor/metrics_log.ts";
-import { formatMemoryReport, memoryReport } from "../src/trainer/memory_report.ts";
 import { writeQwenConfigAndTokenizer, writeTrinityFixture } from "../tests/trinity/_fixture.ts";
 import { benchArgs, integerFlag } from "./_flags.ts";
 import { modelShape } from "./_model_shapes.ts";
@@ -49,6 +48,8 @@ interface StepRow {
   rolloutTokensPerS: number;
   trainTokensPerS: number;
   responseLength: number;
+  /** Workflow attempts that failed and were retried (each is logged by the run). */
+  retries: number;
 }
 
 /** Writes a random model of shape `name` with Qwen's tokenizer into `dir`; its parameter count. */
@@ -88,6 +89,7 @@ function stepRows(rows: readonly MetricsRow[], launchS: number): StepRow[] {
     rolloutTokensPerS: value(r, "rollout/tokens_per_s"),
     trainTokensPerS: value(r, "actor/tokens_per_s"),
     responseLength: value(r, "rollout/response_length_mean"),
+    retries: value(r, "explorer/retries"),
   }));
 }
 
@@ -171,8 +173,8 @@ export async function main(args: readonly string[]): Promise<void> {
       ["rollout tok/s", (r) => figure(r.rolloutTokensPerS)],
       ["train tok/s", (r) => figure(r.trainTokensPerS)],
       ["response length", (r) => figure(r.responseLength)],
+      ["retries", (r) => String(r.retries)],
     ], steps));
-    console.log(formatMemoryReport(memoryReport(parseHfConfig(modelShape(values.model)))));
     if (values.json) {
       // The adapter the report is stamped with (the run's own process used the same one).
       await writeJsonReport(values.json, "real_size", await getGpu(), {

@@ -100,8 +100,9 @@ export class Evaluator {
   }
 
   #runOptions(rewardFnArgs?: Readonly<Record<string, unknown>>): RunTasksOptions {
-    const { run } = this.options;
-    return rewardFnArgs ? { ...run, services: { ...run.services, rewardFnArgs } } : run;
+    const { run, log } = this.options;
+    const withLog = { log, ...run };
+    return rewardFnArgs ? { ...withLog, services: { ...run.services, rewardFnArgs } } : withLog;
   }
 
   #report(failures: readonly TaskFailure[]): void {

@@ -331,9 +331,9 @@ export class Explorer {
   }
 
   #runOptions(): RunTasksOptions {
-    const { model, runnerNum, maxTimeout, maxRetryTimes, signal, services, workflows } =
+    const { model, runnerNum, maxTimeout, maxRetryTimes, signal, services, workflows, log } =
       this.options;
-    return { model, runnerNum, maxTimeout, maxRetryTimes, signal, services, workflows };
+    return { model, runnerNum, maxTimeout, maxRetryTimes, signal, services, workflows, log };
   }
 
   #report(failures: readonly TaskFailure[]): void {

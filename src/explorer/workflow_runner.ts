@@ -1,6 +1,6 @@
 /**
  * Runs tasks through their workflows with `runner_num` runners working concurrently, a timeout
- * per attempt and retries. A workflow that throws or times out on every attempt is recorded as
+ * per attempt and retries (each retried attempt's cause logged). A workflow that throws or times out on every attempt is recorded as
  * a failure (task id, workflow, cause) and counted, never fatal: the other tasks go on. Model
  * calls of concurrent runners meet in the rollout model, which batches them. Runners keep their
  * workflow objects and reuse them through `reset(task)` when a workflow offers it. An abort is
@@ -24,6 +24,8 @@ export interface RunTasksOptions {
   maxTimeout: number;
   /** Further attempts after a failed one (`explorer.max_retry_times`). */
   maxRetryTimes: number;
+  /** Gets one line per failed attempt that is retried, naming the task and the cause. */
+  log?: (line: string) => void;
   /** Stops starting tasks; running ones are abandoned. */
   signal?: AbortSignal;
   /** What the run offers workflows besides the model (e.g. the OpenAI endpoint). */
@@ -87,6 +89,10 @@ export async function runTasks(
             break;
           }
           retries++;
+          options.log?.(
+            `task ${task.taskId} (workflow ${task.workflow}) attempt ${attempt} of ` +
+              `${options.maxRetryTimes + 1} failed, retrying: ${(err as Error).message ?? err}`,
+          );
         }
       }
     }

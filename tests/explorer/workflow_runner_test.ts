@@ -54,7 +54,7 @@ function options(
   };
 }
 
-Deno.test("runTasks: a flaky workflow is retried; experiences come back in task order", async () => {
+Deno.test("runTasks: a flaky workflow is retried, each cause logged; experiences come back in task order", async () => {
   const attempts = new Map<string, number>();
   const flaky = scriptedWorkflow(
     (id, attempt) =>
@@ -68,10 +68,15 @@ Deno.test("runTasks: a flaky workflow is retried; experiences come back in task 
     makeTask({}, { taskId: "a", workflow: "flaky" }),
     makeTask({}, { taskId: "b", workflow: "ok" }),
   ];
-  const result = await runTasks(tasks, options({ flaky, ok }));
+  const lines: string[] = [];
+  const result = await runTasks(tasks, options({ flaky, ok }, { log: (l) => lines.push(l) }));
   assertEquals(result.experiences.map((e) => [e.info.taskId, e.reward]), [["a", 3], ["b", 1]]);
   assertEquals(result.failures, []);
   assertEquals(result.retries, 2);
+  assertEquals(lines, [
+    "task a (workflow flaky) attempt 1 of 3 failed, retrying: flake 1",
+    "task a (workflow flaky) attempt 2 of 3 failed, retrying: flake 2",
+  ]);
   assertEquals(Object.fromEntries(attempts), { a: 3, b: 1 });
 });
 
