@@ -16,6 +16,7 @@ import { TENSOR_USAGE } from "../gpu/buffer_pool.ts";
 import { readBuffers } from "../gpu/readback.ts";
 import { compileGraph, type Executable } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
+import { graphCache } from "../graph/graph_cache.ts";
 import type { Tensor } from "../graph/tensor.ts";
 import type { ModelConfig } from "../model/hf_config.ts";
 import { type AttentionFn, buildHidden, lmHead, type WeightLookup } from "../model/transformer.ts";
@@ -24,6 +25,7 @@ import { embedding } from "../ops/embedding.ts";
 import { writeKvCache } from "../ops/kv_cache.ts";
 import { reshape } from "../ops/reshape.ts";
 import { paddedLength } from "../model/padded_batch.ts";
+import { LruCache } from "../util/lru_cache.ts";
 import { createKvCacheSet, destroyKvCacheSet, type KvCacheSet } from "./kv_cache_set.ts";
 import {
   packRngState,
@@ -81,6 +83,8 @@ export interface EngineStats {
 
 interface StepGraph {
   exe: Executable;
+  /** The KV caches the graph reads and writes (dropping them drops the graph). */
+  caches: KvCacheSet;
   ids: Tensor;
   positions: Tensor;
   settings: Tensor;
@@ -145,14 +149,33 @@ export interface WeightSource {
   weights(g: Graph): WeightLookup;
 }
 
+/**
+ * Compiled graphs an engine keeps: the prefill and decode graphs of the two most recent batch
+ * shapes (prompt count and length, slots, cache length).
+ */
+export const ENGINE_GRAPHS = 4;
+/** KV cache sets an engine keeps: the slot and prompt caches of the two most recent shapes. */
+export const ENGINE_KV_CACHE_SETS = 4;
+
 /** Generation over a policy model's current weights. */
 export class GenerationEngine {
   readonly stats: EngineStats = { readbacks: 0, decodeSteps: 0, generatedTokens: 0 };
-  readonly #caches = new Map<string, KvCacheSet>();
-  readonly #graphs = new Map<string, StepGraph | PrefillGraph>();
+  readonly #graphs: LruCache<StepGraph | PrefillGraph>;
+  readonly #caches: LruCache<KvCacheSet>;
 
   /** `blockSize`: decode steps per readback. */
-  constructor(readonly model: WeightSource, readonly blockSize = 16) {}
+  constructor(readonly model: WeightSource, readonly blockSize = 16) {
+    this.#graphs = graphCache(model.gpu, ENGINE_GRAPHS);
+    this.#caches = new LruCache(ENGINE_KV_CACHE_SETS, (set) => {
+      this.#graphs.deleteWhere((graph) => graph.caches === set);
+      destroyKvCacheSet(set);
+    });
+  }
+
+  /** Compiled graphs and KV cache sets held now (at most {@link ENGINE_GRAPHS} and {@link ENGINE_KV_CACHE_SETS}). */
+  get held(): { graphs: number; kvCacheSets: number } {
+    return { graphs: this.#graphs.size, kvCacheSets: this.#caches.size };
+  }
 
   get #gpu(): GpuContext {
     return this.model.gpu;
@@ -206,8 +229,8 @@ export class GenerationEngine {
       cfg.maxPositions,
       paddedLength(Math.max(...plans.map((p) => p.promptLength + p.maxTokens))),
     );
-    const slotCaches = this.#cache(slots, maxLen, "slot");
-    const promptCaches = this.#cache(promptCount, maxLen, "prompt");
+    const slotCaches = await this.#cache(slots, maxLen, "slot");
+    const promptCaches = await this.#cache(promptCount, maxLen, "prompt");
 
     const settings = packSamplingSettings(
       plans.map(({ request }) => {
@@ -372,14 +395,12 @@ export class GenerationEngine {
     }
   }
 
-  #cache(slots: number, maxLen: number, label: string): KvCacheSet {
+  #cache(slots: number, maxLen: number, label: string): Promise<KvCacheSet> {
     const key = `${label}:${slots}x${maxLen}`;
-    let set = this.#caches.get(key);
-    if (!set) {
-      set = createKvCacheSet(this.#gpu, this.model.config, slots, maxLen, `kv.${key}`);
-      this.#caches.set(key, set);
-    }
-    return set;
+    return this.#caches.getOrCreate(
+      key,
+      () => createKvCacheSet(this.#gpu, this.model.config, slots, maxLen, `kv.${key}`),
+    );
   }
 
   /** Attention that appends k, v at `positions` to the caches, then attends over them. */
@@ -398,8 +419,19 @@ export class GenerationEngine {
     caches: KvCacheSet,
   ): Promise<PrefillGraph> {
     const key = `prefill:${prompts}x${promptLen}->${slots}x${caches.maxLen}`;
-    const cached = this.#graphs.get(key);
-    if (cached) return cached as PrefillGraph;
+    return await this.#graphs.getOrCreate(
+      key,
+      () => this.#compilePrefill(key, prompts, promptLen, slots, caches),
+    ) as PrefillGraph;
+  }
+
+  async #compilePrefill(
+    key: string,
+    prompts: number,
+    promptLen: number,
+    slots: number,
+    caches: KvCacheSet,
+  ): Promise<PrefillGraph> {
     const cfg = this.model.config;
     const g = new Graph();
     const ids = g.input([prompts, promptLen], "i32", "ids");
@@ -419,15 +451,15 @@ export class GenerationEngine {
     const slotLogits = embedding(lmHead(cfg, w, lastHidden), slotPrompt);
     const { tokens, logprobs } = sampleTokens(slotLogits, settings, rng);
     const exe = await compileGraph(this.#gpu, [tokens, logprobs], key);
-    const graph = { exe, ids, positions, last, slotPrompt, settings, rng, tokens, logprobs };
-    this.#graphs.set(key, graph);
-    return graph;
+    return { exe, caches, ids, positions, last, slotPrompt, settings, rng, tokens, logprobs };
   }
 
   async #decodeGraph(slots: number, caches: KvCacheSet): Promise<StepGraph> {
     const key = `decode:${slots}x${caches.maxLen}`;
-    const cached = this.#graphs.get(key);
-    if (cached) return cached;
+    return await this.#graphs.getOrCreate(key, () => this.#compileDecode(key, slots, caches));
+  }
+
+  async #compileDecode(key: string, slots: number, caches: KvCacheSet): Promise<StepGraph> {
     const cfg = this.model.config;
     const g = new Graph();
     const ids = g.input([slots, 1], "u32", "ids");
@@ -444,17 +476,13 @@ export class GenerationEngine {
     const logits = lmHead(cfg, w, reshape(hidden, [slots, cfg.hiddenSize]));
     const { tokens, logprobs } = sampleTokens(logits, settings, rng);
     const exe = await compileGraph(this.#gpu, [tokens, logprobs], key);
-    const graph = { exe, ids, positions, settings, rng, tokens, logprobs };
-    this.#graphs.set(key, graph);
-    return graph;
+    return { exe, caches, ids, positions, settings, rng, tokens, logprobs };
   }
 
   /** Frees caches and compiled graphs. */
   destroy(): void {
-    for (const g of this.#graphs.values()) g.exe.destroy();
-    for (const set of this.#caches.values()) destroyKvCacheSet(set);
-    this.#graphs.clear();
     this.#caches.clear();
+    this.#graphs.clear();
   }
 }
 

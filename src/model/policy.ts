@@ -5,6 +5,7 @@
  * `src/engine/`; training graphs are built by the trainer from `buildLogits`.
  */
 
+import type { LruCache } from "../util/lru_cache.ts";
 import { Mutex } from "../util/mutex.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import { padBatch, paddedLength } from "./padded_batch.ts";
@@ -18,6 +19,7 @@ import { getGpu, type GpuContext } from "../gpu/device.ts";
 import { readVariables } from "../graph/read_variables.ts";
 import { compileGraph, type Executable } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
+import { graphCache } from "../graph/graph_cache.ts";
 import type { Tensor, Variable } from "../graph/tensor.ts";
 import { formatShape, sameShape, shapeSize } from "../graph/tensor.ts";
 import { tokenLogprobs } from "../ops/token_logprobs.ts";
@@ -60,6 +62,9 @@ export interface GenerationResult extends GeneratedSample {
   text: string;
 }
 
+/** Log-prob graphs a model keeps (one per batch shape and temperature): the 3 most recent. */
+const LOGPROB_GRAPHS = 3;
+
 /** A language model whose parameters live on the GPU. */
 export class PolicyModel {
   #engine?: GenerationEngine;
@@ -68,10 +73,9 @@ export class PolicyModel {
   #ownsParams = true;
   /** Serializes GPU work on this model: compiled graphs share their input/output buffers. */
   readonly gpuLock: Mutex = new Mutex();
-  readonly #graphs = new Map<
-    string,
+  readonly #graphs: LruCache<
     { exe: Executable; inputs: TokenInputs & { targets: Tensor }; out: Tensor }
-  >();
+  >;
 
   constructor(
     readonly gpu: GpuContext,
@@ -91,6 +95,7 @@ export class PolicyModel {
     readonly sideFiles: ReadonlyMap<string, Uint8Array<ArrayBuffer>> = new Map(),
   ) {
     checkArchitecture(config);
+    this.#graphs = graphCache(gpu, LOGPROB_GRAPHS);
   }
 
   /** A parameter lookup binding each variable (or each row shard of one) into graph `g`. */
@@ -269,10 +274,9 @@ export class PolicyModel {
     return result;
   }
 
-  async #logprobGraph(batch: number, seq: number, temperature: number) {
+  #logprobGraph(batch: number, seq: number, temperature: number) {
     const key = `${batch}x${seq}@${temperature}`;
-    let entry = this.#graphs.get(key);
-    if (!entry) {
+    return this.#graphs.getOrCreate(key, async () => {
       const g = new Graph();
       const input = (name: string) => g.input([batch, seq], "i32", name);
       const inputs = {
@@ -284,10 +288,8 @@ export class PolicyModel {
       let logits = buildLogits(this.config, this.weights(g), inputs);
       if (temperature !== 1) logits = scale(logits, 1 / temperature);
       const out = tokenLogprobs(logits, inputs.targets);
-      entry = { exe: await compileGraph(this.gpu, [out], `logprobs:${key}`), inputs, out };
-      this.#graphs.set(key, entry);
-    }
-    return entry;
+      return { exe: await compileGraph(this.gpu, [out], `logprobs:${key}`), inputs, out };
+    });
   }
 
   /**
@@ -358,7 +360,6 @@ export class PolicyModel {
   /** Frees the compiled graphs and the parameters' GPU buffers. */
   destroy(): void {
     this.#engine?.destroy();
-    for (const { exe } of this.#graphs.values()) exe.destroy();
     this.#graphs.clear();
     this.#lora?.destroy();
     if (this.#ownsParams) { for (const v of this.params.values()) v.buffer.destroy(); }

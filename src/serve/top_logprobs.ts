@@ -8,6 +8,7 @@
 
 import { compileGraph, type Executable } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
+import { graphCache } from "../graph/graph_cache.ts";
 import type { Tensor } from "../graph/tensor.ts";
 import { padBatch, paddedLength } from "../model/padded_batch.ts";
 import type { PolicyModel } from "../model/policy.ts";
@@ -16,12 +17,16 @@ import { causalAttention } from "../ops/attention.ts";
 import { embedding } from "../ops/embedding.ts";
 import { reshape } from "../ops/reshape.ts";
 import { scale } from "../ops/unary.ts";
+import type { LruCache } from "../util/lru_cache.ts";
 
 /** One alternative token and its log-prob. */
 export interface TokenLogprob {
   id: number;
   logprob: number;
 }
+
+/** Graphs kept (one per padded prompt + response length and temperature): the 2 most recent. */
+const TOP_LOGPROB_GRAPHS = 2;
 
 interface RowsGraph {
   exe: Executable;
@@ -32,9 +37,11 @@ interface RowsGraph {
 
 /** Computes top-k alternatives of generated tokens with a model's current weights. */
 export class TopLogprobs {
-  readonly #graphs = new Map<string, RowsGraph>();
+  readonly #graphs: LruCache<RowsGraph>;
 
-  constructor(readonly model: PolicyModel) {}
+  constructor(readonly model: PolicyModel) {
+    this.#graphs = graphCache(model.gpu, TOP_LOGPROB_GRAPHS);
+  }
 
   /**
    * For each token of `response` (generated after `prompt`), the `k` most likely tokens at its
@@ -75,14 +82,20 @@ export class TopLogprobs {
 
   /** Frees the compiled graphs. */
   destroy(): void {
-    for (const g of this.#graphs.values()) g.exe.destroy();
     this.#graphs.clear();
   }
 
-  async #graph(seq: number, rowCount: number, temperature: number): Promise<RowsGraph> {
+  #graph(seq: number, rowCount: number, temperature: number): Promise<RowsGraph> {
     const key = `top_logprobs:${seq}->${rowCount}@${temperature}`;
-    const cached = this.#graphs.get(key);
-    if (cached) return cached;
+    return this.#graphs.getOrCreate(key, () => this.#compile(key, seq, rowCount, temperature));
+  }
+
+  async #compile(
+    key: string,
+    seq: number,
+    rowCount: number,
+    temperature: number,
+  ): Promise<RowsGraph> {
     const cfg = this.model.config;
     const g = new Graph();
     const input = (name: string) => g.input([1, seq], "i32", name);
@@ -102,9 +115,7 @@ export class TopLogprobs {
     const picked = embedding(reshape(hidden, [seq, cfg.hiddenSize]), rows);
     let logits = lmHead(cfg, w, picked);
     if (temperature !== 1) logits = scale(logits, 1 / temperature);
-    const graph = { exe: await compileGraph(this.model.gpu, [logits], key), inputs, rows, logits };
-    this.#graphs.set(key, graph);
-    return graph;
+    return { exe: await compileGraph(this.model.gpu, [logits], key), inputs, rows, logits };
   }
 }
 

@@ -10,6 +10,7 @@ import { readVariables } from "../graph/read_variables.ts";
 import { getGpu, type GpuContext } from "../gpu/device.ts";
 import { compileGraph, type Executable } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
+import { graphCache } from "../graph/graph_cache.ts";
 import { shapeSize, type Tensor, type Variable } from "../graph/tensor.ts";
 import { add, mul, sub } from "../ops/binary.ts";
 import { causalAttention } from "../ops/attention.ts";
@@ -29,6 +30,7 @@ import {
   type WeightLookup,
 } from "../model/transformer.ts";
 import { uploadTensor } from "../model/upload.ts";
+import type { LruCache } from "../util/lru_cache.ts";
 import { Mutex } from "../util/mutex.ts";
 import { AdamW, type AdamWOptions, defaultNoDecay } from "./adamw.ts";
 import { compileOptimizerGraph, type OptimizerGraph, runOptimizerStep } from "./optimizer_graph.ts";
@@ -39,6 +41,9 @@ export const VALUE_HEAD = "score.weight";
 
 /** verl's default `critic.cliprange_value`. */
 export const DEFAULT_CLIPRANGE_VALUE = 0.5;
+
+/** Compiled graphs a critic and its step each keep (one per batch shape): the 2 most recent. */
+const CRITIC_GRAPHS = 2;
 
 /**
  * The critic's parameters: every parameter of the architecture except the LM head (tied models
@@ -56,7 +61,7 @@ export function criticParameterSpecs(cfg: ModelConfig): ParameterSpec[] {
 export class CriticModel {
   /** Serializes GPU work on this critic: compiled graphs share their input/output buffers. */
   readonly gpuLock: Mutex = new Mutex();
-  readonly #graphs = new Map<string, { exe: Executable; inputs: TokenInputs; out: Tensor }>();
+  readonly #graphs: LruCache<{ exe: Executable; inputs: TokenInputs; out: Tensor }>;
 
   constructor(
     readonly gpu: GpuContext,
@@ -65,6 +70,7 @@ export class CriticModel {
     readonly params: ReadonlyMap<string, Variable>,
   ) {
     checkArchitecture(config);
+    this.#graphs = graphCache(gpu, CRITIC_GRAPHS);
   }
 
   /** A parameter lookup binding each variable into graph `g`. */
@@ -123,17 +129,14 @@ export class CriticModel {
     return sequences.map((s, b) => [0, ...values.subarray(b * seq, b * seq + s.length - 1)]);
   }
 
-  async #valueGraph(batch: number, seq: number) {
+  #valueGraph(batch: number, seq: number) {
     const key = `${batch}x${seq}`;
-    let entry = this.#graphs.get(key);
-    if (!entry) {
+    return this.#graphs.getOrCreate(key, async () => {
       const g = new Graph();
       const inputs = tokenInputs(g, batch, seq);
       const out = this.buildValues(g, inputs);
-      entry = { exe: await compileGraph(this.gpu, [out], `values:${key}`), inputs, out };
-      this.#graphs.set(key, entry);
-    }
-    return entry;
+      return { exe: await compileGraph(this.gpu, [out], `values:${key}`), inputs, out };
+    });
   }
 
   /** Reads every parameter back to the host (one readback), by name. */
@@ -143,7 +146,6 @@ export class CriticModel {
 
   /** Frees the compiled graphs and the parameters. */
   destroy(): void {
-    for (const { exe } of this.#graphs.values()) exe.destroy();
     this.#graphs.clear();
     for (const v of this.params.values()) v.buffer.destroy();
   }
@@ -260,10 +262,11 @@ interface CriticGraph extends OptimizerGraph {
 /** Trains a critic in place, one batch of experiences per `step`. */
 export class CriticStep {
   readonly optimizer: AdamW;
-  readonly #graphs = new Map<string, CriticGraph>();
+  readonly #graphs: LruCache<CriticGraph>;
   readonly #cliprange: number;
 
   constructor(readonly critic: CriticModel, readonly config: CriticStepConfig) {
+    this.#graphs = graphCache(critic.gpu, CRITIC_GRAPHS);
     this.#cliprange = config.cliprangeValue ?? DEFAULT_CLIPRANGE_VALUE;
     if (!(this.#cliprange > 0 && Number.isFinite(this.#cliprange))) {
       throw new Error(
@@ -338,10 +341,12 @@ export class CriticStep {
     return await runOptimizerStep(graph, this.optimizer, this.config.optimizer, feeds, lrStep);
   }
 
-  async #graph(batch: number, seq: number): Promise<CriticGraph> {
+  #graph(batch: number, seq: number): Promise<CriticGraph> {
     const key = `${batch}x${seq}`;
-    const cached = this.#graphs.get(key);
-    if (cached) return cached;
+    return this.#graphs.getOrCreate(key, () => this.#compile(key, batch, seq));
+  }
+
+  async #compile(key: string, batch: number, seq: number): Promise<CriticGraph> {
     const g = new Graph();
     const ints = tokenInputs(g, batch, seq);
     const float = (name: StepInput) => g.input([batch, seq], "f32", name);
@@ -357,14 +362,12 @@ export class CriticStep {
       gradClip: this.config.gradClip,
       label: `critic:${key}`,
     });
-    const entry = { ...compiled, ints, floats };
-    this.#graphs.set(key, entry);
-    return entry;
+    return { ...compiled, ints, floats };
   }
 
   /** Frees the compiled graphs and the optimizer state. */
   destroy(): void {
-    for (const { exe } of this.#graphs.values()) exe.destroy();
+    this.#graphs.clear();
     this.optimizer.destroy();
   }
 

@@ -23,11 +23,13 @@ import { readBuffers } from "../gpu/readback.ts";
 import { grad } from "../graph/autodiff.ts";
 import { compileGraph, type Executable, type Feed } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
+import { graphCache } from "../graph/graph_cache.ts";
 import type { Tensor } from "../graph/tensor.ts";
 import { tokenLogprobs } from "../ops/token_logprobs.ts";
 import { scale } from "../ops/unary.ts";
 import { add, mul } from "../ops/binary.ts";
 import { type Args, configure } from "../util/registry.ts";
+import type { LruCache } from "../util/lru_cache.ts";
 import { ENTROPY_LOSS_FN } from "../algorithm/entropy.ts";
 import { KL_FN, type KlArgs, klLoss } from "../algorithm/kl.ts";
 import { LOSS_AGG_MODES, type LossAggMode, type LossTerm } from "../algorithm/loss_agg.ts";
@@ -108,6 +110,11 @@ type TermWeighting = { mode: LossAggMode; scaleFactor: number | null } | "rows";
 
 type StepGraph = OptimizerGraph & BatchInputs;
 
+/** Fused step graphs kept (one per batch shape, each with its activations): the 2 most recent. */
+const STEP_GRAPHS = 2;
+/** Micro-batch graphs kept: the 3 most recent shapes. */
+const MICRO_GRAPHS = 3;
+
 /** A micro-batch's graph: forward, backward, gradients added into the accumulators. */
 interface MicroGraph extends BatchInputs {
   exe: Executable;
@@ -119,8 +126,8 @@ interface MicroGraph extends BatchInputs {
 /** Trains a policy model in place, one batch of experiences per `step`. */
 export class TrainStep {
   readonly optimizer: AdamW;
-  readonly #graphs = new Map<string, StepGraph>();
-  readonly #microGraphs = new Map<string, MicroGraph>();
+  readonly #graphs: LruCache<StepGraph>;
+  readonly #microGraphs: LruCache<MicroGraph>;
   #update?: UpdateGraph;
   #accumulator?: GradAccumulator;
   readonly #loss;
@@ -129,6 +136,8 @@ export class TrainStep {
   readonly #needs: readonly LossInput[];
 
   constructor(readonly model: PolicyModel, readonly config: TrainStepConfig) {
+    this.#graphs = graphCache(model.gpu, STEP_GRAPHS);
+    this.#microGraphs = graphCache(model.gpu, MICRO_GRAPHS);
     this.#loss = configure(POLICY_LOSS_FN, config.policyLossFn, config.policyLossArgs);
     this.#kl = config.klLossFn && config.klLossFn !== "none"
       ? configure(KL_FN, config.klLossFn, config.klLossArgs)
@@ -209,11 +218,11 @@ export class TrainStep {
   ): Promise<Record<string, number>> {
     const params = this.optimizer.params;
     this.#accumulator ??= new GradAccumulator(this.model.gpu, params);
-    // One after another: micro-batches of one shape share a graph, which concurrent calls
-    // would each compile (and all but one leak, with their buffers and textures).
-    const graphs: MicroGraph[] = [];
-    for (const m of plan) graphs.push(await this.#microGraph(m.rows.length, m.seq));
-    const perRun = graphs[0].terms.reduce((n, t) => n + 1 + t.metrics.length, 0);
+    // Each graph is fetched right before its run, one after another: micro-batches of one
+    // shape share a graph, and fetching one may drop another (the cache keeps a few shapes).
+    const microGraph = (m: number) => this.#microGraph(plan[m].rows.length, plan[m].seq);
+    const terms: MicroGraph["terms"][] = [];
+    const perRun = (await microGraph(0)).terms.reduce((n, t) => n + 1 + t.metrics.length, 0);
     const collected = this.model.gpu.device.createBuffer({
       label: "train:micro_metrics",
       size: plan.length * perRun * 4,
@@ -221,7 +230,8 @@ export class TrainStep {
     });
     const weights = plan.map((micro) => this.#termWeights(experiences, micro));
     for (let m = 0; m < plan.length; m++) {
-      const graph = graphs[m];
+      const graph = await microGraph(m);
+      terms.push(graph.terms);
       const feeds = this.#feeds(graph, experiences, plan[m], options.isExpert);
       graph.weights.forEach((w, k) => feeds.set(w, Float32Array.of(weights[m][k])));
       const outputs = graph.terms.flatMap((t) => [t.loss, ...t.metrics.map(([, x]) => x)]);
@@ -253,7 +263,7 @@ export class TrainStep {
     let loss = 0;
     for (let m = 0; m < plan.length; m++) {
       let j = m * perRun;
-      graphs[m].terms.forEach((term, k) => {
+      terms[m].forEach((term, k) => {
         const w = weights[m][k];
         loss += w * values[j++];
         for (const [name] of term.metrics) metrics[name] = (metrics[name] ?? 0) + w * values[j++];
@@ -388,10 +398,12 @@ export class TrainStep {
   }
 
   /** The fused graph of an uncut batch: loss, gradients, clipping and the update. */
-  async #graph(rows: number, seq: number): Promise<StepGraph> {
+  #graph(rows: number, seq: number): Promise<StepGraph> {
     const key = `${rows}x${seq}`;
-    const cached = this.#graphs.get(key);
-    if (cached) return cached;
+    return this.#graphs.getOrCreate(key, () => this.#compile(key, rows, seq));
+  }
+
+  async #compile(key: string, rows: number, seq: number): Promise<StepGraph> {
     const { ints, floats, terms } = this.#buildLoss(new Graph(), rows, seq);
     const term: LossTerm = {
       loss: terms.map((t) => t.loss).reduce((a, b) => add(a, b)),
@@ -402,16 +414,16 @@ export class TrainStep {
       gradClip: this.config.gradClip,
       label: `train:${key}`,
     });
-    const entry = { ...compiled, ints, floats };
-    this.#graphs.set(key, entry);
-    return entry;
+    return { ...compiled, ints, floats };
   }
 
   /** A micro-batch graph: weighted loss, gradients added into the accumulators. */
-  async #microGraph(rows: number, seq: number): Promise<MicroGraph> {
+  #microGraph(rows: number, seq: number): Promise<MicroGraph> {
     const key = `${rows}x${seq}`;
-    const cached = this.#microGraphs.get(key);
-    if (cached) return cached;
+    return this.#microGraphs.getOrCreate(key, () => this.#compileMicro(key, rows, seq));
+  }
+
+  async #compileMicro(key: string, rows: number, seq: number): Promise<MicroGraph> {
     const g = new Graph();
     const { ints, floats, terms } = this.#buildLoss(g, rows, seq);
     const weights = terms.map((_, k) => g.input([], "f32", `weight${k}`));
@@ -424,15 +436,13 @@ export class TrainStep {
       ...outputs.flatMap((t) => [t.loss, ...t.metrics.map(([, x]) => x)]),
       ...sums,
     ], `train:micro:${key}`);
-    const entry = { exe, weights, terms: outputs, ints, floats };
-    this.#microGraphs.set(key, entry);
-    return entry;
+    return { exe, weights, terms: outputs, ints, floats };
   }
 
   /** Frees the compiled graphs, the accumulators and the optimizer state. */
   destroy(): void {
-    for (const { exe } of this.#graphs.values()) exe.destroy();
-    for (const { exe } of this.#microGraphs.values()) exe.destroy();
+    this.#graphs.clear();
+    this.#microGraphs.clear();
     this.#update?.exe.destroy();
     this.#accumulator?.destroy();
     this.optimizer.destroy();

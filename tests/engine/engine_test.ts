@@ -2,7 +2,12 @@ import { assertEquals } from "../_asserts.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";
 import { createModel, type PolicyModel } from "../../src/model/policy.ts";
-import { GenerationEngine, type GenerationRequest } from "../../src/engine/engine.ts";
+import {
+  ENGINE_GRAPHS,
+  ENGINE_KV_CACHE_SETS,
+  GenerationEngine,
+  type GenerationRequest,
+} from "../../src/engine/engine.ts";
 import { referenceLogits } from "../../src/model/transformer_reference.ts";
 import { assertClose } from "../_assert_close.ts";
 
@@ -217,6 +222,41 @@ Deno.test("an invalid request names its index", async () => {
     error,
     "Cannot generate from request 1: prompt of 1 tokens + maxTokens 200 exceeds the model's 128 positions",
   );
+  engine.destroy();
+  model.destroy();
+});
+
+Deno.test("an engine holds the graphs and KV caches of its latest shapes only; a dropped shape comes back the same", async () => {
+  const model = await tinyModel(CONFIGS.llama);
+  const engine = new GenerationEngine(model);
+  const options = { temperature: 0, maxTokens: 4, stop: [] };
+  // Prompt lengths in 6 different padded buckets (so 6 prefill, decode and cache shapes).
+  const lengths = [3, 20, 36, 52, 68, 84];
+  const prompt = (length: number) => Array.from({ length }, (_, i) => (i * 7 + length) % 29);
+  const run = async (lengths: number[]) => {
+    const tokens = [];
+    for (const length of lengths) {
+      const [[sample]] = await engine.generateRequests([{ prompt: prompt(length), ...options }]);
+      tokens.push(sample.tokens);
+      assertEquals(engine.held.graphs <= ENGINE_GRAPHS, true, `graphs after length ${length}`);
+      assertEquals(engine.held.kvCacheSets <= ENGINE_KV_CACHE_SETS, true, `caches, ${length}`);
+    }
+    return { tokens, poolBytes: model.gpu.pool.allocatedBytes };
+  };
+  const first = await run(lengths);
+  // Back to the two shortest shapes: the long shapes' buffers are freed, not kept in the pool.
+  const short = await run(lengths.slice(0, 2));
+  assertEquals(short.poolBytes < first.poolBytes, true, `${short.poolBytes} vs ${first.poolBytes}`);
+  const second = await run(lengths); // every shape was dropped and is built again
+  assertEquals(second.tokens, first.tokens);
+  assertEquals(engine.held, { graphs: ENGINE_GRAPHS, kvCacheSets: ENGINE_KV_CACHE_SETS });
+  assertEquals(second.poolBytes, first.poolBytes);
+  for (const [i, length] of lengths.entries()) {
+    const fresh = new GenerationEngine(model);
+    const [[alone]] = await fresh.generateRequests([{ prompt: prompt(length), ...options }]);
+    assertEquals(alone.tokens, first.tokens[i], `length ${length}`);
+    fresh.destroy();
+  }
   engine.destroy();
   model.destroy();
 });
