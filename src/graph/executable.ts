@@ -46,8 +46,13 @@ export interface RunHooks {
 export interface ExecutableStats {
   nodes: number;
   dispatches: number;
+  /** Bytes of the memory plan's slots, and what they would take unshared. */
   slotBytes: number;
   unsharedBytes: number;
+  /** Textures this executable created for its ops (shared by ops in turn). */
+  textures: number;
+  /** Bytes this executable holds: its pool buffers (slots, scratch) and its own textures. */
+  heldBytes: number;
 }
 
 /** A graph ready to run. */
@@ -181,6 +186,26 @@ function checkBindingSizes(order: readonly Tensor[], limit: number, label: strin
   );
 }
 
+/** Bytes per texel of the texture formats ops create (`matmul_variants.ts`). */
+const TEXEL_BYTES: Partial<Record<GPUTextureFormat, number>> = { rgba32float: 16 };
+
+/** Bytes of `texture` (one mip level, as ops create them). */
+function textureBytes(texture: GPUTexture): number {
+  const texel = TEXEL_BYTES[texture.format];
+  if (texel === undefined) throw new Error(`Unexpected texture format ${texture.format}`);
+  return texture.width * texture.height * texture.depthOrArrayLayers * texel;
+}
+
+/** What makes two op textures interchangeable: size, format, usage, mip levels. */
+function textureKey(d: GPUTextureDescriptor): string {
+  const [width, height = 1, depth = 1] = Array.isArray(d.size) ? d.size : [
+    (d.size as GPUExtent3DDict).width,
+    (d.size as GPUExtent3DDict).height,
+    (d.size as GPUExtent3DDict).depthOrArrayLayers,
+  ];
+  return `${width}x${height}x${depth}:${d.format}:${d.usage}:${d.mipLevelCount ?? 1}`;
+}
+
 /** Compiles the part of a graph that `outputs` need. */
 export async function compileGraph(
   gpu: GpuContext,
@@ -209,6 +234,9 @@ export async function compileGraph(
     return slots[slot];
   };
   const textures: GPUTexture[] = [];
+  // Textures an op filled and read (ctx.texture), free for the ops after it, by descriptor.
+  const freeTextures = new Map<string, GPUTexture[]>();
+  let opTextures: [string, GPUTexture][] = [];
   const heldTextures: GPUTexture[] = []; // from gpu.variableTextures
   // Variables some op of this graph writes in place (e.g. a KV cache).
   const written = new Set(
@@ -219,8 +247,13 @@ export async function compileGraph(
     gpu,
     scratch: acquire,
     texture: (descriptor, name) => {
-      const texture = device.createTexture({ ...descriptor, label: `${label}:${name}` });
-      textures.push(texture);
+      const key = textureKey(descriptor);
+      let texture = freeTextures.get(key)?.pop();
+      if (!texture) {
+        texture = device.createTexture({ ...descriptor, label: `${label}:${name}` });
+        textures.push(texture);
+      }
+      opTextures.push([key, texture]);
       return texture;
     },
     variableTexture: (source, descriptor, name) => {
@@ -267,6 +300,26 @@ export async function compileGraph(
       }
     }
     steps.push({ node, dispatches: dispatches.slice(first) });
+    for (const [key, texture] of opTextures) {
+      freeTextures.set(key, [...freeTextures.get(key) ?? [], texture]);
+    }
+    opTextures = [];
+  }
+  const stats = {
+    nodes: order.length,
+    dispatches: dispatches.length,
+    slotBytes: plan.slotBytes.reduce((a, b) => a + b, 0),
+    unsharedBytes: plan.unsharedBytes,
+    textures: textures.length,
+    heldBytes: owned.reduce((n, b) => n + b.size, 0) +
+      textures.reduce((n, t) => n + textureBytes(t), 0),
+  };
+  if (debugLevel() >= 1) {
+    console.error(
+      `[rft] compiled graph "${label}": ${stats.dispatches} dispatches, ${
+        (stats.heldBytes / 2 ** 20).toFixed(1)
+      } MiB of buffers and textures`,
+    );
   }
   return new Executable(
     gpu,
@@ -274,12 +327,7 @@ export async function compileGraph(
     label,
     inputs,
     dispatches,
-    {
-      nodes: order.length,
-      dispatches: dispatches.length,
-      slotBytes: plan.slotBytes.reduce((a, b) => a + b, 0),
-      unsharedBytes: plan.unsharedBytes,
-    },
+    stats,
     bufferOf,
     owned,
     textures,

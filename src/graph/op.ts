@@ -44,7 +44,11 @@ export interface LaunchContext {
   gpu: GpuContext;
   /** A scratch buffer that lives as long as the executable. */
   scratch(bytes: number, label: string): GPUBuffer;
-  /** A texture that lives as long as the executable (destroyed with it). */
+  /**
+   * A texture for this op's launches alone: they must fill it before reading it, every run,
+   * since later ops of the graph may get the same texture (same descriptor) for their own use.
+   * Distinct within one op; destroyed with the executable.
+   */
   texture(descriptor: GPUTextureDescriptor, label: string): GPUTexture;
   /**
    * A texture of `descriptor`'s shape for copies of the buffer of a variable the graph never

@@ -87,6 +87,30 @@ for (const variant of MATMUL_VARIANTS.filter((v) => v.alignedOperands)) {
     forwardMatchesCpu(variant.name, ALIGNED_CASES));
 }
 
+Deno.test("matmul texture_32x16: later ops reuse earlier ops' operand textures, A and B stay apart", async () => {
+  // A chain of four products whose A and B operands all have one texture shape: two textures in
+  // all (one per operand of an op), each refilled by the op that reads it.
+  const n = 52, steps = 4;
+  const inputs = Array.from({ length: steps + 1 }, (_, i) => randomInput([n, n], 30 + i));
+  const gpu = await getGpu();
+  const g = new Graph();
+  const xs = inputs.map((inp, i) => g.input(inp.shape, "f32", `x${i}`));
+  let y = xs[0];
+  for (let i = 1; i <= steps; i++) {
+    y = matmul(y, xs[i], { transB: true, variant: "texture_32x16" });
+  }
+  const exe = await compileGraph(gpu, [y], "texture reuse");
+  await exe.run(new Map(xs.map((x, i) => [x, inputs[i].data])));
+  const [out] = await exe.read([y]);
+  assertEquals(exe.stats.textures, 2);
+  exe.destroy();
+  let ref: ArrayLike<number> = inputs[0].data;
+  for (let i = 1; i <= steps; i++) {
+    ref = matmulRef(ref, inputs[i].data, matmulShapes([n, n], [n, n], { transB: true }));
+  }
+  assertClose(out, ref, { atol: 1e-4, rtol: 1e-4, label: "chain" });
+});
+
 Deno.test("matmul: a batch over a shared B folds into rows; other layouts stay as they are", () => {
   const folded = foldSharedB(matmulShapes([32, 1, 576], [1536, 576], { transB: true }));
   assertEquals(
