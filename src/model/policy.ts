@@ -62,8 +62,8 @@ export interface GenerationResult extends GeneratedSample {
   text: string;
 }
 
-/** Log-prob graphs a model keeps (one per batch shape and temperature): the 3 most recent. */
-const LOGPROB_GRAPHS = 3;
+/** Log-prob graphs a model keeps (one per batch shape and temperature): the 2 most recent. */
+const LOGPROB_GRAPHS = 2;
 
 /** A language model whose parameters live on the GPU. */
 export class PolicyModel {
