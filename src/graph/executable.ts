@@ -213,6 +213,7 @@ export async function compileGraph(
   label = "graph",
 ): Promise<Executable> {
   const { device } = gpu;
+  const started = performance.now();
   if (outputs.length === 0) throw new Error(`Cannot compile graph "${label}": no outputs`);
   const order = schedule(outputs);
   checkBindingSizes(order, device.limits.maxStorageBufferBindingSize, label);
@@ -316,7 +317,9 @@ export async function compileGraph(
   };
   if (debugLevel() >= 1) {
     console.error(
-      `[rft] compiled graph "${label}": ${stats.dispatches} dispatches, ${
+      `[rft] compiled graph "${label}" in ${
+        (performance.now() - started).toFixed(0)
+      } ms: ${stats.dispatches} dispatches, ${
         (stats.heldBytes / 2 ** 20).toFixed(1)
       } MiB of buffers and textures`,
     );
