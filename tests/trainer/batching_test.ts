@@ -50,10 +50,13 @@ Deno.test("planMicroBatches packs first-fit decreasing into rows as long as the 
   assertEquals(Array.from(batch.targets), [2, 3, 13, 5, 13, 13, 13, 13]);
 });
 
-/** Random experiences of varying length with every per-token field a loss may read. */
-function experiences(count: number, seed: number): Experience[] {
+/**
+ * Random experiences of varying length with every per-token field a loss may read; every third
+ * one `longBy` tokens longer.
+ */
+function experiences(count: number, seed: number, longBy = 0): Experience[] {
   return Array.from({ length: count }, (_, b) => {
-    const length = 4 + ((b * 7 + seed) % 19);
+    const length = 4 + ((b * 7 + seed) % 19) + (b % 3 === 0 ? longBy : 0);
     const prompt = 2 + (b % 3);
     const noise = uniformArray(3 * length, seed * 100 + b, -1, 1);
     const tokens = Array.from({ length }, (_, t) => Math.floor((noise[t] + 1) * 6.4) % 13);
@@ -85,8 +88,8 @@ async function assertCutMatchesUncut(
   config: Omit<TrainStepConfig, "optimizer">,
   budget: number,
   minMicroBatches: number,
+  batch = experiences(10, 3),
 ): Promise<void> {
-  const batch = experiences(10, 3);
   const runs = [];
   for (const maxTokensPerMicroBatch of [undefined, budget]) {
     const m = await model();
@@ -145,6 +148,16 @@ Deno.test("micro-batches: PPO token-mean with KL loss and entropy, packed", asyn
 
 Deno.test("micro-batches: GSPO (seq-mean-token-mean), one sequence per row", async () => {
   await assertCutMatchesUncut({ policyLossFn: "gspo" }, 40, 3);
+});
+
+Deno.test("micro-batches: more shapes in a step than graphs kept (some dropped mid-step)", async () => {
+  const batch = experiences(10, 3, 10);
+  const shapes = planMicroBatches(batch.map((e) => e.tokens.length), {
+    maxTokens: 48,
+    split: "rows",
+  }).map((m) => `${m.rows.length}x${m.seq}`);
+  assert(new Set(shapes).size > 2, shapes.join(" "));
+  await assertCutMatchesUncut({ policyLossFn: "gspo" }, 48, 3, batch);
 });
 
 Deno.test("micro-batches: SFT with seq-mean-token-sum-norm and seq-mean-token-sum", async () => {
