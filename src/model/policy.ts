@@ -8,7 +8,7 @@
 import type { LruCache } from "../util/lru_cache.ts";
 import { Mutex } from "../util/mutex.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
-import { padBatch, paddedLength } from "./padded_batch.ts";
+import { padBatch, paddedLength, SEQ_BUCKET } from "./padded_batch.ts";
 import {
   type EngineStats,
   type GeneratedSample,
@@ -54,6 +54,11 @@ const SIDE_FILES = [
 export interface LogprobOptions {
   /** Logits are divided by this before the log-softmax (as the sampler does); default 1. */
   temperature?: number;
+  /**
+   * The first index the caller reads: log-probs before it may be left uncomputed (NaN), which
+   * skips the LM head there (prompt positions). Default 0.
+   */
+  from?: number;
 }
 
 /** A generated sample with its text (when the model has a tokenizer). */
@@ -251,13 +256,22 @@ export class PolicyModel {
       }
     }
     const seq = paddedLength(Math.max(...sequences.map((s) => s.length)));
-    // Rows per graph run, so the logits [rows, seq, vocab] fit one storage binding.
+    // Columns before `from` (whole buckets, so calls share graphs) are not computed.
+    const from = Math.min(Math.floor((options.from ?? 0) / SEQ_BUCKET) * SEQ_BUCKET, seq - 1);
+    const kept = seq - from;
+    // Rows per graph run, so logits of every column [rows, seq, vocab] would fit one storage
+    // binding (which keeps the other activations within one too).
     const rows = Math.max(1, Math.min(sequences.length, Math.floor(this.logitsTokens / seq)));
     const result: number[][] = [];
     for (let first = 0; first < sequences.length; first += rows) {
       const chunk = sequences.slice(first, first + rows);
-      const { exe, inputs, out } = await this.#logprobGraph(chunk.length, seq, temperature);
-      const { ids, positions, segments, targets } = padBatch(chunk, seq, vocab);
+      const { exe, inputs, out } = await this.#logprobGraph(chunk.length, seq, temperature, from);
+      const padded = padBatch(chunk, seq, vocab);
+      const { ids, positions, segments } = padded;
+      const targets = new Int32Array(chunk.length * kept);
+      chunk.forEach((_, b) =>
+        targets.set(padded.targets.subarray(b * seq + from, (b + 1) * seq), b * kept)
+      );
       await exe.run(
         new Map([
           [inputs.ids, ids],
@@ -268,24 +282,25 @@ export class PolicyModel {
       );
       const [values] = await exe.read([out]);
       for (const [b, s] of chunk.entries()) {
-        result.push(Array.from(values.subarray(b * seq, b * seq + s.length - 1)));
+        const computed = values.subarray(b * kept, b * kept + Math.max(0, s.length - 1 - from));
+        result.push([...new Array<number>(Math.min(from, s.length - 1)).fill(NaN), ...computed]);
       }
     }
     return result;
   }
 
-  #logprobGraph(batch: number, seq: number, temperature: number) {
-    const key = `${batch}x${seq}@${temperature}`;
+  #logprobGraph(batch: number, seq: number, temperature: number, from: number) {
+    const key = `${batch}x${seq}@${temperature}>${from}`;
     return this.#graphs.getOrCreate(key, async () => {
       const g = new Graph();
-      const input = (name: string) => g.input([batch, seq], "i32", name);
+      const input = (name: string, width = seq) => g.input([batch, width], "i32", name);
       const inputs = {
         ids: input("ids"),
         positions: input("positions"),
         segments: input("segments"),
-        targets: input("targets"),
+        targets: input("targets", seq - from),
       };
-      let logits = buildLogits(this.config, this.weights(g), inputs);
+      let logits = buildLogits(this.config, this.weights(g), inputs, from);
       if (temperature !== 1) logits = scale(logits, 1 / temperature);
       const out = tokenLogprobs(logits, inputs.targets);
       return { exe: await compileGraph(this.gpu, [out], `logprobs:${key}`), inputs, out };

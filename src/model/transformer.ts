@@ -90,10 +90,28 @@ export type AttentionFn = (layer: number, q: Tensor, k: Tensor, v: Tensor) => Te
 /** Ids and positions, each [batch, seq] i32 (or u32 ids). */
 export type HiddenInputs = Pick<TokenInputs, "ids" | "positions">;
 
-/** Logits [batch, seq, vocab] of the model with config `cfg` on `inputs`. */
-export function buildLogits(cfg: ModelConfig, w: WeightLookup, inputs: TokenInputs): Tensor {
+/**
+ * Logits [batch, seq - from, vocab] of the model with config `cfg` on `inputs`, at positions
+ * `from` .. seq - 1 only (a loss that reads no logits before `from` skips the LM head there).
+ */
+export function buildLogits(
+  cfg: ModelConfig,
+  w: WeightLookup,
+  inputs: TokenInputs,
+  from = 0,
+): Tensor {
   const attention: AttentionFn = (_l, q, k, v) => causalAttention(q, k, v, inputs.segments);
-  return lmHead(cfg, w, buildHidden(cfg, w, inputs, attention));
+  let hidden = buildHidden(cfg, w, inputs, attention);
+  if (from > 0) {
+    const [batch, seq, width] = hidden.shape;
+    const kept = reshape(hidden, [batch, seq * width]);
+    hidden = reshape(sliceLast(kept, from * width, (seq - from) * width), [
+      batch,
+      seq - from,
+      width,
+    ]);
+  }
+  return lmHead(cfg, w, hidden);
 }
 
 /** Final hidden states [batch, seq, hidden] (after the last norm), attention supplied. */

@@ -35,7 +35,12 @@ import { KL_FN, type KlArgs, klLoss } from "../algorithm/kl.ts";
 import { LOSS_AGG_MODES, type LossAggMode, type LossTerm } from "../algorithm/loss_agg.ts";
 import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
 import type { Experience } from "../buffer/experience.ts";
-import { packAtNextTokenPositions, packBatch, paddedLength } from "../model/padded_batch.ts";
+import {
+  packAtNextTokenPositions,
+  packBatch,
+  paddedLength,
+  SEQ_BUCKET,
+} from "../model/padded_batch.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import { buildLogits } from "../model/transformer.ts";
 import { AdamW, type AdamWOptions, defaultNoDecay } from "./adamw.ts";
@@ -126,6 +131,8 @@ interface MicroGraph extends BatchInputs {
 /** Trains a policy model in place, one batch of experiences per `step`. */
 export class TrainStep {
   readonly optimizer: AdamW;
+  /** Counters for tests and benchmarks: padded token positions the LM head skipped. */
+  readonly stats = { skippedPositions: 0 };
   readonly #graphs: LruCache<StepGraph>;
   readonly #microGraphs: LruCache<MicroGraph>;
   #update?: UpdateGraph;
@@ -134,6 +141,12 @@ export class TrainStep {
   readonly #kl;
   readonly #entropy;
   readonly #needs: readonly LossInput[];
+  /**
+   * Whether graphs leave out the columns before a batch's first scored token (see
+   * {@link scoredFrom}): not when a term divides by the batch's width (`seq-mean-token-sum-norm`
+   * without a `loss_scale_factor`).
+   */
+  readonly #skipsPrompts: boolean;
 
   constructor(readonly model: PolicyModel, readonly config: TrainStepConfig) {
     this.#graphs = graphCache(model.gpu, STEP_GRAPHS);
@@ -147,6 +160,13 @@ export class TrainStep {
       : undefined;
     const needs = this.#loss.entry.needs;
     this.#needs = this.#kl && !needs.includes("refLogp") ? [...needs, "refLogp"] : needs;
+    // A term in seq-mean-token-sum-norm without a scale factor divides by the batch's width;
+    // the KL term takes the policy loss's mode, never its scale factor.
+    const byWidth = (args: Args | undefined, factorless = false) =>
+      args?.loss_agg_mode === "seq-mean-token-sum-norm" &&
+      (factorless || args.loss_scale_factor == null);
+    this.#skipsPrompts = !byWidth(this.#loss.args, this.#kl !== undefined) &&
+      !byWidth(this.#entropy?.args);
     this.optimizer = new AdamW(model.gpu, model.trainableVariables(), {
       ...config.optimizer,
       noDecay: defaultNoDecay,
@@ -196,8 +216,9 @@ export class TrainStep {
     const schedule = { ...this.config.optimizer };
     if (plan.length === 1) {
       const [micro] = plan;
-      const graph = await this.#graph(micro.rows.length, micro.seq);
-      const feeds = this.#feeds(graph, experiences, micro, options.isExpert);
+      const from = this.#scoredFrom(experiences, micro);
+      const graph = await this.#graph(micro.rows.length, micro.seq, from);
+      const feeds = this.#feeds(graph, experiences, micro, options.isExpert, from);
       const metrics = await runOptimizerStep(
         graph,
         this.optimizer,
@@ -220,7 +241,8 @@ export class TrainStep {
     this.#accumulator ??= new GradAccumulator(this.model.gpu, params);
     // Each graph is fetched right before its run, one after another: micro-batches of one
     // shape share a graph, and fetching one may drop another (the cache keeps a few shapes).
-    const microGraph = (m: number) => this.#microGraph(plan[m].rows.length, plan[m].seq);
+    const from = plan.map((micro) => this.#scoredFrom(experiences, micro));
+    const microGraph = (m: number) => this.#microGraph(plan[m].rows.length, plan[m].seq, from[m]);
     const terms: MicroGraph["terms"][] = [];
     const perRun = (await microGraph(0)).terms.reduce((n, t) => n + 1 + t.metrics.length, 0);
     const collected = this.model.gpu.device.createBuffer({
@@ -232,7 +254,7 @@ export class TrainStep {
     for (let m = 0; m < plan.length; m++) {
       const graph = await microGraph(m);
       terms.push(graph.terms);
-      const feeds = this.#feeds(graph, experiences, plan[m], options.isExpert);
+      const feeds = this.#feeds(graph, experiences, plan[m], options.isExpert, from[m]);
       graph.weights.forEach((w, k) => feeds.set(w, Float32Array.of(weights[m][k])));
       const outputs = graph.terms.flatMap((t) => [t.loss, ...t.metrics.map(([, x]) => x)]);
       await graph.exe.run(feeds, {
@@ -319,6 +341,7 @@ export class TrainStep {
     experiences: readonly Experience[],
     micro: MicroBatch,
     isExpert: readonly boolean[] | undefined,
+    from: number,
   ): Map<Tensor, Feed> {
     const rows = micro.rows.map((row) => row.map((i) => experiences[i]));
     const batch = packBatch(
@@ -330,11 +353,13 @@ export class TrainStep {
       [graph.ints.ids, batch.ids],
       [graph.ints.positions, batch.positions],
       [graph.ints.segments, batch.segments],
-      [graph.ints.targets, batch.targets],
+      [graph.ints.targets, columnsFrom(batch.targets, micro.seq, from)],
     ]);
     for (const name of TOKEN_INPUTS) {
       const tensor = graph.floats[name];
-      if (tensor) feeds.set(tensor, nextTokenValues(rows, micro.seq, name));
+      if (tensor) {
+        feeds.set(tensor, columnsFrom(nextTokenValues(rows, micro.seq, name), micro.seq, from));
+      }
     }
     if (graph.floats.isExpert) {
       feeds.set(
@@ -359,20 +384,41 @@ export class TrainStep {
     return fit;
   }
 
-  /** Inputs and loss terms of a [rows, seq] batch, built into `g`. */
-  #buildLoss(g: Graph, rows: number, seq: number): BatchInputs & { terms: WeightedTerm[] } {
-    const int = (name: string) => g.input([rows, seq], "i32", name);
+  /**
+   * The first column of `micro`'s padded rows whose next-token mask is set in any row, rounded
+   * down to a multiple of {@link SEQ_BUCKET} (so batches share graphs): the loss reads nothing
+   * before it. 0 when prompts are not skipped.
+   */
+  #scoredFrom(experiences: readonly Experience[], micro: MicroBatch): number {
+    if (!this.#skipsPrompts) return 0;
+    const rows = micro.rows.map((row) => row.map((i) => experiences[i]));
+    const from = scoredFrom(nextTokenValues(rows, micro.seq, "mask"), micro.seq);
+    this.stats.skippedPositions += from * rows.length;
+    return from;
+  }
+
+  /**
+   * Inputs and loss terms of a [rows, seq] batch whose loss reads columns `from` .. seq - 1
+   * (targets and per-token floats are [rows, seq - from]), built into `g`.
+   */
+  #buildLoss(
+    g: Graph,
+    rows: number,
+    seq: number,
+    from: number,
+  ): BatchInputs & { terms: WeightedTerm[] } {
+    const int = (name: string, width = seq) => g.input([rows, width], "i32", name);
     const ints = {
       ids: int("ids"),
       positions: int("positions"),
       segments: int("segments"),
-      targets: int("targets"),
+      targets: int("targets", seq - from),
     };
     const floats: Partial<Record<LossInput, Tensor>> = {};
     for (const name of ["mask", ...this.#needs] as LossInput[]) {
-      floats[name] = g.input(name === "isExpert" ? [rows] : [rows, seq], "f32", name);
+      floats[name] = g.input(name === "isExpert" ? [rows] : [rows, seq - from], "f32", name);
     }
-    let logits = buildLogits(this.model.config, this.model.weights(g), ints);
+    let logits = buildLogits(this.model.config, this.model.weights(g), ints, from);
     const temperature = this.config.temperature ?? 1;
     if (temperature !== 1) logits = scale(logits, 1 / temperature);
     const logp = tokenLogprobs(logits, ints.targets);
@@ -398,13 +444,13 @@ export class TrainStep {
   }
 
   /** The fused graph of an uncut batch: loss, gradients, clipping and the update. */
-  #graph(rows: number, seq: number): Promise<StepGraph> {
-    const key = `${rows}x${seq}`;
-    return this.#graphs.getOrCreate(key, () => this.#compile(key, rows, seq));
+  #graph(rows: number, seq: number, from: number): Promise<StepGraph> {
+    const key = `${rows}x${seq}@${from}`;
+    return this.#graphs.getOrCreate(key, () => this.#compile(key, rows, seq, from));
   }
 
-  async #compile(key: string, rows: number, seq: number): Promise<StepGraph> {
-    const { ints, floats, terms } = this.#buildLoss(new Graph(), rows, seq);
+  async #compile(key: string, rows: number, seq: number, from: number): Promise<StepGraph> {
+    const { ints, floats, terms } = this.#buildLoss(new Graph(), rows, seq, from);
     const term: LossTerm = {
       loss: terms.map((t) => t.loss).reduce((a, b) => add(a, b)),
       metrics: Object.assign({}, ...terms.map((t) => t.metrics)),
@@ -418,14 +464,19 @@ export class TrainStep {
   }
 
   /** A micro-batch graph: weighted loss, gradients added into the accumulators. */
-  #microGraph(rows: number, seq: number): Promise<MicroGraph> {
-    const key = `${rows}x${seq}`;
-    return this.#microGraphs.getOrCreate(key, () => this.#compileMicro(key, rows, seq));
+  #microGraph(rows: number, seq: number, from: number): Promise<MicroGraph> {
+    const key = `${rows}x${seq}@${from}`;
+    return this.#microGraphs.getOrCreate(key, () => this.#compileMicro(key, rows, seq, from));
   }
 
-  async #compileMicro(key: string, rows: number, seq: number): Promise<MicroGraph> {
+  async #compileMicro(
+    key: string,
+    rows: number,
+    seq: number,
+    from: number,
+  ): Promise<MicroGraph> {
     const g = new Graph();
-    const { ints, floats, terms } = this.#buildLoss(g, rows, seq);
+    const { ints, floats, terms } = this.#buildLoss(g, rows, seq, from);
     const weights = terms.map((_, k) => g.input([], "f32", `weight${k}`));
     const loss = terms.map((t, k) => mul(t.loss, weights[k])).reduce((a, b) => add(a, b));
     const params = this.optimizer.params.map((p) => g.variable(p));
@@ -475,6 +526,33 @@ function actionTokens(experiences: readonly Experience[]): number {
 }
 
 /** A per-token field of each row's experiences at next-token positions. */
+/**
+ * The first column of `mask` ([rows, seq], next-token positions) set in any row, rounded down to
+ * a multiple of {@link SEQ_BUCKET}; 0 when none is set.
+ */
+export function scoredFrom(mask: ArrayLike<number>, seq: number): number {
+  let first = seq;
+  for (let i = 0; i < mask.length; i++) {
+    if (mask[i] !== 0) first = Math.min(first, i % seq);
+  }
+  return first === seq ? 0 : Math.floor(first / SEQ_BUCKET) * SEQ_BUCKET;
+}
+
+/** Columns `from` .. seq - 1 of each row of `values` ([rows, seq]). */
+function columnsFrom<T extends Int32Array<ArrayBuffer> | Float32Array<ArrayBuffer>>(
+  values: T,
+  seq: number,
+  from: number,
+): T {
+  if (from === 0) return values;
+  const rows = values.length / seq;
+  const out = new (values.constructor as new (n: number) => T)(rows * (seq - from));
+  for (let r = 0; r < rows; r++) {
+    out.set(values.subarray(r * seq + from, (r + 1) * seq), r * (seq - from));
+  }
+  return out;
+}
+
 function nextTokenValues(
   rows: readonly (readonly Experience[])[],
   seq: number,

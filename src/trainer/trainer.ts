@@ -95,7 +95,10 @@ export class Trainer {
       Object.assign(metrics, advantages.metrics);
     }
     if (trainStep.needsReference && referenceModel) {
-      const ref = await referenceModel.logprobs(batch.map((e) => e.tokens), { temperature });
+      const ref = await referenceModel.logprobs(batch.map((e) => e.tokens), {
+        temperature,
+        from: firstActionLogprob(batch),
+      });
       batch.forEach((e, i) => {
         e.referenceLogprobs = e.tokens.map((
           _,
@@ -178,4 +181,14 @@ export class Trainer {
       sync?.trainerFinished();
     }
   }
+}
+
+/** The first log-prob index (t - 1 for action token t) any experience of `batch` reads; 0 if none. */
+function firstActionLogprob(batch: readonly Experience[]): number {
+  let first = Infinity;
+  for (const e of batch) {
+    const t = e.actionMask.findIndex((m, i) => i > 0 && m !== 0);
+    if (t > 0) first = Math.min(first, t - 1);
+  }
+  return Number.isFinite(first) ? first : 0;
 }

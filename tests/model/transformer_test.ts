@@ -114,16 +114,27 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
       segments: input("segments"),
     };
     const logits = buildLogits(model.config, model.weights(g), inputs);
-    const exe = await compileGraph(model.gpu, [logits]);
+    // From position 3 on only (the LM head skipped before it).
+    const from = 3;
+    const tail = buildLogits(model.config, model.weights(g), inputs, from);
+    assertEquals(tail.shape, [2, T - from, VOCAB]);
+    const exe = await compileGraph(model.gpu, [logits, tail]);
     const { ids, positions, segments } = padBatch(SEQUENCES, T, VOCAB);
     await exe.run(
       new Map([[inputs.ids, ids], [inputs.positions, positions], [inputs.segments, segments]]),
     );
-    const [out] = await exe.read([logits]);
+    const [out, outTail] = await exe.read([logits, tail]);
     SEQUENCES.forEach((s, b) => {
       const expected = referenceLogits(model.config, toReference(params), s);
       const actual = out.subarray(b * T * VOCAB, (b * T + s.length) * VOCAB);
       assertClose(actual, expected, { atol: 1e-5, rtol: 1e-4, label: `${label} seq ${b}` });
+      const kept = T - from;
+      const actualTail = outTail.subarray(b * kept * VOCAB, (b * kept + s.length - from) * VOCAB);
+      assertClose(actualTail, expected.subarray(from * VOCAB), {
+        atol: 1e-5,
+        rtol: 1e-4,
+        label: `${label} seq ${b} from ${from}`,
+      });
     });
     exe.destroy();
     model.destroy();
@@ -228,6 +239,22 @@ Deno.test("loading names the missing tensor and a wrong shape", async () => {
   );
   model.destroy();
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("logprobs from an index leave whole buckets before it uncomputed, the rest as before", async () => {
+  const raw = CONFIGS["qwen2 (q/k/v bias, tied)"];
+  const model = await createModel(raw, parameters(raw, 9));
+  const sequences = [37, 21].map((n, s) =>
+    Array.from({ length: n }, (_, t) => (t * 7 + s * 3 + 1) % VOCAB)
+  );
+  const full = await model.logprobs(sequences);
+  const tail = await model.logprobs(sequences, { from: 20 });
+  tail.forEach((row, i) => {
+    assertEquals(row.length, full[i].length);
+    assertEquals(row.slice(0, 16).every(Number.isNaN), true, `row ${i} before 16`);
+    assertClose(row.slice(16), full[i].slice(16), { atol: 1e-5, rtol: 1e-5, label: `row ${i}` });
+  });
+  model.destroy();
 });
 
 Deno.test("concurrent logprobs calls on one model do not mix their results", async () => {

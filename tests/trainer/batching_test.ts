@@ -9,7 +9,7 @@ import { createModel, type PolicyModel } from "../../src/model/policy.ts";
 import { planMicroBatches } from "../../src/trainer/micro_batch_plan.ts";
 import { learningRate } from "../../src/trainer/lr_schedule.ts";
 import { Trainer } from "../../src/trainer/trainer.ts";
-import { TrainStep, type TrainStepConfig } from "../../src/trainer/train_step.ts";
+import { scoredFrom, TrainStep, type TrainStepConfig } from "../../src/trainer/train_step.ts";
 import { uniformArray } from "../../src/util/random.ts";
 import { TINY_QWEN2 } from "./_tiny_qwen2.ts";
 
@@ -158,6 +158,75 @@ Deno.test("micro-batches: more shapes in a step than graphs kept (some dropped m
   }).map((m) => `${m.rows.length}x${m.seq}`);
   assert(new Set(shapes).size > 2, shapes.join(" "));
   await assertCutMatchesUncut({ policyLossFn: "gspo" }, 48, 3, batch);
+});
+
+Deno.test("a step skips the LM head before the first scored column and gives the full width's result", async () => {
+  // 16 more prompt tokens before each experience (rows of 20 to 32 tokens, padded to 32): the
+  // loss reads no logits before column 16. seq-mean-token-sum-norm with the padded width (32) as
+  // its scale factor lets the step skip them; without a factor it divides by the width, so it
+  // keeps every column: the same loss either way.
+  const prefix = (e: Experience): Experience => {
+    const zeros = new Array(16).fill(0);
+    return {
+      ...e,
+      tokens: [...zeros.map((_, t) => (t * 5 + 1) % 13), ...e.tokens],
+      promptLength: e.promptLength + 16,
+      actionMask: [...zeros, ...e.actionMask],
+      logprobs: [...zeros, ...e.logprobs],
+      referenceLogprobs: [...zeros, ...e.referenceLogprobs!],
+      advantages: [...zeros, ...e.advantages!],
+    };
+  };
+  const batch = experiences(10, 3).filter((e) => e.tokens.length <= 16).map(prefix);
+  assertEquals(batch.length, 8);
+  const runs = [];
+  for (const loss_scale_factor of [32, null]) {
+    const m = await model();
+    const before = await m.readParameters();
+    const step = new TrainStep(m, {
+      policyLossFn: "ppo",
+      policyLossArgs: { loss_agg_mode: "seq-mean-token-sum-norm", loss_scale_factor },
+      entropyLossFn: "default",
+      entropyLossArgs: { entropy_coef: 0.01 },
+      optimizer: { lr: 1, eps: 1, weightDecay: 0 },
+    });
+    const metrics = await step.step(batch);
+    runs.push({ before, after: await m.readParameters(), metrics, skipped: step.stats });
+    step.destroy();
+    m.destroy();
+  }
+  const [skipping, full] = runs;
+  assertEquals(skipping.skipped.skippedPositions, 8 * 16);
+  assertEquals(full.skipped.skippedPositions, 0);
+  for (const key of ["loss", "pg_loss", "entropy", "grad_norm"]) {
+    assertClose(Float32Array.of(skipping.metrics[key]), Float64Array.of(full.metrics[key]), {
+      rtol: 1e-4,
+      atol: 1e-6,
+      label: key,
+    });
+  }
+  for (const [name, after] of full.after) {
+    const delta = (run: typeof full) =>
+      Float64Array.from(run.after.get(name)!, (x, i) => x - run.before.get(name)![i]);
+    assertClose(new Float32Array(delta(skipping)), delta(full), {
+      rtol: 1e-3,
+      atol: 1e-6,
+      label: name,
+    });
+    assert(after.length > 0);
+  }
+});
+
+Deno.test("scoredFrom: the first set column of any row, rounded down to 16; 0 when none", () => {
+  const seq = 40;
+  const mask = new Float32Array(2 * seq);
+  assertEquals(scoredFrom(mask, seq), 0);
+  mask[seq + 35] = 1; // row 1 from column 35
+  assertEquals(scoredFrom(mask, seq), 32);
+  mask[20] = 1; // row 0 from column 20
+  assertEquals(scoredFrom(mask, seq), 16);
+  mask[3] = 1;
+  assertEquals(scoredFrom(mask, seq), 0);
 });
 
 Deno.test("micro-batches: SFT with seq-mean-token-sum-norm and seq-mean-token-sum", async () => {
