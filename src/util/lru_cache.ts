@@ -7,6 +7,8 @@
 /** Entries by key, least recently used first, disposed when dropped. */
 export class LruCache<V> {
   readonly #entries = new Map<string, V>();
+  /** Entries being created, so concurrent callers of one key share one creation. */
+  readonly #pending = new Map<string, Promise<V>>();
 
   constructor(
     /** Most entries held at once (at least 1). */
@@ -36,16 +38,25 @@ export class LruCache<V> {
 
   /**
    * The entry of `key`; when there is none, drops least recently used entries until one more
-   * fits (before creating, so their memory is free for the new one), then creates it. Entries
-   * a caller still uses must be more recent than the `capacity - 1` others.
+   * fits (before creating, so their memory is free for the new one), then creates it, once for
+   * concurrent callers of one key. Entries a caller still uses must be more recent than the
+   * `capacity - 1` others.
    */
   async getOrCreate(key: string, create: () => Promise<V> | V): Promise<V> {
     const cached = this.get(key);
     if (cached !== undefined) return cached;
+    const pending = this.#pending.get(key);
+    if (pending) return await pending; // a concurrent caller is creating it: share that one
     while (this.#entries.size >= this.capacity) this.delete(this.#entries.keys().next().value!);
-    const value = await create();
-    this.#entries.set(key, value);
-    return value;
+    const creating = Promise.resolve().then(create);
+    this.#pending.set(key, creating);
+    try {
+      const value = await creating;
+      this.#entries.set(key, value);
+      return value;
+    } finally {
+      this.#pending.delete(key);
+    }
   }
 
   /** Drops and disposes the entry of `key`; false when there is none. */

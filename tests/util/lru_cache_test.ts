@@ -38,6 +38,19 @@ Deno.test("LruCache: a held key is not created again, and a failed create adds n
   assertEquals(disposed, []);
 });
 
+Deno.test("LruCache: concurrent callers of one key share one creation", async () => {
+  const { cache, disposed } = recordingCache(2);
+  let creates = 0;
+  const slow = async () => {
+    creates++;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    return `v${creates}`;
+  };
+  const values = await Promise.all([cache.getOrCreate("k", slow), cache.getOrCreate("k", slow)]);
+  assertEquals(values, ["v1", "v1"]);
+  assertEquals([creates, cache.size, disposed.length], [1, 1, 0]);
+});
+
 Deno.test("LruCache: deleteWhere and clear dispose what they drop", async () => {
   const { cache, disposed } = recordingCache(4);
   for (const k of ["x1", "y1", "x2"]) await cache.getOrCreate(k, () => k.toUpperCase());
