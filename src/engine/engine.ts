@@ -172,7 +172,10 @@ export class GenerationEngine {
     });
   }
 
-  /** Compiled graphs and KV cache sets held now (at most {@link ENGINE_GRAPHS} and {@link ENGINE_KV_CACHE_SETS}). */
+  /**
+   * Compiled graphs and KV cache sets held now (at most {@link ENGINE_GRAPHS} and
+   * {@link ENGINE_KV_CACHE_SETS}).
+   */
   get held(): { graphs: number; kvCacheSets: number } {
     return { graphs: this.#graphs.size, kvCacheSets: this.#caches.size };
   }

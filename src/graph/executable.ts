@@ -302,7 +302,8 @@ export async function compileGraph(
     }
     steps.push({ node, dispatches: dispatches.slice(first) });
     for (const [key, texture] of opTextures) {
-      freeTextures.set(key, [...freeTextures.get(key) ?? [], texture]);
+      if (!freeTextures.has(key)) freeTextures.set(key, []);
+      freeTextures.get(key)!.push(texture);
     }
     opTextures = [];
   }

@@ -15,6 +15,26 @@ export function paddedLength(length: number): number {
   return Math.ceil(length / SEQ_BUCKET) * SEQ_BUCKET;
 }
 
+/** `column` rounded down to the bucket (where a window of whole buckets starts). */
+export function bucketStart(column: number): number {
+  return Math.floor(column / SEQ_BUCKET) * SEQ_BUCKET;
+}
+
+/** Columns `from` .. seq - 1 of each row of `values` ([rows, seq]), as [rows, seq - from]. */
+export function columnsFrom<T extends Int32Array<ArrayBuffer> | Float32Array<ArrayBuffer>>(
+  values: T,
+  seq: number,
+  from: number,
+): T {
+  if (from === 0) return values;
+  const rows = values.length / seq;
+  const out = new (values.constructor as new (n: number) => T)(rows * (seq - from));
+  for (let r = 0; r < rows; r++) {
+    out.set(values.subarray(r * seq + from, (r + 1) * seq), r * (seq - from));
+  }
+  return out;
+}
+
 /** Rows of a batch: each row lists the sequences laid end to end in it. */
 export type RowLayout<T> = readonly (readonly T[])[];
 

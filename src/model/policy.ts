@@ -8,7 +8,7 @@
 import type { LruCache } from "../util/lru_cache.ts";
 import { Mutex } from "../util/mutex.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
-import { padBatch, paddedLength, SEQ_BUCKET } from "./padded_batch.ts";
+import { bucketStart, columnsFrom, padBatch, paddedLength } from "./padded_batch.ts";
 import {
   type EngineStats,
   type GeneratedSample,
@@ -257,7 +257,7 @@ export class PolicyModel {
     }
     const seq = paddedLength(Math.max(...sequences.map((s) => s.length)));
     // Columns before `from` (whole buckets, so calls share graphs) are not computed.
-    const from = Math.min(Math.floor((options.from ?? 0) / SEQ_BUCKET) * SEQ_BUCKET, seq - 1);
+    const from = Math.min(bucketStart(options.from ?? 0), seq - 1);
     const kept = seq - from;
     // Rows per graph run, so logits of every column [rows, seq, vocab] would fit one storage
     // binding (which keeps the other activations within one too).
@@ -266,18 +266,13 @@ export class PolicyModel {
     for (let first = 0; first < sequences.length; first += rows) {
       const chunk = sequences.slice(first, first + rows);
       const { exe, inputs, out } = await this.#logprobGraph(chunk.length, seq, temperature, from);
-      const padded = padBatch(chunk, seq, vocab);
-      const { ids, positions, segments } = padded;
-      const targets = new Int32Array(chunk.length * kept);
-      chunk.forEach((_, b) =>
-        targets.set(padded.targets.subarray(b * seq + from, (b + 1) * seq), b * kept)
-      );
+      const { ids, positions, segments, targets } = padBatch(chunk, seq, vocab);
       await exe.run(
         new Map([
           [inputs.ids, ids],
           [inputs.positions, positions],
           [inputs.segments, segments],
-          [inputs.targets, targets],
+          [inputs.targets, columnsFrom(targets, seq, from)],
         ]),
       );
       const [values] = await exe.read([out]);

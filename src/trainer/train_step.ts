@@ -36,10 +36,11 @@ import { LOSS_AGG_MODES, type LossAggMode, type LossTerm } from "../algorithm/lo
 import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
 import type { Experience } from "../buffer/experience.ts";
 import {
+  bucketStart,
+  columnsFrom,
   packAtNextTokenPositions,
   packBatch,
   paddedLength,
-  SEQ_BUCKET,
 } from "../model/padded_batch.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import { buildLogits } from "../model/transformer.ts";
@@ -386,7 +387,7 @@ export class TrainStep {
 
   /**
    * The first column of `micro`'s padded rows whose next-token mask is set in any row, rounded
-   * down to a multiple of {@link SEQ_BUCKET} (so batches share graphs): the loss reads nothing
+   * down to a bucket ({@link bucketStart}, so batches share graphs): the loss reads nothing
    * before it. 0 when prompts are not skipped.
    */
   #scoredFrom(experiences: readonly Experience[], micro: MicroBatch): number {
@@ -525,34 +526,19 @@ function actionTokens(experiences: readonly Experience[]): number {
   return n;
 }
 
-/** A per-token field of each row's experiences at next-token positions. */
 /**
  * The first column of `mask` ([rows, seq], next-token positions) set in any row, rounded down to
- * a multiple of {@link SEQ_BUCKET}; 0 when none is set.
+ * a bucket ({@link bucketStart}); 0 when none is set.
  */
 export function scoredFrom(mask: ArrayLike<number>, seq: number): number {
   let first = seq;
   for (let i = 0; i < mask.length; i++) {
     if (mask[i] !== 0) first = Math.min(first, i % seq);
   }
-  return first === seq ? 0 : Math.floor(first / SEQ_BUCKET) * SEQ_BUCKET;
+  return first === seq ? 0 : bucketStart(first);
 }
 
-/** Columns `from` .. seq - 1 of each row of `values` ([rows, seq]). */
-function columnsFrom<T extends Int32Array<ArrayBuffer> | Float32Array<ArrayBuffer>>(
-  values: T,
-  seq: number,
-  from: number,
-): T {
-  if (from === 0) return values;
-  const rows = values.length / seq;
-  const out = new (values.constructor as new (n: number) => T)(rows * (seq - from));
-  for (let r = 0; r < rows; r++) {
-    out.set(values.subarray(r * seq + from, (r + 1) * seq), r * (seq - from));
-  }
-  return out;
-}
-
+/** A per-token field of each row's experiences at next-token positions. */
 function nextTokenValues(
   rows: readonly (readonly Experience[])[],
   seq: number,

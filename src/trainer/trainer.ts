@@ -183,7 +183,10 @@ export class Trainer {
   }
 }
 
-/** The first log-prob index (t - 1 for action token t) any experience of `batch` reads; 0 if none. */
+/**
+ * The first log-prob index (t - 1 for action token t) any experience of `batch` reads; 0 if
+ * none.
+ */
 function firstActionLogprob(batch: readonly Experience[]): number {
   let first = Infinity;
   for (const e of batch) {
