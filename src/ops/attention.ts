@@ -7,7 +7,10 @@
  * queries; two ops, each recomputing P, again as an op has one output), without atomics, so
  * results are deterministic. The head dim is a runtime parameter: one pipeline per kernel serves
  * every model. f32 only; no dropout, sliding window, ALiBi, soft-capping or KV cache.
- * Shader: shaders/attention.wgsl
+ * On CPU adapters the operands are copied into textures first (`shaders/attention_texture.wgsl`,
+ * head dims that are multiples of 4), whose loads cost a fraction of storage loads there; both
+ * shaders are `shaders/lib/attention_core.wgsl` with their own loads.
+ * Shaders: shaders/attention.wgsl, shaders/attention_texture.wgsl
  * Reference: src/reference/attention.ts
  * Test: tests/ops/attention_test.ts
  */
@@ -17,6 +20,7 @@ import { packParams } from "../gpu/kernel_params.ts";
 import type { BoundTensor, KernelLaunch, LaunchContext, OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 import { causalAttentionRef } from "../reference/attention.ts";
+import { linearTexture, textureMisfit, textureWidth } from "./operand_texture.ts";
 
 /** Options of {@link causalAttention}. */
 export interface AttentionOptions {
@@ -96,15 +100,14 @@ interface Layout {
 }
 
 /**
- * CPU adapters, where every memory read costs one load per SIMD lane: one SIMD group (8
- * invocations) of 8 home rows each, so each streamed element feeds 8 rows (measured best on
- * llvmpipe). GPUs: 64 invocations of 4 rows, a smaller register block (a first choice, not yet
- * timed on GPU hardware).
+ * CPU adapters: one SIMD group (8 invocations); with storage operands, whose every load costs
+ * one load per SIMD lane, 8 home rows each, so each streamed element feeds 8 rows; with texture
+ * operands 4 (fewer registers; 15% faster backward on llvmpipe). GPUs: 64 invocations of 4
+ * rows, a smaller register block (a first choice, not yet timed on GPU hardware).
  */
-function layoutFor(ctx: LaunchContext): Layout {
-  return ctx.gpu.summary.isFallback
-    ? { wg: 8, rowGroups: 2, colGroups: 4 }
-    : { wg: 64, rowGroups: 1, colGroups: 4 };
+function layoutFor(ctx: LaunchContext, textures: boolean): Layout {
+  if (!ctx.gpu.summary.isFallback) return { wg: 64, rowGroups: 1, colGroups: 4 };
+  return { wg: 8, rowGroups: textures ? 1 : 2, colGroups: 4 };
 }
 
 /** Entry points of `shaders/attention.wgsl`. */
@@ -115,6 +118,18 @@ interface ExtraBuffers {
   o?: GPUBuffer;
   dO?: GPUBuffer;
   stats?: GPUBuffer;
+}
+
+/**
+ * Whether a launch reads q, k, v, o and d_o through textures (`shaders/attention_texture.wgsl`):
+ * on CPU adapters, when the head dim is a multiple of 4, the buffers can be copied and each fits
+ * one texture.
+ */
+function readsTextures(ctx: LaunchContext, dims: AttentionDims, buffers: GPUBuffer[]): boolean {
+  if (!ctx.gpu.summary.isFallback || dims.headDim % 4 !== 0) return false;
+  if (!buffers.every((b) => b.usage & GPUBufferUsage.COPY_SRC)) return false;
+  const { batch, seq, heads, headDim } = dims;
+  return textureMisfit(ctx.gpu, batch * seq * heads * headDim, "q") === undefined;
 }
 
 /**
@@ -133,7 +148,10 @@ function attentionLaunch(
   gradV = false,
 ): KernelLaunch {
   const dims = attentionDims(op, q.tensor, k.tensor, v.tensor, segmentIds.tensor);
-  const { wg, rowGroups, colGroups } = layoutFor(ctx);
+  // q, k, v, o, d_o: the tensors the kernel reads through `quads`.
+  const operands = [q.buffer, k.buffer, v.buffer, extra.o ?? q.buffer, extra.dO ?? q.buffer];
+  const textures = readsTextures(ctx, dims, operands);
+  const { wg, rowGroups, colGroups } = layoutFor(ctx, textures);
   const grid = [
     Math.ceil(dims.seq / (wg * 4 * rowGroups)),
     entry === "backward_kv" ? dims.kvHeads : dims.heads,
@@ -151,32 +169,59 @@ function attentionLaunch(
     COL_GROUPS: colGroups,
   };
   if (entry === "backward_kv") constants.GRAD_V = Number(gradV);
+  const params = packParams({
+    seq: dims.seq,
+    heads: dims.heads,
+    kv_heads: dims.kvHeads,
+    head_dim: dims.headDim,
+    scale: { f32: scale },
+  });
+  if (!textures) {
+    const [qb, kb, vb, ob, dob] = operands;
+    return {
+      spec: {
+        shader: "attention",
+        entryPoint: entry,
+        constants,
+        bindings: ["read", "read", "read", "read", "read", "read", "read", "read_write"],
+        params: true,
+      },
+      buffers: [qb, kb, vb, segmentIds.buffer, ob, dob, extra.stats ?? q.buffer, out],
+      params,
+      workgroups: grid,
+    };
+  }
+  // One texture per distinct buffer, filled before the launch.
+  const copies = new Map<GPUBuffer, ReturnType<typeof linearTexture>>();
+  for (const buffer of operands) {
+    if (copies.has(buffer)) continue;
+    const elements = buffer === k.buffer || buffer === v.buffer ? k.tensor.size : q.tensor.size;
+    copies.set(buffer, linearTexture(ctx, buffer, elements, `${op}:operand`, false));
+  }
+  const [tq, tk, tv, to, tdo] = operands.map((b) => copies.get(b)!.view);
   return {
     spec: {
-      shader: "attention",
+      shader: "attention_texture",
       entryPoint: entry,
-      constants,
-      bindings: ["read", "read", "read", "read", "read", "read", "read", "read_write"],
+      constants: { ...constants, TEX_W: textureWidth(ctx.gpu) },
+      bindings: [
+        "texture",
+        "texture",
+        "texture",
+        "read",
+        "texture",
+        "texture",
+        "read",
+        "read_write",
+      ],
       params: true,
     },
-    buffers: [
-      q.buffer,
-      k.buffer,
-      v.buffer,
-      segmentIds.buffer,
-      extra.o ?? q.buffer,
-      extra.dO ?? q.buffer,
-      extra.stats ?? q.buffer,
-      out,
-    ],
-    params: packParams({
-      seq: dims.seq,
-      heads: dims.heads,
-      kv_heads: dims.kvHeads,
-      head_dim: dims.headDim,
-      scale: { f32: scale },
-    }),
+    buffers: [tq, tk, tv, segmentIds.buffer, to, tdo, extra.stats ?? q.buffer, out],
+    params,
     workgroups: grid,
+    before: (encoder) => {
+      for (const copy of copies.values()) copy.copy(encoder);
+    },
   };
 }
 

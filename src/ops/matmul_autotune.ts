@@ -15,8 +15,8 @@ import {
   type MatmulProblem,
   type MatmulVariant,
   matmulVariant,
-  pow2,
 } from "./matmul_variants.ts";
+import { pow2 } from "./operand_texture.ts";
 
 /** Whether `variant` may compute `p`: it fits, and needs no textures unless they are allowed. */
 function usable(gpu: GpuContext, p: MatmulProblem, textures: boolean, variant: MatmulVariant) {

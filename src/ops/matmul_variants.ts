@@ -13,6 +13,7 @@ import type { GpuContext } from "../gpu/device.ts";
 import { type PackedParams, packParams } from "../gpu/kernel_params.ts";
 import type { KernelSpec } from "../gpu/kernel_spec.ts";
 import type { KernelLaunch, LaunchContext } from "../graph/op.ts";
+import { linearTexture, textureMisfit, textureWidth } from "./operand_texture.ts";
 
 /** One matmul launch: `batch` products of op(A) [m, k] by op(B) [k, n], strides in elements. */
 export interface MatmulProblem {
@@ -149,17 +150,6 @@ function tiledVec4(bm: number, bn: number, bk: number): MatmulVariant {
   );
 }
 
-/** Bytes of one rgba32float texel: four elements. */
-const BYTES_PER_TEXEL = 16;
-
-/** `x` rounded up to a power of two. */
-export const pow2 = (x: number) => 2 ** Math.ceil(Math.log2(Math.max(1, x)));
-
-/** Texels per row of an operand texture: the largest power of two the device allows. */
-function textureWidth(gpu: GpuContext): number {
-  return 2 ** Math.floor(Math.log2(gpu.device.limits.maxTextureDimension2D));
-}
-
 /** Each operand's element count in its buffer and its contiguous dimension as stored. */
 function operandLayouts(p: MatmulProblem) {
   return [
@@ -191,69 +181,6 @@ function unalignedOperand(p: MatmulProblem): string | undefined {
 }
 
 /**
- * Rows of an operand texture of `texels` texels, `width` per row: at least 3 and never a power of
- * two. llvmpipe compiles a shader variant (seconds) per combination of power-of-two-or-not sizes
- * of the bound textures, so every operand texture has a power-of-two width and a height that is
- * not one; padding the height to a power of two instead would waste up to half of a weight's
- * texture (Qwen2.5-0.5B's LM head: 4155 rows, not 8192).
- */
-export function textureRows(texels: number, width: number): number {
-  const rows = Math.max(3, Math.ceil(texels / width));
-  return pow2(rows) === rows ? rows + 1 : rows;
-}
-
-/**
- * A texture holding the first `elements` values of `buffer` as linear rgba32float texels (texel
- * t at (t % width, t / width)), and the copy that fills it; `elements` is a multiple of 4. Its
- * width is a power of two and its height is not ({@link textureRows}). A `constant`
- * buffer (a variable the graph never writes) gets the texture every launch copying it shares;
- * `copied` then says another launch of the graph already records the copy.
- */
-function linearTexture(
-  ctx: MatmulLaunchContext,
-  buffer: GPUBuffer,
-  elements: number,
-  label: string,
-  constant: boolean,
-) {
-  if (!(buffer.usage & GPUBufferUsage.COPY_SRC)) {
-    throw new Error(
-      `Cannot copy buffer "${buffer.label}" into texture "${label}": expected COPY_SRC usage`,
-    );
-  }
-  const width = textureWidth(ctx.gpu);
-  const texels = elements / 4;
-  const fullRows = Math.floor(texels / width);
-  const tail = texels % width;
-  const descriptor: GPUTextureDescriptor = {
-    size: [Math.min(width, pow2(texels)), textureRows(texels, width)],
-    format: "rgba32float",
-    usage: GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.COPY_DST,
-  };
-  const { texture, copied } = constant
-    ? ctx.variableTexture(buffer, descriptor, label)
-    : { texture: ctx.texture(descriptor, label), copied: false };
-  // A multiple of 256 bytes (width is a power of two >= 8192), as buffer-texture copies require.
-  const bytesPerRow = width * BYTES_PER_TEXEL;
-  return {
-    view: texture.createView(),
-    copied,
-    copy(encoder: GPUCommandEncoder) {
-      if (fullRows > 0) {
-        encoder.copyBufferToTexture({ buffer, bytesPerRow }, { texture }, [width, fullRows]);
-      }
-      if (tail > 0) {
-        encoder.copyBufferToTexture(
-          { buffer, offset: fullRows * bytesPerRow, bytesPerRow },
-          { texture, origin: [0, fullRows] },
-          [tail, 1],
-        );
-      }
-    },
-  };
-}
-
-/**
  * `shaders/matmul_texture.wgsl`: the (4*rowGroups)x16 register block of the regblock variants,
  * reading A and B from textures that each launch first fills from their buffers
  * (`copyBufferToTexture`). Texel loads are far cheaper than storage loads on CPU adapters; fewer
@@ -273,13 +200,9 @@ function texture(rowGroups: number): MatmulVariant {
     misfit(gpu, p) {
       const unaligned = unalignedOperand(p);
       if (unaligned) return unaligned;
-      const width = textureWidth(gpu);
-      const maxRows = gpu.device.limits.maxTextureDimension2D;
       for (const { operand, elements } of operandLayouts(p)) {
-        if (textureRows(elements / 4, width) > maxRows) {
-          return `expected ${operand} to fit one rgba32float texture of ${width} x ${maxRows} ` +
-            `texels (padded to a height that is not a power of two), received ${elements} values`;
-        }
+        const misfit = textureMisfit(gpu, elements, operand);
+        if (misfit) return misfit;
       }
       return undefined;
     },

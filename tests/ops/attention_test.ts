@@ -3,7 +3,9 @@
  * of 4), grouped-query heads (Hkv = H, H/2, 1), packed segments, padding, rows spanning several
  * key tiles and workgroups, and large scores; GQA against explicitly repeated kv heads; backward
  * (q, k, v) against finite differences, exact zeros for padding, determinism; the GPU kernel
- * layout (run here on the CPU adapter) against the CPU one; shape errors.
+ * layout (run here on the CPU adapter) against the CPU one; shape errors. Head dims that are
+ * multiples of 4 run the texture-operand kernels on CPU adapters (the CI's), the others the
+ * storage ones; both are covered.
  */
 
 import { getGpu } from "../../src/gpu/device.ts";
@@ -96,6 +98,21 @@ const FORWARD_CASES: Case[] = [
     segments: [runs([0, 11], [1, 9])],
   },
   {
+    label: "texture operands: packed and padded, H=4 Hkv=2, T=37 D=8",
+    shape: { batch: 2, seq: 37, heads: 4, kvHeads: 2, headDim: 8 },
+    segments: [runs([0, 3], [1, 2], [2, 24], [3, 8]), runs([-1, 5], [7, 25], [-1, 7])],
+  },
+  {
+    label: "texture operands: several key tiles and workgroups, H=6 Hkv=2, T=70 D=12",
+    shape: { batch: 2, seq: 70, heads: 6, kvHeads: 2, headDim: 12 },
+    segments: [runs([0, 70]), scattered(70, 11)],
+  },
+  {
+    label: "texture operands: head_dim 132, H=2 Hkv=1, T=21",
+    shape: { batch: 1, seq: 21, heads: 2, kvHeads: 1, headDim: 132 },
+    segments: [runs([0, 12], [1, 9])],
+  },
+  {
     label: "large scores (|score| median 22, max 118), H=4 Hkv=2, T=37 D=10",
     shape: { batch: 1, seq: 37, heads: 4, kvHeads: 2, headDim: 10 },
     segments: [runs([0, 20], [1, 17])],
@@ -186,6 +203,17 @@ const GRAD_CASES: Case[] = [
     shape: { batch: 1, seq: 11, heads: 1, kvHeads: 1, headDim: 130 },
     segments: [runs([0, 11])],
   },
+  {
+    label: "texture operands: packed and padded, H=4 Hkv=2, T=21 D=8",
+    shape: { batch: 2, seq: 21, heads: 4, kvHeads: 2, headDim: 8 },
+    segments: [runs([0, 6], [1, 15]), runs([-1, 2], [4, 16], [-1, 3])],
+  },
+  {
+    label: "texture operands: several key tiles, sharp scores, H=3 Hkv=3, T=37 D=4",
+    shape: { batch: 1, seq: 37, heads: 3, kvHeads: 3, headDim: 4 },
+    segments: [scattered(37, 13)],
+    qk: 3,
+  },
 ];
 
 Deno.test("causalAttention: backward (q, k, v) matches finite differences", async () => {
@@ -200,55 +228,76 @@ Deno.test("causalAttention: backward (q, k, v) matches finite differences", asyn
 });
 
 Deno.test("causalAttention: padding gets and gives no gradient; deterministic", async () => {
-  const c = GRAD_CASES[1];
-  const { seq, heads, kvHeads, headDim } = c.shape;
-  const inputs = caseInputs(c, 800);
-  const seed = uniformArray(seq * heads * headDim, 801);
-  const build = (q: Tensor, k: Tensor, v: Tensor, ids: Tensor) => {
-    const y = causalAttention(q, k, v, ids);
-    return grad(y, [q, k, v], q.graph.constant(seed, y.shape));
-  };
-  const first = await runOps(inputs, build);
-  const second = await runOps(inputs, build);
-  first.forEach((g, i) => assertEquals([...g], [...second[i]], `run-to-run gradient ${i}`));
-  const [dq, dk, dv] = first;
-  const tail = (g: ArrayLike<number>, width: number) =>
-    Array.from(g).slice((seq - 7) * width * headDim);
-  assertEquals(tail(dq, heads), new Array(7 * heads * headDim).fill(0), "dq of padding");
-  assertEquals(tail(dk, kvHeads), new Array(7 * kvHeads * headDim).fill(0), "dk of padding");
-  assertEquals(tail(dv, kvHeads), new Array(7 * kvHeads * headDim).fill(0), "dv of padding");
+  // The storage kernels (D=6) and the texture ones (D=8, on CPU adapters).
+  for (const headDim of [6, 8]) {
+    const c = { ...GRAD_CASES[1], shape: { ...GRAD_CASES[1].shape, headDim } };
+    const { seq, heads, kvHeads } = c.shape;
+    const inputs = caseInputs(c, 800);
+    const seed = uniformArray(seq * heads * headDim, 801);
+    const build = (q: Tensor, k: Tensor, v: Tensor, ids: Tensor) => {
+      const y = causalAttention(q, k, v, ids);
+      return grad(y, [q, k, v], q.graph.constant(seed, y.shape));
+    };
+    const first = await runOps(inputs, build);
+    const second = await runOps(inputs, build);
+    first.forEach((g, i) => assertEquals([...g], [...second[i]], `D=${headDim}: gradient ${i}`));
+    const [dq, dk, dv] = first;
+    const tail = (g: ArrayLike<number>, width: number) =>
+      Array.from(g).slice((seq - 7) * width * headDim);
+    const zeros = (width: number) => new Array(7 * width * headDim).fill(0);
+    assertEquals(tail(dq, heads), zeros(heads), `D=${headDim}: dq of padding`);
+    assertEquals(tail(dk, kvHeads), zeros(kvHeads), `D=${headDim}: dk of padding`);
+    assertEquals(tail(dv, kvHeads), zeros(kvHeads), `D=${headDim}: dv of padding`);
+    if (!dq.some((x) => x !== 0)) throw new Error(`D=${headDim}: dq is all zeros`);
+  }
 });
 
 Deno.test("causalAttention: the GPU kernel layout gives the CPU layout's results", async () => {
-  // The kernels' layout follows the adapter (CPU adapters: 8 rows per invocation); this runs
-  // the GPU one on the adapter at hand by presenting it as a GPU.
-  const c = FORWARD_CASES[3];
-  const inputs = caseInputs(c, 900);
-  const seed = uniformArray(shapeSize(inputs[0].shape), 901);
+  // The kernels' layout follows the adapter (CPU adapters: one SIMD group of invocations, operands
+  // through textures when the head dim is a multiple of 4); this runs the GPU one (storage
+  // operands) on the adapter at hand by presenting it as a GPU.
   const base = await getGpu();
-  const results = [];
-  for (const isFallback of [true, false]) {
-    const g = new Graph();
-    const xs = inputs.map((x, i) => g.input(x.shape, x.dtype ?? "f32", `x${i}`));
-    const y = attention(xs[0], xs[1], xs[2], xs[3]);
-    const outputs = [y, ...grad(y, xs.slice(0, 3), g.constant(seed, y.shape))];
-    const exe = await compileGraph({ ...base, summary: { ...base.summary, isFallback } }, outputs);
-    try {
-      await exe.run(new Map(xs.map((x, i) => [x, inputs[i].data])));
-      results.push(await exe.read(outputs));
-    } finally {
-      exe.destroy();
+  const cases = [
+    { c: FORWARD_CASES[3], cpuShader: "attention." },
+    { c: FORWARD_CASES[7], cpuShader: "attention_texture." },
+  ];
+  for (const [n, { c, cpuShader }] of cases.entries()) {
+    const inputs = caseInputs(c, 900 + 10 * n);
+    const seed = uniformArray(shapeSize(inputs[0].shape), 901 + 10 * n);
+    const results = [];
+    for (const isFallback of [true, false]) {
+      const g = new Graph();
+      const xs = inputs.map((x, i) => g.input(x.shape, x.dtype ?? "f32", `x${i}`));
+      const y = attention(xs[0], xs[1], xs[2], xs[3]);
+      const outputs = [y, ...grad(y, xs.slice(0, 3), g.constant(seed, y.shape))];
+      const exe = await compileGraph(
+        { ...base, summary: { ...base.summary, isFallback } },
+        outputs,
+      );
+      try {
+        const shader = isFallback ? cpuShader : "attention.";
+        const used = exe.dispatches.map((d) => d.label.startsWith(shader));
+        assertEquals(used, new Array(5).fill(true), `${c.label}: every kernel from ${shader}wgsl`);
+        await exe.run(new Map(xs.map((x, i) => [x, inputs[i].data])));
+        results.push(await exe.read(outputs));
+      } finally {
+        exe.destroy();
+      }
     }
+    const [cpuLayout, gpuLayout] = results;
+    assertClose(gpuLayout[0], reference(c)(...inputs.map((x) => x.data)), {
+      label: `${c.label}: GPU layout forward`,
+      atol: 1e-5,
+      rtol: 1e-4,
+    });
+    cpuLayout.forEach((x, i) =>
+      assertClose(gpuLayout[i], x, {
+        label: `${c.label}: layouts, output ${i}`,
+        atol: 1e-6,
+        rtol: 1e-5,
+      })
+    );
   }
-  const [cpuLayout, gpuLayout] = results;
-  assertClose(gpuLayout[0], reference(c)(...inputs.map((x) => x.data)), {
-    label: "GPU layout forward",
-    atol: 1e-5,
-    rtol: 1e-4,
-  });
-  cpuLayout.forEach((x, i) =>
-    assertClose(gpuLayout[i], x, { label: `layouts, output ${i}`, atol: 1e-6, rtol: 1e-5 })
-  );
 });
 
 Deno.test("causalAttention rejects mismatched shapes and dtypes, naming the op", () => {

@@ -80,10 +80,11 @@ function kernelFiles(): KernelFile[] {
   });
 }
 
-/** Entry points (`@compute ... fn name`) of a WGSL file, in file order. */
+/** Entry points (`@compute ... fn name`) of a WGSL file, then of the libraries it includes. */
 function entryPoints(path: string): string[] {
-  return [...read(path).matchAll(/@compute\s+@workgroup_size\([^)]*\)\s*fn\s+(\w+)/g)]
+  const own = [...read(path).matchAll(/@compute\s+@workgroup_size\([^)]*\)\s*fn\s+(\w+)/g)]
     .map((m) => m[1]);
+  return [...own, ...includes(path).flatMap((lib) => entryPoints(`shaders/lib/${lib}.wgsl`))];
 }
 
 /** Libraries a WGSL file includes with `// #include NAME`. */

@@ -16,8 +16,8 @@ import {
   matmulLaunch,
   type MatmulProblem,
   matmulVariant,
-  textureRows,
 } from "../../src/ops/matmul_variants.ts";
+import { textureRows } from "../../src/ops/operand_texture.ts";
 import { matmulRef } from "../../src/reference/matmul.ts";
 import { assertEquals, assertRejects } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
