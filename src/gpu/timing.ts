@@ -27,10 +27,15 @@ export interface DispatchTime {
   micros: number;
 }
 
+/** The most queries one timestamp query set may hold (WebGPU's limit). */
+const MAX_QUERIES_PER_SET = 4096;
+
 /**
  * Encodes `dispatches` one pass each with timestamps (between the `before` and `after`
  * commands), submits, and returns their GPU times. A dispatch's own `before` commands are
  * recorded ahead of its pass, so its time leaves them out. Needs the `timestamp-query` feature.
+ * Graphs of more than 2048 dispatches use several query sets (one set that large would be
+ * invalid, and so would the whole submit).
  */
 export async function runTimed(
   gpu: GpuContext,
@@ -40,38 +45,53 @@ export async function runTimed(
 ): Promise<DispatchTime[]> {
   if (!gpu.hasTimestamps) throw new Error("Cannot time dispatches: no timestamp-query feature");
   const { device } = gpu;
-  const count = dispatches.length * 2;
-  const querySet = device.createQuerySet({ type: "timestamp", count });
-  const resolve = device.createBuffer({
-    size: count * 8,
-    usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+  const perSet = MAX_QUERIES_PER_SET / 2;
+  const sets = Array.from({ length: Math.ceil(dispatches.length / perSet) }, (_, s) => {
+    const count = 2 * Math.min(perSet, dispatches.length - s * perSet);
+    return {
+      count,
+      querySet: device.createQuerySet({ type: "timestamp", count }),
+      resolve: device.createBuffer({
+        size: count * 8,
+        usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+      }),
+    };
   });
   const encoder = device.createCommandEncoder({ label: "timed" });
   before?.(encoder);
   dispatches.forEach((d, i) => {
     encodeLaunchCommands(encoder, d);
+    const at = i % perSet;
     const pass = encoder.beginComputePass({
       label: d.label,
       timestampWrites: {
-        querySet,
-        beginningOfPassWriteIndex: 2 * i,
-        endOfPassWriteIndex: 2 * i + 1,
+        querySet: sets[Math.floor(i / perSet)].querySet,
+        beginningOfPassWriteIndex: 2 * at,
+        endOfPassWriteIndex: 2 * at + 1,
       },
     });
     encodeDispatch(pass, d);
     pass.end();
   });
   after?.(encoder);
-  encoder.resolveQuerySet(querySet, 0, count, resolve, 0);
+  for (const { querySet, resolve, count } of sets) {
+    encoder.resolveQuerySet(querySet, 0, count, resolve, 0);
+  }
   device.queue.submit([encoder.finish()]);
-  const [raw] = await readBuffers(device, [{ buffer: resolve, bytes: count * 8 }]);
-  querySet.destroy();
-  resolve.destroy();
-  const stamps = new BigUint64Array(raw);
-  return dispatches.map((d, i) => ({
-    label: d.label,
-    micros: Number(stamps[2 * i + 1] - stamps[2 * i]) / 1000,
-  }));
+  const raw = await readBuffers(
+    device,
+    sets.map(({ resolve, count }) => ({ buffer: resolve, bytes: count * 8 })),
+  );
+  for (const { querySet, resolve } of sets) {
+    querySet.destroy();
+    resolve.destroy();
+  }
+  const stamps = raw.map((r) => new BigUint64Array(r));
+  return dispatches.map((d, i) => {
+    const set = stamps[Math.floor(i / perSet)];
+    const at = i % perSet;
+    return { label: d.label, micros: Number(set[2 * at + 1] - set[2 * at]) / 1000 };
+  });
 }
 
 /** Prints one line per dispatch time, as `RFT_DEBUG=2` promises. */

@@ -130,6 +130,23 @@ Deno.test("timestamp timing reports one entry per dispatch", async () => {
   exe.destroy();
 });
 
+Deno.test("timing a graph of more dispatches than one query set holds runs all of them", async () => {
+  const gpu = await getGpu();
+  const g = new Graph();
+  const x = g.input([8]);
+  let y = x;
+  for (let i = 0; i < 2100; i++) y = scale(y, 1.0005); // 4200 timestamps: above 4096 per set
+  const exe = await compileGraph(gpu, [y]);
+  const xv = Float32Array.from({ length: 8 }, (_, i) => i - 3);
+  gpu.device.queue.writeBuffer(exe.buffer(x), 0, xv);
+  const times = await runTimed(gpu, exe.dispatches);
+  assertEquals(times.length, 2100);
+  assertEquals(times.every((t) => t.micros > 0 && Number.isFinite(t.micros)), true);
+  const [out] = await exe.read([y]);
+  assertClose(out, xv.map((v) => v * 1.0005 ** 2100), { atol: 1e-5, rtol: 1e-4, label: "chain" });
+  exe.destroy();
+});
+
 Deno.test("launches with `before` copies run between other dispatches, in every run", async () => {
   const gpu = await getGpu();
   const g = new Graph();
