@@ -7,15 +7,15 @@
 // Bindings (both entry points): src (read), ids [tokens] (read), out (write), params.
 // forward:  src = table [vocab, dim]; out [tokens, dim]: out[t] = table[ids[t]], or zeros.
 //           One invocation per output element, index = (wid.x + wid.y * nwg.x) * WG + lid.
-// backward: src = g [tokens, dim]; out [vocab, dim]: out[v] = sum of g[t] over t with ids[t] == v
-//           (zeros for ids that do not occur). One workgroup per vocab row
-//           v = wid.x + wid.y * nwg.x (2-D grid when vocab > 65535). It walks the ids in chunks
-//           of WG staged in workgroup memory; a chunk holding v is added token by token in
-//           increasing t by the thread owning each column (d = lid, lid + WG, ...), so the
-//           summation order is fixed. Cost: vocab * ceil(tokens / WG) chunk steps, plus
-//           WG * ceil(dim / WG) per chunk holding v.
+// backward: src = g [tokens, dim]; out [vocab, dim], zeroed by the host before the launch:
+//           out[v] = sum of g[t] over t with ids[t] == v, in increasing t. One invocation per
+//           (token t, block of COLS columns), index = block * tokens + t (same grid as forward):
+//           the first token holding an id writes that id's row block, adding the later tokens
+//           holding it in order; the others return. Every row has one writer, so no atomics.
+//           Cost: tokens^2 * dim / COLS id loads at most, plus one read of g.
 
 override WG: u32 = 256u;
+override COLS: u32 = 32u; // columns per backward invocation
 
 struct Params {
   tokens: u32,
@@ -28,10 +28,6 @@ struct Params {
 @group(0) @binding(1) var<storage, read> ids: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
-
-// The current chunk of ids (backward), and start + 1 of the last chunk that held this row's id.
-var<workgroup> chunk_ids: array<u32, WG>;
-var<workgroup> hit_chunk: atomic<u32>;
 
 @compute @workgroup_size(WG)
 fn forward(
@@ -53,27 +49,21 @@ fn backward(
   @builtin(num_workgroups) nwg: vec3u,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  let v = wid.x + wid.y * nwg.x;
+  let i = (wid.x + wid.y * nwg.x) * WG + lid;
+  let t = i % p.tokens;
+  let d0 = (i / p.tokens) * COLS;
+  if (d0 >= p.dim) { return; }
+  let id = ids[t];
+  let v = id - p.first;
   if (v >= p.vocab) { return; }
+  for (var e = 0u; e < t; e++) {
+    if (ids[e] == id) { return; } // an earlier token writes this row
+  }
+  let d1 = min(d0 + COLS, p.dim);
   let row = v * p.dim;
-  for (var d = lid; d < p.dim; d += WG) { out[row + d] = 0.0; }
-  for (var start = 0u; start < p.tokens; start += WG) {
-    let t = start + lid;
-    var id = p.vocab; // past the end: matches no row
-    if (t < p.tokens) { id = ids[t] - p.first; }
-    chunk_ids[lid] = id;
-    if (id == v) { atomicStore(&hit_chunk, start + 1u); }
-    workgroupBarrier();
-    if (atomicLoad(&hit_chunk) == start + 1u) {
-      let n = min(WG, p.tokens - start);
-      for (var d = lid; d < p.dim; d += WG) {
-        var acc = out[row + d];
-        for (var k = 0u; k < n; k++) {
-          if (chunk_ids[k] == v) { acc += src[(start + k) * p.dim + d]; }
-        }
-        out[row + d] = acc;
-      }
-    }
-    workgroupBarrier(); // chunk_ids and hit_chunk are rewritten by the next chunk
+  for (var d = d0; d < d1; d++) { out[row + d] = src[t * p.dim + d]; }
+  for (var e = t + 1u; e < p.tokens; e++) {
+    if (ids[e] != id) { continue; }
+    for (var d = d0; d < d1; d++) { out[row + d] += src[e * p.dim + d]; }
   }
 }

@@ -17,6 +17,8 @@ import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 import { embeddingRef } from "../reference/embedding.ts";
 
 const WG = 256;
+/** Columns of the table gradient one backward invocation writes (`COLS` in the shader). */
+const BACKWARD_COLS = 32;
 
 /** Throws unless `ids` holds integers (i32 or u32), naming op `op`. */
 function checkIds(op: string, ids: Tensor): void {
@@ -26,27 +28,27 @@ function checkIds(op: string, ids: Tensor): void {
 }
 
 /**
- * A launch of `shaders/embedding.wgsl`: bindings (src, ids, out), params (tokens, vocab, dim,
- * first).
+ * A launch of `shaders/embedding.wgsl` over `invocations` invocations: bindings (src, ids, out),
+ * params (tokens, vocab, dim, first).
  */
 function embeddingLaunch(
   entryPoint: "forward" | "backward",
   [src, ids]: readonly BoundTensor[],
   out: BoundTensor,
   { vocab, dim, first }: { vocab: number; dim: number; first: number },
-  workgroups: number,
+  invocations: number,
 ): KernelLaunch {
   return {
     spec: {
       shader: "embedding",
       entryPoint,
-      constants: { WG },
+      constants: entryPoint === "backward" ? { WG, COLS: BACKWARD_COLS } : { WG },
       bindings: ["read", "read", "read_write"],
       params: true,
     },
     buffers: [src.buffer, ids.buffer, out.buffer],
     params: packParams({ tokens: ids.tensor.size, vocab, dim, first }),
-    workgroups: grid1d(workgroups),
+    workgroups: grid1d(Math.ceil(invocations / WG)),
   };
 }
 
@@ -66,7 +68,12 @@ const EMBEDDING_BACKWARD: OpDef<{ vocab: number; first: number }> = {
   },
   launch(_ctx, inputs, out, { vocab, first }) {
     const dim = inputs[0].tensor.lastDim;
-    return [embeddingLaunch("backward", inputs, out, { vocab, dim, first }, vocab)];
+    const invocations = inputs[1].tensor.size * Math.ceil(dim / BACKWARD_COLS);
+    const launch = embeddingLaunch("backward", inputs, out, { vocab, dim, first }, invocations);
+    // Rows of ids that no token holds stay zero.
+    const clear = (encoder: GPUCommandEncoder) =>
+      encoder.clearBuffer(out.buffer, 0, out.tensor.size * 4);
+    return [{ ...launch, before: clear }];
   },
 };
 
@@ -83,8 +90,7 @@ const EMBEDDING: OpDef<{ first: number }> = {
   },
   launch(_ctx, [table, ids], out, { first }) {
     const [vocab, dim] = table.tensor.shape;
-    const groups = Math.ceil(out.tensor.size / WG);
-    return [embeddingLaunch("forward", [table, ids], out, { vocab, dim, first }, groups)];
+    return [embeddingLaunch("forward", [table, ids], out, { vocab, dim, first }, out.tensor.size)];
   },
   reference: ([table, ids], [tableT], { first }) =>
     embeddingRef(table, tableT.shape[1], ids, first),
