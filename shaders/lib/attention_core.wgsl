@@ -26,19 +26,24 @@
 // other side's rows 4 * COL_GROUPS at a time (a tile), keeping the tile's scores in registers as
 // 4x4 matrices built from outer products, one head-dim element at a time (loaded four at a time);
 // tiles where no pair attends are skipped. The head dim is a runtime loop, so one pipeline serves
-// every head dim. Row accumulators (o, dq, dk, dv) live in `out` itself: zeroed first, updated
-// once per tile. No workgroup memory: on CPU adapters every storage read costs one load per SIMD
-// lane, so what matters is reuse (a tile element feeds 4 * ROW_GROUPS rows) and few load sites in
-// the code (each one compiles to a loop over the lanes). Register blocks are indexed by literals
-// only (`each_block` spells the loops out, like matmul_regblock): a loop index would put them in
-// memory on llvmpipe.
+// every head dim. Row accumulators (o, dq, dk, dv) are zeroed first and updated once per tile,
+// in `out` itself or (PRIVATE_ACC) in a private array copied to `out` at the end. No workgroup
+// memory: on CPU adapters every storage read costs one load per SIMD lane, so what matters is
+// reuse (a tile element feeds 4 * ROW_GROUPS rows) and few load sites in the code (each one
+// compiles to a loop over the lanes). Register blocks are indexed by literals only (`each_block`
+// spells the loops out, like matmul_regblock): a loop index would put them in memory on llvmpipe
+// (the private accumulators are indexed by the head-dim loop, uniform across lanes).
 // Grid: x = block of WG invocations, y = head (the kv head for backward_kv), z = batch row.
-// Overrides: WG, ROW_GROUPS (1 or 2), COL_GROUPS (1 to 4), GRAD_V.
+// Overrides: WG, ROW_GROUPS (1 or 2), COL_GROUPS (1 to 4), GRAD_V, PRIVATE_ACC.
 
 override WG: u32 = 8u;
 override ROW_GROUPS: u32 = 2u;
 override COL_GROUPS: u32 = 4u;
 override GRAD_V: bool = false;
+// Row accumulators in `acc_mem` (set by the host when ROW_GROUPS * head_dim <= ACC_MEM, on CPU
+// adapters: a private array at a uniform index costs far less than per-lane storage there)
+// instead of in `out`.
+override PRIVATE_ACC: bool = false;
 
 struct Params {
   seq: u32,
@@ -94,6 +99,9 @@ var<private> tile_lse: array<vec4f, 4>;
 var<private> tile_delta: array<vec4f, 4>;
 // Whether some pair of the current tile attends.
 var<private> tile_live: bool;
+// With PRIVATE_ACC: the row accumulators, element d of home row group g at g * head_dim + d.
+const ACC_MEM = 256u;
+var<private> acc_mem: array<vec4f, ACC_MEM>;
 
 // Index of element d of position t (clamped to the sequence: rows past it are never used) of
 // head `head` of a tensor with `heads` heads.
@@ -123,6 +131,21 @@ fn store_out_column(g: u32, heads: u32, head: u32, d: u32, x: vec4f) {
     let t = r0 + 4u * g + r;
     if (t < p.seq) { out[index_of(t, heads, head, d)] = x[r]; }
   }
+}
+
+// Element d of the accumulators of home row group g (out rows, head `head` of `heads`).
+fn acc_get(g: u32, heads: u32, head: u32, d: u32) -> vec4f {
+  if (PRIVATE_ACC) { return acc_mem[g * p.head_dim + d]; }
+  return out_column(g, heads, head, d);
+}
+
+// Sets element d of the accumulators of home row group g (out rows, head `head` of `heads`).
+fn acc_set(g: u32, heads: u32, head: u32, d: u32, x: vec4f) {
+  if (PRIVATE_ACC) {
+    acc_mem[g * p.head_dim + d] = x;
+    return;
+  }
+  store_out_column(g, heads, head, d, x);
 }
 
 // Segment id of position t; -1 (padding, never attends) past the sequence end.
@@ -345,20 +368,30 @@ fn accumulate_element(rescaled: bool, d0: u32, dd: u32, heads: u32, head: u32) {
   let d = d0 + dd;
   if (d >= p.head_dim) { return; }
   pick_tile_cols(dd);
-  acc_cols[0] = out_column(0u, heads, head, d) * select(vec4f(1.0), rescale[0], rescaled);
+  acc_cols[0] = acc_get(0u, heads, head, d) * select(vec4f(1.0), rescale[0], rescaled);
   if (ROW_GROUPS > 1u) {
-    acc_cols[1] = out_column(1u, heads, head, d) * select(vec4f(1.0), rescale[1], rescaled);
+    acc_cols[1] = acc_get(1u, heads, head, d) * select(vec4f(1.0), rescale[1], rescaled);
   }
   each_block(OP_ACC, 0u);
-  store_out_column(0u, heads, head, d, acc_cols[0]);
-  if (ROW_GROUPS > 1u) { store_out_column(1u, heads, head, d, acc_cols[1]); }
+  acc_set(0u, heads, head, d, acc_cols[0]);
+  if (ROW_GROUPS > 1u) { acc_set(1u, heads, head, d, acc_cols[1]); }
 }
 
-// Sets this invocation's out rows (head `head` of `heads`) to 0.
-fn zero_out_rows(heads: u32, head: u32) {
+// Sets this invocation's accumulators (out rows, head `head` of `heads`) to 0.
+fn zero_acc(heads: u32, head: u32) {
   for (var d = 0u; d < p.head_dim; d++) {
-    store_out_column(0u, heads, head, d, vec4f(0.0));
-    if (ROW_GROUPS > 1u) { store_out_column(1u, heads, head, d, vec4f(0.0)); }
+    acc_set(0u, heads, head, d, vec4f(0.0));
+    if (ROW_GROUPS > 1u) { acc_set(1u, heads, head, d, vec4f(0.0)); }
+  }
+}
+
+// out rows (head `head` of `heads`) = the accumulators times f0 (row group 0) and f1 (group 1).
+// Without PRIVATE_ACC the accumulators are the out rows, so factors of 1 need no pass.
+fn finish_rows(heads: u32, head: u32, f0: vec4f, f1: vec4f, unscaled: bool) {
+  if (unscaled && !PRIVATE_ACC) { return; }
+  for (var d = 0u; d < p.head_dim; d++) {
+    store_out_column(0u, heads, head, d, acc_get(0u, heads, head, d) * f0);
+    if (ROW_GROUPS > 1u) { store_out_column(1u, heads, head, d, acc_get(1u, heads, head, d) * f1); }
   }
 }
 
@@ -381,7 +414,7 @@ fn online_softmax(values: bool, head: u32) {
   let kv_head = head / (p.heads / p.kv_heads);
   run_max = array<vec4f, 2>(vec4f(NEG_BIG), vec4f(NEG_BIG));
   run_sum = array<vec4f, 2>(vec4f(0.0), vec4f(0.0));
-  if (values) { zero_out_rows(p.heads, head); }
+  if (values) { zero_acc(p.heads, head); }
   for (var k0 = 0u; k0 < home_end(); k0 += 4u * COL_GROUPS) {
     if (!load_tile(true, false, k0, 0u)) { continue; }
     dots(false, SRC_Q, head, SRC_K, kv_head, k0);
@@ -402,12 +435,7 @@ fn forward(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) l
   let l = run_sum;
   let f0 = select(vec4f(0.0), 1.0 / l[0], l[0] > vec4f(0.0));
   let f1 = select(vec4f(0.0), 1.0 / l[1], l[1] > vec4f(0.0));
-  for (var d = 0u; d < p.head_dim; d++) {
-    store_out_column(0u, p.heads, head, d, out_column(0u, p.heads, head, d) * f0);
-    if (ROW_GROUPS > 1u) {
-      store_out_column(1u, p.heads, head, d, out_column(1u, p.heads, head, d) * f1);
-    }
-  }
+  finish_rows(p.heads, head, f0, f1, false);
 }
 
 // lse and delta of home row group g (head `head`) into the stats rows of out.
@@ -450,7 +478,7 @@ fn backward_q(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index
     home_lse[1] = stats_at(r0 + 4u, head, 0u);
     home_delta[1] = stats_at(r0 + 4u, head, 1u);
   }
-  zero_out_rows(p.heads, head);
+  zero_acc(p.heads, head);
   for (var k0 = 0u; k0 < home_end(); k0 += 4u * COL_GROUPS) {
     if (!load_tile(true, false, k0, 0u)) { continue; }
     dots(false, SRC_Q, head, SRC_K, kv_head, k0);
@@ -458,13 +486,14 @@ fn backward_q(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index
     each_block(OP_DS_Q, k0);
     accumulate(false, SRC_K, kv_head, k0, p.heads, head);
   }
+  finish_rows(p.heads, head, vec4f(1.0), vec4f(1.0), true);
 }
 
 @compute @workgroup_size(WG)
 fn backward_kv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
   locate(wid, lid);
   let kv_head = wid.y;
-  zero_out_rows(p.kv_heads, kv_head);
+  zero_acc(p.kv_heads, kv_head);
   let group = p.heads / p.kv_heads;
   for (var head = kv_head * group; head < (kv_head + 1u) * group; head++) {
     // Queries from the first home key on: earlier ones see none of its keys.
@@ -483,4 +512,5 @@ fn backward_kv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_inde
       }
     }
   }
+  finish_rows(p.kv_heads, kv_head, vec4f(1.0), vec4f(1.0), true);
 }
