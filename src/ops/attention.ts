@@ -140,9 +140,11 @@ function readsTextures(ctx: LaunchContext, dims: AttentionDims, buffers: GPUBuff
 }
 
 /**
- * One launch of entry `entry` of `shaders/attention.wgsl` for op `op` on (q, k, v, segmentIds),
- * writing `out`: one workgroup per block of home rows, head (kv head for backward_kv) and
- * batch row. `gradV` selects dv over dk for backward_kv.
+ * One launch of entry `entry` of `shaders/attention.wgsl` (or `attention_texture.wgsl`, see
+ * {@link readsTextures}) for op `op` on (q, k, v, segmentIds), writing `out`: one workgroup per
+ * block of home rows, head (kv head for backward_kv) and batch row. `gradV` selects dv over dk
+ * for backward_kv. Each texture launch copies its operands again: the forward and the four
+ * backward launches each fill their own textures (a memcpy each, small beside the kernels).
  */
 function attentionLaunch(
   ctx: LaunchContext,
@@ -155,8 +157,9 @@ function attentionLaunch(
   gradV = false,
 ): KernelLaunch {
   const dims = attentionDims(op, q.tensor, k.tensor, v.tensor, segmentIds.tensor);
-  // q, k, v, o, d_o: the tensors the kernel reads through `quads`.
+  // q, k, v, o, d_o: the tensors the kernel reads through `quads` (o and d_o have q's size).
   const operands = [q.buffer, k.buffer, v.buffer, extra.o ?? q.buffer, extra.dO ?? q.buffer];
+  const sizes = [q.tensor.size, k.tensor.size, k.tensor.size, q.tensor.size, q.tensor.size];
   const textures = readsTextures(ctx, dims, operands);
   const { wg, rowGroups, colGroups } = layoutFor(ctx, textures);
   const grid = [
@@ -201,13 +204,13 @@ function attentionLaunch(
       workgroups: grid,
     };
   }
-  // One texture per distinct buffer, filled before the launch.
+  // One texture per distinct buffer (q stands in for absent operands), filled before the launch.
   const copies = new Map<GPUBuffer, ReturnType<typeof linearTexture>>();
-  for (const buffer of operands) {
-    if (copies.has(buffer)) continue;
-    const elements = buffer === k.buffer || buffer === v.buffer ? k.tensor.size : q.tensor.size;
-    copies.set(buffer, linearTexture(ctx, buffer, elements, `${op}:operand`, false));
-  }
+  operands.forEach((buffer, i) => {
+    if (!copies.has(buffer)) {
+      copies.set(buffer, linearTexture(ctx, buffer, sizes[i], `${op}:operand`, false));
+    }
+  });
   const [tq, tk, tv, to, tdo] = operands.map((b) => copies.get(b)!.view);
   return {
     spec: {
