@@ -5,9 +5,9 @@
  * pooled buffer whole).
  */
 
-/** Usage flags of every pooled tensor buffer. */
-export const TENSOR_USAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC |
-  GPUBufferUsage.COPY_DST;
+/** Usage flags of every pooled tensor buffer (uniform too: see `BindingKind`). */
+export const TENSOR_USAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.UNIFORM |
+  GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
 /** Size class a request of `bytes` is served from. */
 export function sizeClass(bytes: number): number {

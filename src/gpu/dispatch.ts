@@ -59,13 +59,17 @@ function bindingResource(
   binding: number,
   kind: BindingKind,
   arg: BindingArg,
-  maxBindingBytes: number,
+  limits: GPUSupportedLimits,
 ): GPUBindingResource {
   const isView = arg instanceof GPUTextureView;
   if (isView !== (kind === "texture")) {
     throw new Error(
       `Cannot prepare kernel "${what}": binding ${binding} is ${
-        kind === "texture" ? "a texture" : `a "${kind}" storage buffer`
+        kind === "texture"
+          ? "a texture"
+          : kind === "uniform"
+          ? "a uniform buffer"
+          : `a "${kind}" storage buffer`
       }, expected a ${kind === "texture" ? "GPUTextureView" : "buffer"}, received a ${
         isView ? "GPUTextureView" : "buffer"
       }`,
@@ -74,11 +78,21 @@ function bindingResource(
   if (arg instanceof GPUTextureView) return arg;
   const range = "buffer" in arg ? arg : { buffer: arg };
   const bytes = range.size ?? range.buffer.size - (range.offset ?? 0);
-  if (bytes > maxBindingBytes) {
+  if (kind === "uniform") {
+    if (bytes > limits.maxUniformBufferBindingSize) {
+      throw new Error(
+        `Cannot prepare kernel "${what}": uniform binding ${binding} spans ${bytes} bytes, above ` +
+          `this adapter's maxUniformBufferBindingSize of ${limits.maxUniformBufferBindingSize}`,
+      );
+    }
+    return range;
+  }
+  if (bytes > limits.maxStorageBufferBindingSize) {
     throw new Error(
       `Cannot prepare kernel "${what}": binding ${binding} spans ${bytes} bytes, above this ` +
-        `adapter's maxStorageBufferBindingSize of ${maxBindingBytes}; rft does not split one ` +
-        "tensor over several bindings yet: use shorter sequences or fewer tokens per batch",
+        `adapter's maxStorageBufferBindingSize of ${limits.maxStorageBufferBindingSize}; rft ` +
+        "does not split one tensor over several bindings yet: use shorter sequences or fewer " +
+        "tokens per batch",
     );
   }
   return range;
@@ -117,7 +131,7 @@ export async function prepareDispatch(
       binding,
       spec.bindings[binding],
       arg,
-      gpu.device.limits.maxStorageBufferBindingSize,
+      gpu.device.limits,
     ),
   }));
   const kernel = await getKernel(gpu, spec);

@@ -79,18 +79,23 @@ function splitTopLevel(text: string): string[] {
 }
 
 /**
- * The struct bound as `var<uniform>` in WGSL `source`, or undefined when it binds no uniform.
- * Throws (a bare reason: the caller adds the kernel and file) when there is more than one
- * uniform, its struct is missing, or a field is not a plain u32, i32 or f32.
+ * The params struct a kernel binds as `var<uniform>` in WGSL `source`: the one at `@binding(n)`
+ * when `binding` is given (other uniform bindings hold tensors, see `BindingKind`), else the only
+ * one; undefined when there is none. Throws (a bare reason: the caller adds the kernel and file)
+ * when `binding` is omitted and there is more than one uniform, when its struct is missing, or
+ * when a field is not a plain u32, i32 or f32.
  */
-export function parseParamsStruct(source: string): ParamsStruct | undefined {
+export function parseParamsStruct(source: string, binding?: number): ParamsStruct | undefined {
   const code = stripComments(source);
-  const uniforms = [...code.matchAll(/var\s*<\s*uniform\s*>\s*\w+\s*:\s*(\w+)\s*;/g)];
+  const all = [
+    ...code.matchAll(/@binding\((\d+)\)\s*var\s*<\s*uniform\s*>\s*\w+\s*:\s*(\w+)\s*;/g),
+  ];
+  const uniforms = binding === undefined ? all : all.filter((u) => Number(u[1]) === binding);
   if (uniforms.length === 0) return undefined;
   if (uniforms.length > 1) {
     throw new Error(`expected one var<uniform>, found ${uniforms.length}`);
   }
-  const structName = uniforms[0][1];
+  const structName = uniforms[0][2];
   const body = new RegExp(`struct\\s+${structName}\\s*\\{([^}]*)\\}`).exec(code)?.[1];
   if (body === undefined) throw new Error(`the uniform's struct ${structName} is not declared`);
   const fields = splitTopLevel(body).map((member): ParamField => {

@@ -4,17 +4,21 @@
  * and the GPU object label, so validation errors name the kernel.
  *
  * Binding convention for every rft kernel: group 0, bindings 0..n-1 in the order of `bindings`
- * (storage buffers or sampled textures), then (when `params` is true) one uniform struct at n.
+ * (storage buffers, uniform buffers or sampled textures), then (when `params` is true) one uniform
+ * struct at n.
  */
 
 /** How a kernel accesses a storage binding. */
 export type BindingAccess = "read" | "read_write";
 
 /**
- * What a binding is: a storage buffer with its access, or `"texture"`, a `texture_2d<f32>` of
- * an unfilterable float format (e.g. rgba32float) read with `textureLoad`.
+ * What a binding is: a storage buffer with its access; `"uniform"`, a tensor's buffer read as a
+ * `var<uniform>` (a few scalars every invocation reads, e.g. a learning rate the host writes or a
+ * clip scale an earlier kernel computed: CPU adapters load a uniform value once, a storage value
+ * once per lane); or `"texture"`, a `texture_2d<f32>` of an unfilterable float format (e.g.
+ * rgba32float) read with `textureLoad`.
  */
-export type BindingKind = BindingAccess | "texture";
+export type BindingKind = BindingAccess | "uniform" | "texture";
 
 /** Everything needed to build (and cache) one compute pipeline. */
 export interface KernelSpec {
@@ -24,7 +28,7 @@ export interface KernelSpec {
   entryPoint: string;
   /** Values for WGSL `override` constants. */
   constants?: Readonly<Record<string, number>>;
-  /** Storage and texture bindings in binding order. */
+  /** Storage, uniform and texture bindings in binding order. */
   bindings: readonly BindingKind[];
   /** Whether a uniform params struct follows those bindings. */
   params: boolean;

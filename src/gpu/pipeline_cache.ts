@@ -7,7 +7,7 @@
 
 import type { GpuContext } from "./device.ts";
 import { type ParamsStruct, parseParamsStruct } from "./kernel_params.ts";
-import { kernelKey, type KernelSpec } from "./kernel_spec.ts";
+import { type BindingKind, kernelKey, type KernelSpec } from "./kernel_spec.ts";
 import { shaderLocation, shaderSource } from "./shader_source.ts";
 
 /** A WGSL kernel failed to compile or its pipeline failed validation. */
@@ -38,6 +38,13 @@ interface DeviceCaches {
   modules: Map<string, Promise<GPUShaderModule>>;
   kernels: Map<string, Promise<CompiledKernel>>;
 }
+
+/** The bind group layout's buffer type of each buffer binding kind. */
+const BUFFER_BINDING_TYPES: Record<Exclude<BindingKind, "texture">, GPUBufferBindingType> = {
+  read: "read-only-storage",
+  read_write: "storage",
+  uniform: "uniform",
+};
 
 const perDevice = new WeakMap<GPUDevice, DeviceCaches>();
 
@@ -115,7 +122,7 @@ async function compileKernel(
       : {
         binding,
         visibility: GPUShaderStage.COMPUTE,
-        buffer: { type: kind === "read" ? "read-only-storage" : "storage" },
+        buffer: { type: BUFFER_BINDING_TYPES[kind] },
       }
   );
   if (spec.params) {
@@ -149,7 +156,7 @@ function paramsStructOf(spec: KernelSpec, key: string): ParamsStruct | undefined
   const file = `shaders/${spec.shader}.wgsl`;
   let struct: ParamsStruct | undefined;
   try {
-    struct = parseParamsStruct(shaderSource(spec.shader));
+    struct = parseParamsStruct(shaderSource(spec.shader), spec.bindings.length);
   } catch (err) {
     throw new KernelCompileError(key, file, `cannot read its params: ${(err as Error).message}`);
   }

@@ -42,7 +42,12 @@ function binaryOp(kind: BinaryKind): OpDef<null> {
         spec: {
           shader: "binary",
           entryPoint: "main",
-          constants: { OP: BINARY_OPS.indexOf(kind), WG },
+          constants: {
+            OP: BINARY_OPS.indexOf(kind),
+            WG,
+            SAME_A: Number(la.n === n && la.inner === 1),
+            SAME_B: Number(lb.n === n && lb.inner === 1),
+          },
           bindings: ["read", "read", "read_write"],
           params: true,
         },

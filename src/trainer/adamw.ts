@@ -94,7 +94,7 @@ const ADAMW: OpDef<AdamWAttrs> = {
         shader: "adamw",
         entryPoint: "main",
         constants: { WG },
-        bindings: ["read", "read", "read", "read_write", "read_write", "read_write"],
+        bindings: ["read", "uniform", "uniform", "read_write", "read_write", "read_write"],
         params: true,
       },
       buffers: [grad.buffer, step.buffer, clip.buffer, m.buffer, v.buffer, out.buffer],

@@ -138,6 +138,14 @@ Deno.test("parseParamsStruct reads the uniform's struct and refuses what packPar
     Error,
     'struct P field "b: vec2<f32>" is not a plain u32, i32 or f32',
   );
+  const twoUniforms = "struct Lr { lr: f32, }\nstruct P { n: u32, }\n" +
+    "@group(0) @binding(0) var<uniform> lr: Lr;\n@group(0) @binding(1) var<uniform> p: P;";
+  assertEquals(parseParamsStruct(twoUniforms, 1), {
+    name: "P",
+    fields: [{ name: "n", type: "u32" }],
+  });
+  assertEquals(parseParamsStruct(twoUniforms, 2), undefined);
+  assertThrows(() => parseParamsStruct(twoUniforms), Error, "expected one var<uniform>, found 2");
   assertThrows(
     () => parseParamsStruct("@group(0) @binding(0) var<uniform> p: Missing;"),
     Error,
