@@ -1,8 +1,8 @@
 // Per-row token log-probability log_softmax(z)[target] and entropy of softmax(z) over the last
 // axis of logits z viewed as [rows, cols] (cols: the vocabulary), without materialising the
 // log-softmax, and their backward. One workgroup per row, row = wid.x + wid.y * nwg.x (2-D grid
-// when rows > 65535); threads stride over the columns (any cols >= 1) and combine with tree
-// reductions in workgroup memory. WG must be a power of two.
+// when rows > 65535); threads stride over the columns (any cols >= 1) and combine with a tree
+// reduction in workgroup memory. WG must be a power of two.
 // ENTROPY (override): false token log-prob, true entropy.
 // Per row: m = max(z), u = z - m, s = sum(exp(u)), p = exp(u) / s, pu = sum(p * u).
 // Bindings (both entry points): z [rows, cols] (read), targets [rows] (read, i32 or u32 read as
@@ -28,38 +28,44 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 @group(0) @binding(4) var<uniform> p: Params;
 
-var<workgroup> partial: array<vec2f, WG>;
+// Running softmax statistics of a set of values x relative to their max m: s = sum(exp(x - m)),
+// t = sum(exp(x - m) * (x - m)) (entropy only, else 0). One pass over the row builds them (an
+// online softmax: each new max rescales s and t), so the forward reads the logits once and the
+// backward twice; on CPU adapters every storage load runs a lane at a time, and two exps per
+// value cost less than a second pass over the row.
+struct Stats {
+  m: f32,
+  s: f32,
+  t: f32,
+}
 
-// Component-wise max (take_max) or sum of v over the workgroup; every thread gets the result.
-fn workgroup_reduce(v: vec2f, lid: u32, take_max: bool) -> vec2f {
-  partial[lid] = v;
+var<workgroup> partial: array<Stats, WG>;
+
+// The statistics of the union of the sets a and b describe (a.s == 0 for an empty set).
+fn merge(a: Stats, b: Stats) -> Stats {
+  let m = max(a.m, b.m);
+  let da = a.m - m;
+  let db = b.m - m;
+  let ea = exp(da);
+  let eb = exp(db);
+  var t = 0.0;
+  if (ENTROPY) { t = ea * (a.t + da * a.s) + eb * (b.t + db * b.s); }
+  return Stats(m, ea * a.s + eb * b.s, t);
+}
+
+// (m, s, pu) of the row starting at base, pu = t / s (0 for the log-prob).
+fn row_stats(base: u32, lid: u32) -> vec3f {
+  // Threads past the end start from the last column with an empty set: merge keeps m finite.
+  var acc = Stats(z[base + min(lid, p.cols - 1u)], 0.0, 0.0);
+  for (var c = lid; c < p.cols; c += WG) { acc = merge(acc, Stats(z[base + c], 1.0, 0.0)); }
+  partial[lid] = acc;
   workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    if (lid < s) {
-      let other = partial[lid + s];
-      partial[lid] = select(partial[lid] + other, max(partial[lid], other), take_max);
-    }
+  for (var half = WG / 2u; half > 0u; half = half / 2u) {
+    if (lid < half) { partial[lid] = merge(partial[lid], partial[lid + half]); }
     workgroupBarrier();
   }
   let total = partial[0];
-  workgroupBarrier();
-  return total;
-}
-
-// (m, s, pu) of the row starting at base; pu is computed for entropy only (0 otherwise).
-fn row_stats(base: u32, lid: u32) -> vec3f {
-  // Threads past the end start from the last column: max is idempotent, so no -inf is needed.
-  var m = z[base + min(lid, p.cols - 1u)];
-  for (var c = lid + WG; c < p.cols; c += WG) { m = max(m, z[base + c]); }
-  m = workgroup_reduce(vec2f(m), lid, true).x;
-  var acc = vec2f(0.0);
-  for (var c = lid; c < p.cols; c += WG) {
-    let u = z[base + c] - m;
-    let e = exp(u);
-    acc += vec2f(e, select(0.0, e * u, ENTROPY));
-  }
-  acc = workgroup_reduce(acc, lid, false);
-  return vec3f(m, acc.x, acc.y / acc.x);
+  return vec3f(total.m, total.s, total.t / total.s);
 }
 
 @compute @workgroup_size(WG)
