@@ -252,6 +252,9 @@ export class TrainStep {
       usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
     });
     const weights = plan.map((micro) => this.#termWeights(experiences, micro));
+    // The weights change only in the update after the last micro-batch: a graph that already ran
+    // in this step keeps its weight textures instead of copying them again.
+    const ranThisStep = new Set<MicroGraph>();
     for (let m = 0; m < plan.length; m++) {
       const graph = await microGraph(m);
       terms.push(graph.terms);
@@ -263,7 +266,9 @@ export class TrainStep {
           outputs.forEach((t, j) =>
             encoder.copyBufferToBuffer(graph.exe.buffer(t), 0, collected, (m * perRun + j) * 4, 4)
           ),
+        variablesUnchanged: ranThisStep.has(graph),
       });
+      ranThisStep.add(graph);
     }
     this.#update ??= await compileUpdateGraph(this.model.gpu, this.optimizer, this.#accumulator, {
       gradClip: this.config.gradClip,
