@@ -1,4 +1,5 @@
-// Register-blocked matmul: C[b] = op(A[b]) @ op(B[b]) where op transposes when TRANS_A / TRANS_B.
+// Register-blocked matmul: C[b] = op(A[b]) @ op(B[b]) where op transposes when TRANS_A / TRANS_B
+// (C[b] += ... with ACCUMULATE: C holds a running sum, e.g. of micro-batches' weight gradients).
 // Each invocation keeps a (4*ROW_GROUPS) x (4*COL_GROUPS) block of C in registers as vec4 rows
 // and walks K four values at a time; no workgroup memory. The WG_X invocations of a workgroup
 // lie side by side along N. Any M, N, K: values past K are read as zeros, rows past M are not
@@ -16,6 +17,7 @@ override ROW_GROUPS: u32 = 8u; // 1..8 groups of 4 rows
 override COL_GROUPS: u32 = 4u; // 1..4 groups of 4 columns
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
+override ACCUMULATE: bool = false;
 
 struct Params {
   m: u32,
@@ -113,13 +115,17 @@ fn multiply_group(g: u32, k0: u32, kv: u32) {
 
 // One row of a block, four values of C from column col: columns >= N are redirected to column
 // N-1 with its own value, so the stores need no branches (branchy stores compile very slowly on
-// llvmpipe). The caller skips rows >= M and blocks starting past N.
+// llvmpipe). With ACCUMULATE every old value is read before the first store, so a redirected
+// store writes the same sum again. The caller skips rows >= M and blocks starting past N.
 fn store_row(i: u32, col: u32, row: vec4f) {
   let last = min(p.n - 1u - col, 3u);
-  c[i] = row.x;
-  c[i + min(1u, last)] = row[min(1u, last)];
-  c[i + min(2u, last)] = row[min(2u, last)];
-  c[i + min(3u, last)] = row[min(3u, last)];
+  let at = vec4u(i, i + min(1u, last), i + min(2u, last), i + min(3u, last));
+  var value = vec4f(row.x, row[min(1u, last)], row[min(2u, last)], row[min(3u, last)]);
+  if (ACCUMULATE) { value += vec4f(c[at.x], c[at.y], c[at.z], c[at.w]); }
+  c[at.x] = value.x;
+  c[at.y] = value.y;
+  c[at.z] = value.z;
+  c[at.w] = value.w;
 }
 
 fn store_group(c_base: u32, g: u32) {

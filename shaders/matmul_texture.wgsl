@@ -1,5 +1,6 @@
 // Register-blocked matmul reading its operands from rgba32float textures: C[b] = op(A[b]) @
-// op(B[b]) where op transposes when TRANS_A / TRANS_B. Same blocking as matmul_regblock.wgsl (a
+// op(B[b]) where op transposes when TRANS_A / TRANS_B (C[b] += ... with ACCUMULATE: C holds a
+// running sum, e.g. of micro-batches' weight gradients). Same blocking as matmul_regblock.wgsl (a
 // (4*ROW_GROUPS) x 16 block of C per invocation, WG_X invocations side by side along N; fewer row
 // groups waste less work on skinny M, e.g. decode), but a textureLoad
 // costs a fraction of a storage-buffer load on CPU adapters (llvmpipe runs those a lane at a time).
@@ -23,6 +24,7 @@ override TRANS_A: bool = false;
 override TRANS_B: bool = false;
 override ROW_GROUPS: u32 = 8u; // 1..8 groups of 4 rows per invocation
 override VEC4_C: bool = false; // N % 4 == 0: C rows are whole vec4s, stored as such
+override ACCUMULATE: bool = false;
 
 struct Params {
   m: u32,
@@ -114,24 +116,36 @@ fn multiply_group(g: u32, k0: u32, kv: u32) {
   multiply_row(4u * g + 3u, ag[3]);
 }
 
-// C element i (a scalar store into the vec4 array).
+// C element i (a scalar access into the vec4 array).
+fn load_one(i: u32) -> f32 {
+  return c[i / 4u][i % 4u];
+}
+
 fn store_one(i: u32, value: f32) {
   c[i / 4u][i % 4u] = value;
 }
 
 // Four values of C from element i, at column col of a row. With VEC4_C one vec4 store (i is a
 // multiple of 4 and col+3 < N). Otherwise columns >= N are redirected to column N-1 with its own
-// value, so the stores need no branches (see matmul_regblock.wgsl).
+// value, so the stores need no branches (see matmul_regblock.wgsl); with ACCUMULATE every old
+// value is read before the first store, so a redirected store writes the same sum again.
 fn store_row(i: u32, col: u32, row: vec4f) {
   if (VEC4_C) {
-    c[i / 4u] = row;
+    var value = row;
+    if (ACCUMULATE) { value += c[i / 4u]; }
+    c[i / 4u] = value;
     return;
   }
   let last = min(p.n - 1u - col, 3u);
-  store_one(i, row.x);
-  store_one(i + min(1u, last), row[min(1u, last)]);
-  store_one(i + min(2u, last), row[min(2u, last)]);
-  store_one(i + min(3u, last), row[min(3u, last)]);
+  let at = vec4u(i, i + min(1u, last), i + min(2u, last), i + min(3u, last));
+  var value = vec4f(row.x, row[min(1u, last)], row[min(2u, last)], row[min(3u, last)]);
+  if (ACCUMULATE) {
+    value += vec4f(load_one(at.x), load_one(at.y), load_one(at.z), load_one(at.w));
+  }
+  store_one(at.x, value.x);
+  store_one(at.y, value.y);
+  store_one(at.z, value.z);
+  store_one(at.w, value.w);
 }
 
 fn store_group(c_base: u32, g: u32) {

@@ -15,6 +15,7 @@ override BN: u32 = 64u; // multiple of 4
 override BK: u32 = 16u;
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
+override ACCUMULATE: bool = false; // C += op(A) @ op(B): C holds a running sum
 
 const TM = 4u;
 const TN = 4u;
@@ -85,7 +86,12 @@ fn main(
     let row = row0 + lid.y * TM + i;
     for (var j = 0u; j < TN; j++) {
       let col = col0 + lid.x * TN + j;
-      if (row < p.m && col < p.n) { c[c_base + row * p.n + col] = acc[i * TN + j]; }
+      if (row < p.m && col < p.n) {
+        let at = c_base + row * p.n + col;
+        var value = acc[i * TN + j];
+        if (ACCUMULATE) { value += c[at]; }
+        c[at] = value;
+      }
     }
   }
 }

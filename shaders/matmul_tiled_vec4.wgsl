@@ -19,6 +19,7 @@ override BN: u32 = 64u; // multiple of 4
 override BK: u32 = 16u; // multiple of 4
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
+override ACCUMULATE: bool = false; // C += op(A) @ op(B): C holds a running sum
 
 struct Params {
   m: u32,
@@ -112,7 +113,12 @@ fn main(
     let row = row0 + 4u * lid.y + i;
     for (var j = 0u; j < 4u; j++) {
       let col = col0 + 4u * lid.x + j;
-      if (row < p.m && col < p.n) { c[c_base + row * p.n + col] = acc[i][j]; }
+      if (row < p.m && col < p.n) {
+        let at = c_base + row * p.n + col;
+        var value = acc[i][j];
+        if (ACCUMULATE) { value += c[at]; }
+        c[at] = value;
+      }
     }
   }
 }

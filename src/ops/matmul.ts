@@ -7,8 +7,8 @@
  */
 
 import { MAX_WORKGROUPS_PER_DIM } from "../gpu/dispatch.ts";
-import type { OpDef } from "../graph/op.ts";
-import { formatShape, shapeSize, type Tensor } from "../graph/tensor.ts";
+import type { BoundTensor, KernelLaunch, LaunchContext, OpDef } from "../graph/op.ts";
+import { formatShape, sameShape, shapeSize, type Tensor } from "../graph/tensor.ts";
 import { sumTo } from "./broadcast.ts";
 import { chooseMatmulVariant } from "./matmul_autotune.ts";
 import { matmulLaunch, type MatmulProblem, matmulVariant } from "./matmul_variants.ts";
@@ -101,6 +101,34 @@ export function foldSharedB(p: MatmulProblem): MatmulProblem {
   return { ...p, batch: 1, m: rows, strideA: rows * p.k, strideC: rows * p.n };
 }
 
+/** The launch of `op(a) @ op(b)` into `out` (added to what `out` holds when `accumulate`). */
+async function launchMatmul(
+  ctx: LaunchContext,
+  [a, b]: readonly BoundTensor[],
+  out: BoundTensor,
+  attrs: MatmulAttrs,
+  accumulate: boolean,
+): Promise<KernelLaunch[]> {
+  const problem = foldSharedB(matmulShapes(a.tensor.shape, b.tensor.shape, attrs));
+  // Texture variants copy the operands, so their buffers (a variable's may not) need COPY_SRC.
+  const textures = Boolean(a.buffer.usage & b.buffer.usage & GPUBufferUsage.COPY_SRC);
+  const variant = attrs.variant === undefined
+    ? await chooseMatmulVariant(ctx.gpu, problem, { textures })
+    : matmulVariant(attrs.variant);
+  const constant = { a: ctx.isConstantVariable(a.tensor), b: ctx.isConstantVariable(b.tensor) };
+  return [
+    matmulLaunch(
+      ctx,
+      variant,
+      { ...problem, accumulate },
+      a.buffer,
+      b.buffer,
+      out.buffer,
+      constant,
+    ),
+  ];
+}
+
 const MATMUL: OpDef<MatmulAttrs> = {
   name: "matmul",
   output([a, b], attrs) {
@@ -110,16 +138,7 @@ const MATMUL: OpDef<MatmulAttrs> = {
     if (attrs.variant !== undefined) matmulVariant(attrs.variant);
     return { shape: matmulShapes(a.shape, b.shape, attrs).shape, dtype: "f32" };
   },
-  async launch(ctx, [a, b], out, attrs) {
-    const problem = foldSharedB(matmulShapes(a.tensor.shape, b.tensor.shape, attrs));
-    // Texture variants copy the operands, so their buffers (a variable's may not) need COPY_SRC.
-    const textures = Boolean(a.buffer.usage & b.buffer.usage & GPUBufferUsage.COPY_SRC);
-    const variant = attrs.variant === undefined
-      ? await chooseMatmulVariant(ctx.gpu, problem, { textures })
-      : matmulVariant(attrs.variant);
-    const constant = { a: ctx.isConstantVariable(a.tensor), b: ctx.isConstantVariable(b.tensor) };
-    return [matmulLaunch(ctx, variant, problem, a.buffer, b.buffer, out.buffer, constant)];
-  },
+  launch: (ctx, operands, out, attrs) => launchMatmul(ctx, operands, out, attrs, false),
   reference: ([a, b], [at, bt], attrs) => matmulRef(a, b, matmulShapes(at.shape, bt.shape, attrs)),
   backward(g, [a, b], _out, { transA, transB, variant }) {
     // With A' = op(a) [M,K], B' = op(b) [K,N] and G [M,N]: dA' = G B'^T and dB' = A'^T G.
@@ -155,10 +174,59 @@ const MATMUL: OpDef<MatmulAttrs> = {
  * ```
  */
 export function matmul(a: Tensor, b: Tensor, options: MatmulOptions = {}): Tensor {
-  const attrs: MatmulAttrs = {
+  return a.graph.apply(MATMUL, [a, b], matmulAttrs(options));
+}
+
+/** The node attributes of `options`. */
+function matmulAttrs(options: MatmulOptions): MatmulAttrs {
+  return {
     transA: Boolean(options.transA),
     transB: Boolean(options.transB),
     ...(options.variant === undefined ? {} : { variant: options.variant }),
   };
-  return a.graph.apply(MATMUL, [a, b], attrs);
+}
+
+/**
+ * `acc + op(a) @ op(b)` computed in place in `acc` (its storage is the result's) by one matmul
+ * launch that adds its products to what C holds, instead of a matmul and a separate add: e.g. a
+ * weight gradient summed over micro-batches. Not differentiable (accumulators are not).
+ */
+const MATMUL_ACCUMULATE: OpDef<MatmulAttrs> = {
+  name: "matmul_accumulate",
+  inPlace: 0,
+  output([acc, a, b], attrs) {
+    const product = MATMUL.output([a, b], attrs);
+    if (acc.dtype !== "f32" || !sameShape(acc.shape, product.shape)) {
+      throw new Error(
+        `Cannot accumulate ${a} @ ${b} into ${acc}: expected an f32 accumulator of shape ${
+          formatShape(product.shape)
+        }`,
+      );
+    }
+    return product;
+  },
+  launch: (ctx, [, a, b], out, attrs) => launchMatmul(ctx, [a, b], out, attrs, true),
+  reference: ([acc, a, b], [, at, bt], attrs) => {
+    const product = matmulRef(a, b, matmulShapes(at.shape, bt.shape, attrs));
+    return Float32Array.from(product, (x, i) => (acc[i] as number) + x);
+  },
+};
+
+/** What `t` is the product of, when a {@link matmul} made it; undefined otherwise. */
+export function matmulOperands(
+  t: Tensor,
+): { a: Tensor; b: Tensor; options: MatmulOptions } | undefined {
+  if (t.source.kind !== "op" || t.source.op !== MATMUL) return undefined;
+  const [a, b] = t.source.inputs;
+  return { a, b, options: t.source.attrs as MatmulAttrs };
+}
+
+/** `acc += op(a) @ op(b)` in one launch: the updated `acc` (see `MATMUL_ACCUMULATE`). */
+export function matmulAccumulate(
+  acc: Tensor,
+  a: Tensor,
+  b: Tensor,
+  options: MatmulOptions = {},
+): Tensor {
+  return acc.graph.apply(MATMUL_ACCUMULATE, [acc, a, b], matmulAttrs(options));
 }

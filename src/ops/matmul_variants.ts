@@ -28,6 +28,8 @@ export interface MatmulProblem {
   /** Elements between consecutive batches of B (0: one B shared by every batch). */
   strideB: number;
   strideC: number;
+  /** C += op(A) op(B): C's buffer holds a running sum (default false: C is overwritten). */
+  accumulate?: boolean;
 }
 
 /** What a variant needs to produce its launch: the device, and textures that outlive it. */
@@ -65,8 +67,13 @@ export interface MatmulVariant {
   ): KernelLaunch;
 }
 
-function transConstants(p: MatmulProblem): Record<string, number> {
-  return { TRANS_A: Number(p.transA), TRANS_B: Number(p.transB) };
+/** The override constants every variant takes from the problem (ACCUMULATE only when set). */
+function problemConstants(p: MatmulProblem): Record<string, number> {
+  return {
+    TRANS_A: Number(p.transA),
+    TRANS_B: Number(p.transB),
+    ...(p.accumulate ? { ACCUMULATE: 1 } : {}),
+  };
 }
 
 /**
@@ -110,7 +117,12 @@ function regblock(rowGroups: number, colGroups: number): MatmulVariant {
     (p) => ({
       shader: "matmul_regblock",
       entryPoint: "main",
-      constants: { WG_X: wgX, ROW_GROUPS: rowGroups, COL_GROUPS: colGroups, ...transConstants(p) },
+      constants: {
+        WG_X: wgX,
+        ROW_GROUPS: rowGroups,
+        COL_GROUPS: colGroups,
+        ...problemConstants(p),
+      },
     }),
     (p) => [Math.ceil(p.n / (4 * colGroups * wgX)), Math.ceil(p.m / (4 * rowGroups)), p.batch],
   );
@@ -126,7 +138,7 @@ function tiled(bm: number, bn: number, bk: number): MatmulVariant {
     (p) => ({
       shader: "matmul_tiled",
       entryPoint: "main",
-      constants: { BM: bm, BN: bn, BK: bk, ...transConstants(p) },
+      constants: { BM: bm, BN: bn, BK: bk, ...problemConstants(p) },
     }),
     (p) => [Math.ceil(p.n / bn), Math.ceil(p.m / bm), p.batch],
   );
@@ -143,7 +155,7 @@ function tiledVec4(bm: number, bn: number, bk: number): MatmulVariant {
     (p) => ({
       shader: "matmul_tiled_vec4",
       entryPoint: "main",
-      constants: { BM: bm, BN: bn, BK: bk, ...transConstants(p) },
+      constants: { BM: bm, BN: bn, BK: bk, ...problemConstants(p) },
     }),
     (p) => [Math.ceil(p.n / bn), Math.ceil(p.m / bm), p.batch],
     true,
@@ -223,7 +235,7 @@ function texture(rowGroups: number): MatmulVariant {
             TEX_W: textureWidth(ctx.gpu),
             ROW_GROUPS: rowGroups,
             VEC4_C: Number(p.n % 4 === 0),
-            ...transConstants(p),
+            ...problemConstants(p),
           },
           bindings: ["texture", "texture", "read_write"],
           params: true,

@@ -2,13 +2,16 @@
  * Gradient accumulation over micro-batches: one zero-initialised f32 buffer per parameter, an
  * in-place graph op that adds a micro-batch's gradient into it (the launch of
  * `shaders/gradient_sum.wgsl` from graph/gradient_sum.ts), and a GPU-side reset after the
- * optimizer update has read the sums. Nothing is read back.
+ * optimizer update has read the sums. A gradient that is a matmul's product read by nothing else
+ * (a weight's: dW = X^T dY) is instead added by the matmul itself as it stores
+ * (`matmulAccumulate`), saving a pass over every weight per micro-batch. Nothing is read back.
  */
 
 import type { GpuContext } from "../gpu/device.ts";
 import { accumulateLaunch } from "../graph/gradient_sum.ts";
 import type { OpDef } from "../graph/op.ts";
 import { sameShape, type Tensor, type Variable } from "../graph/tensor.ts";
+import { matmulAccumulate, matmulOperands } from "../ops/matmul.ts";
 import { zeroVariable } from "./adamw.ts";
 
 const ACCUMULATE: OpDef<null> = {
@@ -27,6 +30,11 @@ const ACCUMULATE: OpDef<null> = {
   },
 };
 
+/** Whether an op of `t`'s graph reads `t`. */
+function isRead(t: Tensor): boolean {
+  return t.graph.nodes.some((n) => n.source.kind === "op" && n.source.inputs.includes(t));
+}
+
 /** Sums of gradients, one per parameter of `params`, held on the GPU between runs. */
 export class GradAccumulator {
   readonly #gpu: GpuContext;
@@ -40,7 +48,7 @@ export class GradAccumulator {
 
   /**
    * Appends `sums[i] += grads[i]` to the gradients' graph; returns the in-place results, to be
-   * made outputs of the compiled graph.
+   * made outputs of the compiled graph (rather than `grads`, which may be fused away).
    */
   accumulate(grads: readonly Tensor[]): Tensor[] {
     if (grads.length !== this.sums.length) {
@@ -48,9 +56,14 @@ export class GradAccumulator {
         `Cannot accumulate gradients: expected ${this.sums.length}, received ${grads.length}`,
       );
     }
-    return grads.map((g, i) =>
-      g.graph.apply(ACCUMULATE, [g.graph.variable(this.sums[i]), g], null)
-    );
+    return grads.map((g, i) => {
+      const sum = g.graph.variable(this.sums[i]);
+      const product = matmulOperands(g);
+      if (product && !isRead(g)) {
+        return matmulAccumulate(sum, product.a, product.b, product.options);
+      }
+      return g.graph.apply(ACCUMULATE, [sum, g], null);
+    });
   }
 
   /** The accumulated sums as tensors of `graph` (read them, e.g., for an optimizer update). */

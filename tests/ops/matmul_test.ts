@@ -9,7 +9,7 @@ import { prepareDispatch } from "../../src/gpu/dispatch.ts";
 import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import type { Tensor } from "../../src/graph/tensor.ts";
-import { foldSharedB, matmul, matmulShapes } from "../../src/ops/matmul.ts";
+import { foldSharedB, matmul, matmulAccumulate, matmulShapes } from "../../src/ops/matmul.ts";
 import { candidateVariants } from "../../src/ops/matmul_autotune.ts";
 import {
   MATMUL_VARIANTS,
@@ -62,6 +62,11 @@ const ALIGNED_CASES: Case[] = [
   { label: "A on two texture rows", a: [37, 1028], b: [29, 1028], transB: true },
 ];
 
+/** The cases of `cases` with these labels. */
+function pick(cases: readonly Case[], labels: readonly string[]): Case[] {
+  return cases.filter((c) => labels.includes(c.label));
+}
+
 /** Runs `cases` with `variant` forced, in one graph, against the f64 reference. */
 async function forwardMatchesCpu(variant: string, cases: readonly Case[]) {
   const inputs = cases.flatMap((c, i) => [
@@ -77,14 +82,45 @@ async function forwardMatchesCpu(variant: string, cases: readonly Case[]) {
   });
 }
 
+/**
+ * `matmulAccumulate` with `variant` forced: each case adds its product to a random C in place,
+ * against C + the f64 reference (stores past N redirected onto column N-1 must not add twice).
+ * Few layouts (each is a pipeline to compile, slow on llvmpipe): the store is what differs.
+ */
+async function accumulateMatchesCpu(variant: string, cases: readonly Case[]) {
+  const inputs = cases.flatMap((c, i) => [
+    randomInput(matmulShapes(c.a, c.b, c).shape, 3 * i + 101),
+    randomInput(c.a, 3 * i + 102),
+    randomInput(c.b, 3 * i + 103),
+  ]);
+  const build = (...xs: Tensor[]) =>
+    cases.map((c, i) =>
+      matmulAccumulate(xs[3 * i], xs[3 * i + 1], xs[3 * i + 2], { ...c, variant })
+    );
+  const outputs = await runOps(inputs, build);
+  cases.forEach((c, i) => {
+    const product = matmulRef(
+      inputs[3 * i + 1].data,
+      inputs[3 * i + 2].data,
+      matmulShapes(c.a, c.b, c),
+    );
+    const ref = Float64Array.from(product, (x, j) => x + (inputs[3 * i].data[j] as number));
+    assertClose(outputs[i], ref, { atol: 1e-5, rtol: 1e-5, label: `${variant} += ${c.label}` });
+  });
+}
+
 for (const variant of MATMUL_VARIANTS.filter((v) => !v.alignedOperands)) {
   Deno.test(`matmul ${variant.name}: forward matches CPU on odd shapes`, () =>
     forwardMatchesCpu(variant.name, CASES));
+  Deno.test(`matmul ${variant.name}: accumulating into C matches CPU on odd shapes`, () =>
+    accumulateMatchesCpu(variant.name, pick(CASES, ["NN", "batched per-batch B"])));
 }
 
 for (const variant of MATMUL_VARIANTS.filter((v) => v.alignedOperands)) {
   Deno.test(`matmul ${variant.name}: forward matches CPU on odd shapes it takes`, () =>
     forwardMatchesCpu(variant.name, ALIGNED_CASES));
+  Deno.test(`matmul ${variant.name}: accumulating into C matches CPU on odd shapes it takes`, () =>
+    accumulateMatchesCpu(variant.name, pick(ALIGNED_CASES, ["NN", "NT"])));
 }
 
 Deno.test("matmul texture_32x16: later ops reuse earlier ops' operand textures, A and B stay apart", async () => {

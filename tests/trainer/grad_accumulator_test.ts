@@ -1,7 +1,8 @@
 /**
  * GradAccumulator (`shaders/gradient_sum.wgsl` in place) against the CPU reference: gradients of odd
  * sizes (one above a workgroup of 256) summed over three runs equal the f64 sum of the three
- * micro-batches' gradients, and `reset` zeroes the sums on the GPU.
+ * micro-batches' gradients, and `reset` zeroes the sums on the GPU; a weight gradient that is a
+ * matmul's product is summed by the matmul itself (one dispatch).
  */
 
 import { assertEquals } from "../_asserts.ts";
@@ -10,7 +11,9 @@ import { getGpu } from "../../src/gpu/device.ts";
 import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import { shapeSize } from "../../src/graph/tensor.ts";
+import { matmul, matmulShapes } from "../../src/ops/matmul.ts";
 import { binaryRef } from "../../src/reference/elementwise.ts";
+import { matmulRef } from "../../src/reference/matmul.ts";
 import { zeroVariable } from "../../src/trainer/adamw.ts";
 import { GradAccumulator } from "../../src/trainer/grad_accumulator.ts";
 import { uniformArray } from "../../src/util/random.ts";
@@ -45,5 +48,34 @@ Deno.test("GradAccumulator sums micro-batch gradients of odd sizes and resets to
     exe.destroy();
     acc.destroy();
     params.forEach((p) => p.buffer.destroy());
+  }
+});
+
+Deno.test("GradAccumulator adds a weight gradient (a matmul's product) in the matmul's own stores", async () => {
+  const gpu = await getGpu();
+  const [rows, m, n] = [9, 5, 7];
+  const param = zeroVariable(gpu, "w", [m, n]);
+  const acc = new GradAccumulator(gpu, [param]);
+  const g = new Graph();
+  const x = g.input([rows, m], "f32", "x");
+  const dy = g.input([rows, n], "f32", "dy");
+  const [sum] = acc.accumulate([matmul(x, dy, { transA: true })]);
+  const exe = await compileGraph(gpu, [sum], "accumulate_matmul_test");
+  try {
+    assertEquals(exe.stats.dispatches, 1); // the matmul alone, no gradient_sum pass
+    const expected = new Float64Array(m * n);
+    for (let run = 0; run < 3; run++) {
+      const xs = uniformArray(rows * m, 40 + run, -2, 2);
+      const dys = uniformArray(rows * n, 50 + run, -2, 2);
+      await exe.run(new Map([[x, xs], [dy, dys]]));
+      const product = matmulRef(xs, dys, matmulShapes([rows, m], [rows, n], { transA: true }));
+      product.forEach((v, i) => expected[i] += v);
+    }
+    const [got] = await exe.read([sum]);
+    assertClose(got, expected, { atol: 1e-5, rtol: 1e-5, label: "sum of x^T dy" });
+  } finally {
+    exe.destroy();
+    acc.destroy();
+    param.buffer.destroy();
   }
 });
