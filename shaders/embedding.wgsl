@@ -13,9 +13,12 @@
 //           the first token holding an id writes that id's row block, adding the later tokens
 //           holding it in order; the others return. Every row has one writer, so no atomics.
 //           Cost: tokens^2 * dim / COLS id loads at most, plus one read of g.
+//           ACCUMULATE: out holds a running sum (not zeroed) and the rows gain the sums instead:
+//           rows of ids no token holds are left as they are.
 
 override WG: u32 = 256u;
 override COLS: u32 = 32u; // columns per backward invocation
+override ACCUMULATE: bool = false;
 
 struct Params {
   tokens: u32,
@@ -61,7 +64,11 @@ fn backward(
   }
   let d1 = min(d0 + COLS, p.dim);
   let row = v * p.dim;
-  for (var d = d0; d < d1; d++) { out[row + d] = src[t * p.dim + d]; }
+  for (var d = d0; d < d1; d++) {
+    var value = src[t * p.dim + d];
+    if (ACCUMULATE) { value += out[row + d]; }
+    out[row + d] = value;
+  }
   for (var e = t + 1u; e < p.tokens; e++) {
     if (ids[e] != id) { continue; }
     for (var d = d0; d < d1; d++) { out[row + d] += src[e * p.dim + d]; }

@@ -59,3 +59,10 @@ export function accumulateLaunch(grad: GPUBuffer, acc: GPUBuffer, n: number): Ke
 export function gradientSum(a: Tensor, b: Tensor): Tensor {
   return a.graph.apply(GRADIENT_SUM, [a, b], null);
 }
+
+/** The two gradients autodiff summed into `t` when {@link gradientSum} made it, else undefined. */
+export function gradientSumTerms(t: Tensor): readonly [Tensor, Tensor] | undefined {
+  if (t.source.kind !== "op" || t.source.op !== GRADIENT_SUM) return undefined;
+  const [a, b] = t.source.inputs;
+  return [a, b];
+}

@@ -37,12 +37,14 @@ function embeddingLaunch(
   out: BoundTensor,
   { vocab, dim, first }: { vocab: number; dim: number; first: number },
   invocations: number,
+  accumulate = false,
 ): KernelLaunch {
+  const backward = { WG, COLS: BACKWARD_COLS, ...(accumulate ? { ACCUMULATE: 1 } : {}) };
   return {
     spec: {
       shader: "embedding",
       entryPoint,
-      constants: entryPoint === "backward" ? { WG, COLS: BACKWARD_COLS } : { WG },
+      constants: entryPoint === "backward" ? backward : { WG },
       bindings: ["read", "read", "read_write"],
       params: true,
     },
@@ -52,30 +54,84 @@ function embeddingLaunch(
   };
 }
 
+/** Attributes of the backward ops: the table's rows and the shard's first id. */
+interface BackwardAttrs {
+  vocab: number;
+  first: number;
+}
+
+/** Throws unless `g` is an f32 gradient of the embedding of `ids`, naming op `op`. */
+function checkGradient(op: string, g: Tensor, ids: Tensor): void {
+  checkIds(op, ids);
+  if (g.dtype !== "f32" || !sameShape(g.shape.slice(0, -1), ids.shape) || g.rank === 0) {
+    throw new Error(
+      `Cannot apply "${op}" to ${g}: expected an f32 gradient of shape ${
+        formatShape(ids.shape)
+      } + [dim] for ids ${ids}`,
+    );
+  }
+}
+
+/** The backward launch over every (token, column block) of `g` into `out`. */
+function backwardLaunch(
+  [g, ids]: readonly BoundTensor[],
+  out: BoundTensor,
+  { vocab, first }: BackwardAttrs,
+  accumulate: boolean,
+): KernelLaunch {
+  const dim = g.tensor.lastDim;
+  const invocations = ids.tensor.size * Math.ceil(dim / BACKWARD_COLS);
+  return embeddingLaunch("backward", [g, ids], out, { vocab, dim, first }, invocations, accumulate);
+}
+
 /** Scatter-add of the output gradient g [..., D] into a table gradient [vocab, D]. */
-const EMBEDDING_BACKWARD: OpDef<{ vocab: number; first: number }> = {
+const EMBEDDING_BACKWARD: OpDef<BackwardAttrs> = {
   name: "embedding_backward",
   output([g, ids], { vocab }) {
-    checkIds("embedding_backward", ids);
-    if (g.dtype !== "f32" || !sameShape(g.shape.slice(0, -1), ids.shape) || g.rank === 0) {
-      throw new Error(
-        `Cannot apply "embedding_backward" to ${g}: expected an f32 gradient of shape ${
-          formatShape(ids.shape)
-        } + [dim] for ids ${ids}`,
-      );
-    }
+    checkGradient("embedding_backward", g, ids);
     return { shape: [vocab, g.lastDim], dtype: "f32" };
   },
-  launch(_ctx, inputs, out, { vocab, first }) {
-    const dim = inputs[0].tensor.lastDim;
-    const invocations = inputs[1].tensor.size * Math.ceil(dim / BACKWARD_COLS);
-    const launch = embeddingLaunch("backward", inputs, out, { vocab, dim, first }, invocations);
+  launch(_ctx, inputs, out, attrs) {
     // Rows of ids that no token holds stay zero.
     const clear = (encoder: GPUCommandEncoder) =>
       encoder.clearBuffer(out.buffer, 0, out.tensor.size * 4);
-    return [{ ...launch, before: clear }];
+    return [{ ...backwardLaunch(inputs, out, attrs, false), before: clear }];
   },
 };
+
+/**
+ * The same scatter-add into a running sum [vocab, D], in place (e.g. a tied embedding's gradient
+ * summed over micro-batches): only the rows of ids the tokens hold are read and written.
+ */
+const EMBEDDING_BACKWARD_ACCUMULATE: OpDef<BackwardAttrs> = {
+  name: "embedding_backward_accumulate",
+  inPlace: 0,
+  output([acc, g, ids], { vocab }) {
+    checkGradient("embedding_backward_accumulate", g, ids);
+    if (acc.dtype !== "f32" || !sameShape(acc.shape, [vocab, g.lastDim])) {
+      throw new Error(
+        `Cannot accumulate the embedding gradient ${g} into ${acc}: expected an f32 sum of shape ${
+          formatShape([vocab, g.lastDim])
+        }`,
+      );
+    }
+    return { shape: acc.shape, dtype: "f32" };
+  },
+  launch: (_ctx, [, g, ids], out, attrs) => [backwardLaunch([g, ids], out, attrs, true)],
+};
+
+/**
+ * `acc += ` the table gradient `t` is, when an embedding's backward made `t`, in one launch that
+ * touches only the rows of the ids `t`'s tokens hold; undefined when `t` is something else.
+ */
+export function accumulateEmbeddingGradient(acc: Tensor, t: Tensor): Tensor | undefined {
+  if (t.source.kind !== "op" || t.source.op !== EMBEDDING_BACKWARD) return undefined;
+  return acc.graph.apply(
+    EMBEDDING_BACKWARD_ACCUMULATE,
+    [acc, ...t.source.inputs],
+    t.source.attrs as BackwardAttrs,
+  );
+}
 
 const EMBEDDING: OpDef<{ first: number }> = {
   name: "embedding",

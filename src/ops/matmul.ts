@@ -212,13 +212,14 @@ const MATMUL_ACCUMULATE: OpDef<MatmulAttrs> = {
   },
 };
 
-/** What `t` is the product of, when a {@link matmul} made it; undefined otherwise. */
-export function matmulOperands(
-  t: Tensor,
-): { a: Tensor; b: Tensor; options: MatmulOptions } | undefined {
+/**
+ * `acc += t` in one launch when a {@link matmul} made `t` (the product added by the matmul's own
+ * stores, see {@link matmulAccumulate}); undefined when `t` is something else.
+ */
+export function accumulateMatmulProduct(acc: Tensor, t: Tensor): Tensor | undefined {
   if (t.source.kind !== "op" || t.source.op !== MATMUL) return undefined;
   const [a, b] = t.source.inputs;
-  return { a, b, options: t.source.attrs as MatmulAttrs };
+  return acc.graph.apply(MATMUL_ACCUMULATE, [acc, a, b], t.source.attrs as MatmulAttrs);
 }
 
 /** `acc += op(a) @ op(b)` in one launch: the updated `acc` (see `MATMUL_ACCUMULATE`). */

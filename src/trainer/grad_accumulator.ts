@@ -2,16 +2,21 @@
  * Gradient accumulation over micro-batches: one zero-initialised f32 buffer per parameter, an
  * in-place graph op that adds a micro-batch's gradient into it (the launch of
  * `shaders/gradient_sum.wgsl` from graph/gradient_sum.ts), and a GPU-side reset after the
- * optimizer update has read the sums. A gradient that is a matmul's product read by nothing else
- * (a weight's: dW = X^T dY) is instead added by the matmul itself as it stores
- * (`matmulAccumulate`), saving a pass over every weight per micro-batch. Nothing is read back.
+ * optimizer update has read the sums. Nothing is read back.
+ *
+ * Fused where the gradient allows, each saving a pass over the parameter per micro-batch: a
+ * gradient that is a matmul's product (a weight's: dW = X^T dY) is added by the matmul's own
+ * stores, an embedding's table gradient by its scatter (touching only the rows of the batch's
+ * ids), and a sum autodiff made of several such terms (a tied embedding: LM head + lookup) is
+ * added term by term instead of summed first. Only gradients nothing else reads are fused.
  */
 
 import type { GpuContext } from "../gpu/device.ts";
-import { accumulateLaunch } from "../graph/gradient_sum.ts";
+import { accumulateLaunch, gradientSumTerms } from "../graph/gradient_sum.ts";
 import type { OpDef } from "../graph/op.ts";
 import { sameShape, type Tensor, type Variable } from "../graph/tensor.ts";
-import { matmulAccumulate, matmulOperands } from "../ops/matmul.ts";
+import { accumulateEmbeddingGradient } from "../ops/embedding.ts";
+import { accumulateMatmulProduct } from "../ops/matmul.ts";
 import { zeroVariable } from "./adamw.ts";
 
 const ACCUMULATE: OpDef<null> = {
@@ -30,9 +35,29 @@ const ACCUMULATE: OpDef<null> = {
   },
 };
 
-/** Whether an op of `t`'s graph reads `t`. */
-function isRead(t: Tensor): boolean {
-  return t.graph.nodes.some((n) => n.source.kind === "op" && n.source.inputs.includes(t));
+/** Whether no op of `t`'s graph reads `t`, except `reader` when given. */
+function readOnlyBy(t: Tensor, reader?: Tensor): boolean {
+  return t.graph.nodes.every((n) =>
+    n === reader || n.source.kind !== "op" || !n.source.inputs.includes(t)
+  );
+}
+
+/**
+ * The terms of gradient `g` with the node that reads each: the leaves of the autodiff sums that
+ * make `g` and that nothing else reads, or `g` itself.
+ */
+function summands(g: Tensor, reader?: Tensor): { term: Tensor; reader?: Tensor }[] {
+  const terms = gradientSumTerms(g);
+  if (!terms || !readOnlyBy(g, reader)) return [{ term: g, reader }];
+  return terms.flatMap((t) => summands(t, g));
+}
+
+/** `sum + term` as one in-place op: fused into the op that made `term` where it can be. */
+function addTerm(sum: Tensor, term: Tensor, reader?: Tensor): Tensor {
+  const fused = readOnlyBy(term, reader)
+    ? accumulateMatmulProduct(sum, term) ?? accumulateEmbeddingGradient(sum, term)
+    : undefined;
+  return fused ?? sum.graph.apply(ACCUMULATE, [sum, term], null);
 }
 
 /** Sums of gradients, one per parameter of `params`, held on the GPU between runs. */
@@ -56,14 +81,12 @@ export class GradAccumulator {
         `Cannot accumulate gradients: expected ${this.sums.length}, received ${grads.length}`,
       );
     }
-    return grads.map((g, i) => {
-      const sum = g.graph.variable(this.sums[i]);
-      const product = matmulOperands(g);
-      if (product && !isRead(g)) {
-        return matmulAccumulate(sum, product.a, product.b, product.options);
-      }
-      return g.graph.apply(ACCUMULATE, [sum, g], null);
-    });
+    return grads.map((g, i) =>
+      summands(g).reduce(
+        (sum, { term, reader }) => addTerm(sum, term, reader),
+        g.graph.variable(this.sums[i]),
+      )
+    );
   }
 
   /** The accumulated sums as tensors of `graph` (read them, e.g., for an optimizer update). */

@@ -2,16 +2,21 @@
  * GradAccumulator (`shaders/gradient_sum.wgsl` in place) against the CPU reference: gradients of odd
  * sizes (one above a workgroup of 256) summed over three runs equal the f64 sum of the three
  * micro-batches' gradients, and `reset` zeroes the sums on the GPU; a weight gradient that is a
- * matmul's product is summed by the matmul itself (one dispatch).
+ * matmul's product is summed by the matmul itself (one dispatch), a tied embedding's (LM head +
+ * lookup) by the matmul and the lookup's scatter.
  */
 
 import { assertEquals } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
 import { getGpu } from "../../src/gpu/device.ts";
+import { grad } from "../../src/graph/autodiff.ts";
 import { compileGraph } from "../../src/graph/executable.ts";
+import { gradientSum } from "../../src/graph/gradient_sum.ts";
 import { Graph } from "../../src/graph/graph.ts";
-import { shapeSize } from "../../src/graph/tensor.ts";
+import { type HostData, shapeSize, type Tensor } from "../../src/graph/tensor.ts";
+import { embedding } from "../../src/ops/embedding.ts";
 import { matmul, matmulShapes } from "../../src/ops/matmul.ts";
+import { embeddingGradRef } from "../../src/reference/embedding.ts";
 import { binaryRef } from "../../src/reference/elementwise.ts";
 import { matmulRef } from "../../src/reference/matmul.ts";
 import { zeroVariable } from "../../src/trainer/adamw.ts";
@@ -73,6 +78,57 @@ Deno.test("GradAccumulator adds a weight gradient (a matmul's product) in the ma
     }
     const [got] = await exe.read([sum]);
     assertClose(got, expected, { atol: 1e-5, rtol: 1e-5, label: "sum of x^T dy" });
+  } finally {
+    exe.destroy();
+    acc.destroy();
+    param.buffer.destroy();
+  }
+});
+
+Deno.test("GradAccumulator adds a tied embedding's two gradient terms in their own launches", async () => {
+  const gpu = await getGpu();
+  const [vocab, dim, tokens] = [11, 6, 7];
+  const param = zeroVariable(gpu, "embed", [vocab, dim]);
+  const acc = new GradAccumulator(gpu, [param]);
+  const g = new Graph();
+  const table = g.input([vocab, dim], "f32", "table");
+  const ids = g.input([tokens], "i32", "ids");
+  const seed = g.input([tokens, dim], "f32", "seed");
+  const hidden = g.input([tokens, dim], "f32", "hidden");
+  const dLogits = g.input([tokens, vocab], "f32", "dlogits");
+  const [lookup] = grad(embedding(table, ids), [table], seed);
+  const head = matmul(dLogits, hidden, { transA: true });
+  const [sum] = acc.accumulate([gradientSum(head, lookup)]);
+  const exe = await compileGraph(gpu, [sum], "accumulate_tied_test");
+  try {
+    // matmul_accumulate and embedding_backward_accumulate: no sum of the two, no gradient_sum.
+    assertEquals(exe.stats.dispatches, 2);
+    const expected = new Float64Array(vocab * dim);
+    for (let run = 0; run < 3; run++) {
+      const idv = Int32Array.from({ length: tokens }, (_, t) => (3 * t + run) % 5); // ids 5.. unused
+      const feeds = {
+        seed: uniformArray(tokens * dim, 60 + run, -2, 2),
+        hidden: uniformArray(tokens * dim, 70 + run, -2, 2),
+        dLogits: uniformArray(tokens * vocab, 80 + run, -2, 2),
+      };
+      await exe.run(
+        new Map<Tensor, HostData>([
+          [ids, idv],
+          [seed, feeds.seed],
+          [hidden, feeds.hidden],
+          [dLogits, feeds.dLogits],
+        ]),
+      );
+      const product = matmulRef(
+        feeds.dLogits,
+        feeds.hidden,
+        matmulShapes([tokens, vocab], [tokens, dim], { transA: true }),
+      );
+      const scattered = embeddingGradRef(feeds.seed, dim, idv, vocab);
+      product.forEach((v, i) => expected[i] += v + scattered[i]);
+    }
+    const [got] = await exe.read([sum]);
+    assertClose(got, expected, { atol: 1e-5, rtol: 1e-5, label: "head + lookup gradients" });
   } finally {
     exe.destroy();
     acc.destroy();
