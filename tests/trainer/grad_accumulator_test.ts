@@ -10,7 +10,7 @@ import { assertEquals } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
 import { getGpu } from "../../src/gpu/device.ts";
 import { grad } from "../../src/graph/autodiff.ts";
-import { compileGraph } from "../../src/graph/executable.ts";
+import { compileGraph, type Executable } from "../../src/graph/executable.ts";
 import { gradientSum } from "../../src/graph/gradient_sum.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import { type HostData, shapeSize, type Tensor } from "../../src/graph/tensor.ts";
@@ -56,17 +56,37 @@ Deno.test("GradAccumulator sums micro-batch gradients of odd sizes and resets to
   }
 });
 
-Deno.test("GradAccumulator adds a weight gradient (a matmul's product) in the matmul's own stores", async () => {
+/**
+ * One accumulator over a zero parameter of `shape`: `build` makes the gradient in a new graph, the
+ * graph of the accumulated sum is compiled and handed to `check` with that sum; all freed after.
+ */
+async function withAccumulatedGradient(
+  shape: readonly number[],
+  build: (g: Graph) => Tensor,
+  check: (exe: Executable, sum: Tensor) => Promise<void>,
+): Promise<void> {
   const gpu = await getGpu();
-  const [rows, m, n] = [9, 5, 7];
-  const param = zeroVariable(gpu, "w", [m, n]);
+  const param = zeroVariable(gpu, "param", shape);
   const acc = new GradAccumulator(gpu, [param]);
-  const g = new Graph();
-  const x = g.input([rows, m], "f32", "x");
-  const dy = g.input([rows, n], "f32", "dy");
-  const [sum] = acc.accumulate([matmul(x, dy, { transA: true })]);
-  const exe = await compileGraph(gpu, [sum], "accumulate_matmul_test");
+  const [sum] = acc.accumulate([build(new Graph())]);
+  const exe = await compileGraph(gpu, [sum], "accumulate_fused_test");
   try {
+    await check(exe, sum);
+  } finally {
+    exe.destroy();
+    acc.destroy();
+    param.buffer.destroy();
+  }
+}
+
+Deno.test("GradAccumulator adds a weight gradient (a matmul's product) in the matmul's own stores", async () => {
+  const [rows, m, n] = [9, 5, 7];
+  let x!: Tensor, dy!: Tensor;
+  await withAccumulatedGradient([m, n], (g) => {
+    x = g.input([rows, m], "f32", "x");
+    dy = g.input([rows, n], "f32", "dy");
+    return matmul(x, dy, { transA: true });
+  }, async (exe, sum) => {
     assertEquals(exe.stats.dispatches, 1); // the matmul alone, no gradient_sum pass
     const expected = new Float64Array(m * n);
     for (let run = 0; run < 3; run++) {
@@ -78,29 +98,21 @@ Deno.test("GradAccumulator adds a weight gradient (a matmul's product) in the ma
     }
     const [got] = await exe.read([sum]);
     assertClose(got, expected, { atol: 1e-5, rtol: 1e-5, label: "sum of x^T dy" });
-  } finally {
-    exe.destroy();
-    acc.destroy();
-    param.buffer.destroy();
-  }
+  });
 });
 
 Deno.test("GradAccumulator adds a tied embedding's two gradient terms in their own launches", async () => {
-  const gpu = await getGpu();
   const [vocab, dim, tokens] = [11, 6, 7];
-  const param = zeroVariable(gpu, "embed", [vocab, dim]);
-  const acc = new GradAccumulator(gpu, [param]);
-  const g = new Graph();
-  const table = g.input([vocab, dim], "f32", "table");
-  const ids = g.input([tokens], "i32", "ids");
-  const seed = g.input([tokens, dim], "f32", "seed");
-  const hidden = g.input([tokens, dim], "f32", "hidden");
-  const dLogits = g.input([tokens, vocab], "f32", "dlogits");
-  const [lookup] = grad(embedding(table, ids), [table], seed);
-  const head = matmul(dLogits, hidden, { transA: true });
-  const [sum] = acc.accumulate([gradientSum(head, lookup)]);
-  const exe = await compileGraph(gpu, [sum], "accumulate_tied_test");
-  try {
+  let ids!: Tensor, seed!: Tensor, hidden!: Tensor, dLogits!: Tensor;
+  await withAccumulatedGradient([vocab, dim], (g) => {
+    const table = g.input([vocab, dim], "f32", "table");
+    ids = g.input([tokens], "i32", "ids");
+    seed = g.input([tokens, dim], "f32", "seed");
+    hidden = g.input([tokens, dim], "f32", "hidden");
+    dLogits = g.input([tokens, vocab], "f32", "dlogits");
+    const [lookup] = grad(embedding(table, ids), [table], seed);
+    return gradientSum(matmul(dLogits, hidden, { transA: true }), lookup);
+  }, async (exe, sum) => {
     // matmul_accumulate and embedding_backward_accumulate: no sum of the two, no gradient_sum.
     assertEquals(exe.stats.dispatches, 2);
     const expected = new Float64Array(vocab * dim);
@@ -129,9 +141,5 @@ Deno.test("GradAccumulator adds a tied embedding's two gradient terms in their o
     }
     const [got] = await exe.read([sum]);
     assertClose(got, expected, { atol: 1e-5, rtol: 1e-5, label: "head + lookup gradients" });
-  } finally {
-    exe.destroy();
-    acc.destroy();
-    param.buffer.destroy();
-  }
+  });
 });
