@@ -1,6 +1,7 @@
 /**
- * onnxruntime-node (native CPU, default threads: one per core, as transformers.js leaves them)
- * running a policy exported by `src/export/`, as a JavaScript user outside the browser would:
+ * onnxruntime-node (its native CPU EP with default threads, one per core, as transformers.js
+ * leaves them; or its WebGPU EP, Dawn on the machine's GPU) running a policy exported by
+ * `src/export/`, as a JavaScript user outside the browser would:
  * the full-sequence graph for prefill, and the KV-cached graph for a greedy decode loop (the
  * prompt once, then one token per step with the present cache fed back as the past). Argmax on
  * the host. Bench-only: rft itself never depends on ORT.
@@ -32,6 +33,9 @@ function fullFeeds(rows: readonly (readonly number[])[]): Record<string, ort.Ten
   };
 }
 
+/** An execution provider of onnxruntime-node that the benchmarks compare with. */
+export type OrtNodeProvider = "cpu" | "webgpu";
+
 /** Both onnxruntime-node sessions of one model. */
 export class OrtNodePolicy {
   private constructor(
@@ -40,15 +44,39 @@ export class OrtNodePolicy {
     readonly cfg: ModelConfig,
   ) {}
 
-  /** Sessions of the full-sequence and the KV-cached export of `params`. */
+  /**
+   * Sessions of the full-sequence and the KV-cached export of `params` on `provider` (inputs and
+   * outputs on the host, as a plain `run` gives them).
+   */
   static async create(
     cfg: ModelConfig,
     params: ReadonlyMap<string, Float32Array>,
+    provider: OrtNodeProvider = "cpu",
   ): Promise<OrtNodePolicy> {
-    const options = { logSeverityLevel: 3 as const }; // default threads, as transformers.js
+    // default threads, as transformers.js; errors only
+    const options = { executionProviders: [provider], logSeverityLevel: 3 as const };
     const session = (kvCache: boolean) =>
       ort.InferenceSession.create(concatBytes(policyOnnx(cfg, params, { kvCache }).model), options);
     return new OrtNodePolicy(await session(false), await session(true), cfg);
+  }
+
+  /**
+   * The sessions on onnxruntime-node's WebGPU EP when `wanted`, or undefined: not wanted, or the
+   * EP found no adapter it accepts (then one line on stderr says why; Dawn refuses llvmpipe).
+   */
+  static async webgpuIfWanted(
+    wanted: boolean | undefined,
+    cfg: ModelConfig,
+    params: ReadonlyMap<string, Float32Array>,
+  ): Promise<OrtNodePolicy | undefined> {
+    if (!wanted) return undefined;
+    try {
+      return await OrtNodePolicy.create(cfg, params, "webgpu");
+    } catch (err) {
+      const reason = String((err as Error).message).split("\n")[0].slice(-160);
+      console.error(`onnxruntime-node WebGPU EP not run: ${reason}`);
+      return undefined;
+    }
   }
 
   /** Logits of `rows` (equal lengths, unpadded) from the full-sequence graph. */

@@ -8,8 +8,9 @@
  * none: minutes per batch on a CPU adapter). Also counts rft's readbacks per generated token
  * (one per block of steps) and its GPU dispatches per decode step. Decode tokens/s counts the
  * tokens after each row's first (which comes from the prompt's forward, reported as prefill
- * tokens/s). `--json FILE` writes
- * the results. Prints, never asserts.
+ * tokens/s). `--ort-node-webgpu` adds the raw loop on onnxruntime-node's WebGPU EP (cache and
+ * logits through the host each step, as a plain `run` gives them). `--json FILE` writes the
+ * results. Prints, never asserts.
  */
 
 import { GenerationEngine } from "../src/engine/engine.ts";
@@ -24,10 +25,12 @@ import { formatTable } from "./_table.ts";
 const SCRIPT = "bench/decode.ts";
 
 const HELP = `Usage: deno run -A ${SCRIPT} [--models tiny,small,smollm2-135m] [--batches 1,8,32]
-  [--prompt-len 16] [--tokens 32] [--webgpu-batches ""] [--wasm-batches 1,8,32] [--json FILE]
+  [--prompt-len 16] [--tokens 32] [--webgpu-batches ""] [--wasm-batches 1,8,32]
+  [--ort-node-webgpu] [--json FILE]
 --models          shapes of bench/_model_shapes.ts, random weights (default tiny)
 --webgpu-batches  batches at which ORT-web's WebGPU EP runs too (minutes each on a CPU adapter)
---wasm-batches    batches at which ORT-web's wasm EP (no KV cache) runs (default: all)`;
+--wasm-batches    batches at which ORT-web's wasm EP (no KV cache) runs (default: all)
+--ort-node-webgpu the KV-cached loop on onnxruntime-node's WebGPU EP too (Dawn; refuses llvmpipe)`;
 
 /** Decode tokens/s of each contender at one batch size. */
 interface Row {
@@ -37,6 +40,8 @@ interface Row {
   /** transformers.js and the raw onnxruntime-node loop, both KV-cached. */
   tjs: number;
   ortNode: number;
+  /** The KV-cached loop on onnxruntime-node's WebGPU EP; undefined where not run. */
+  ortNodeWebgpu?: number;
   /** Undefined where ORT-web's EP was not run (`--webgpu-batches`, `--wasm-batches`). */
   ortWebgpu?: number;
   ortWasm?: number;
@@ -141,6 +146,7 @@ async function main() {
       tokens: { type: "string", default: "32" },
       "webgpu-batches": { type: "string", default: "" },
       "wasm-batches": { type: "string" },
+      "ort-node-webgpu": { type: "boolean" },
       json: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -165,6 +171,7 @@ async function main() {
   for (const name of values.models.split(",")) {
     const { model, ort, raw, cfg, params, parameters } = await exportedPolicy(name, gpu);
     const ortNode = await OrtNodePolicy.create(cfg, params);
+    const nodeWebgpu = await OrtNodePolicy.webgpuIfWanted(values["ort-node-webgpu"], cfg, params);
     const tjs = await TransformersJsPolicy.create(raw, cfg, params);
     const engine = new GenerationEngine(model);
     blockSize = engine.blockSize;
@@ -174,6 +181,7 @@ async function main() {
       const rft = await rftDecode(engine, rows, tokens);
       const tjsRun = await tjsDecode(tjs, rows, tokens);
       const node = await ortNodeDecode(ortNode, rows, tokens);
+      const nodeGpu = nodeWebgpu && await ortNodeDecode(nodeWebgpu, rows, tokens);
       const wasm = wasmBatches.includes(batch)
         ? await ortDecode(ort, "wasm", rows, tokens)
         : undefined;
@@ -186,6 +194,7 @@ async function main() {
         rft: rft.tokensPerS,
         tjs: tjsRun.tokensPerS,
         ortNode: node.tokensPerS,
+        ortNodeWebgpu: nodeGpu?.tokensPerS,
         ortWebgpu: webgpu?.tokensPerS,
         ortWasm: wasm?.tokensPerS,
         readbacks: rft.readbacks,
@@ -207,6 +216,7 @@ async function main() {
     engine.destroy();
     await tjs.release();
     await ortNode.release();
+    await nodeWebgpu?.release();
     await ort.release();
     model.destroy();
   }
@@ -223,10 +233,12 @@ async function main() {
     ["rft (KV cache)", (r) => figure(r.rft)],
     ["transformers.js", (r) => figure(r.tjs)],
     ["ort-node KV", (r) => figure(r.ortNode)],
+    ["ort-node-webgpu KV", (r) => maybe(r.ortNodeWebgpu)],
     ["ort-wasm2t", (r) => maybe(r.ortWasm)],
     ["ort-webgpu", (r) => maybe(r.ortWebgpu)],
     ["rft/tjs", (r) => figure(r.rft / r.tjs)],
     ["rft/ort-node", (r) => figure(r.rft / r.ortNode)],
+    ["rft/node-webgpu", (r) => maybe(r.ortNodeWebgpu && r.rft / r.ortNodeWebgpu)],
     ["rft/wasm", (r) => maybe(r.ortWasm && r.rft / r.ortWasm)],
     [
       "prefill rft / tjs / ort-node",

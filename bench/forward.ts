@@ -3,7 +3,9 @@
  * random models on rft against the same weights exported to ONNX and run by onnxruntime-web's
  * WebGPU EP and 2-thread wasm EP and by onnxruntime-node's CPU EP (native, default threads), at
  * sequence lengths 64 / 256 and batch 1 / 8; tokens/s and ratios measured in the same run on the
- * same adapter (wall clock for all four, logits left where each produces them). Each cell is the best of `--rounds` interleaved measurements.
+ * same adapter (wall clock for all four, logits left where each produces them), and with
+ * `--ort-node-webgpu` by onnxruntime-node's WebGPU EP too (logits read to the host). Each cell is
+ * the best of `--rounds` interleaved measurements.
  * `--models` picks shapes of `_model_shapes.ts` (default tiny; small and smollm2-135m are slow
  * on a CPU adapter); `--json FILE` also writes the results. Prints, never asserts.
  */
@@ -24,11 +26,13 @@ import { formatTable } from "./_table.ts";
 const SCRIPT = "bench/forward.ts";
 
 const HELP = `Usage: deno run -A ${SCRIPT} [--models tiny,small,smollm2-135m] [--seqs 64,256]
-  [--batches 1,8] [--webgpu-batches 1,8] [--min-ms 1000] [--rounds 2] [--json FILE]
+  [--batches 1,8] [--webgpu-batches 1,8] [--ort-node-webgpu] [--min-ms 1000] [--rounds 2]
+  [--json FILE]
 --models  shapes of bench/_model_shapes.ts, random weights (default tiny: a few minutes on a
           CPU adapter, where small and smollm2-135m take much longer)
 --webgpu-batches  batches at which ORT-web's WebGPU EP runs too (default: all; "" for none,
-          as on a CPU adapter it takes minutes per 135M-model batch)`;
+          as on a CPU adapter it takes minutes per 135M-model batch)
+--ort-node-webgpu  onnxruntime-node's WebGPU EP too (Dawn; it refuses llvmpipe)`;
 
 /** Prefill tokens/s of each contender at one shape. */
 interface Row {
@@ -40,6 +44,8 @@ interface Row {
   ortWebgpu?: number;
   ortWasm: number;
   ortNode: number;
+  /** Undefined where onnxruntime-node's WebGPU EP was not run (`--ort-node-webgpu`). */
+  ortNodeWebgpu?: number;
 }
 
 /** rft's forward of `rows` compiled once, as one graph per group of rows. */
@@ -98,6 +104,7 @@ async function agreement(
   model: PolicyModel,
   ort: OrtPolicy,
   node: OrtNodePolicy,
+  nodeWebgpu: OrtNodePolicy | undefined,
   webgpu: boolean,
 ) {
   const rows = tokenRows(2, 64, model.config.vocabSize);
@@ -111,6 +118,7 @@ async function agreement(
     webgpu: webgpu ? error(await ort.logits("webgpu", rows)) : undefined,
     wasm: error(await ort.logits("wasm", rows)),
     node: error(await node.logits(rows)),
+    nodeWebgpu: nodeWebgpu && error(await nodeWebgpu.logits(rows)),
   };
 }
 
@@ -119,12 +127,13 @@ async function benchShape(
   model: PolicyModel,
   ort: OrtPolicy,
   node: OrtNodePolicy,
+  nodeWebgpu: OrtNodePolicy | undefined,
   seq: number,
   batch: number,
   minMs: number,
   rounds: number,
   webgpu: boolean,
-): Promise<Pick<Row, "rft" | "ortWebgpu" | "ortWasm" | "ortNode">> {
+): Promise<Pick<Row, "rft" | "ortWebgpu" | "ortWasm" | "ortNode" | "ortNodeWebgpu">> {
   const rows = tokenRows(batch, seq, model.config.vocabSize);
   const rft = await rftForward(model, rows);
   const contenders: Record<string, (count: number) => Promise<number>> = {
@@ -132,6 +141,9 @@ async function benchShape(
     ...(webgpu ? { ortWebgpu: (count: number) => ort.timeForward("webgpu", rows, count) } : {}),
     ortWasm: (count: number) => ort.timeForward("wasm", rows, count),
     ortNode: (count: number) => node.timeForward(rows, count),
+    ...(nodeWebgpu
+      ? { ortNodeWebgpu: (count: number) => nodeWebgpu.timeForward(rows, count) }
+      : {}),
   };
   const best: Record<string, number> = {};
   for (let round = 0; round < rounds; round++) {
@@ -141,7 +153,8 @@ async function benchShape(
     }
   }
   rft.destroy();
-  return { rft: best.rft, ortWebgpu: best.ortWebgpu, ortWasm: best.ortWasm, ortNode: best.ortNode };
+  const { rft: rftRate, ortWebgpu, ortWasm, ortNode, ortNodeWebgpu } = best;
+  return { rft: rftRate, ortWebgpu, ortWasm, ortNode, ortNodeWebgpu };
 }
 
 async function main() {
@@ -154,6 +167,7 @@ async function main() {
       "webgpu-batches": { type: "string" },
       "min-ms": { type: "string", default: "1000" },
       rounds: { type: "string", default: "2" },
+      "ort-node-webgpu": { type: "boolean" },
       json: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -178,27 +192,42 @@ async function main() {
   for (const name of values.models.split(",")) {
     const { model, ort, cfg, params, parameters, onnxBytes } = await exportedPolicy(name, gpu);
     const node = await OrtNodePolicy.create(cfg, params);
-    const sameModel = await agreement(model, ort, node, webgpuBatches.length > 0);
+    const nodeWebgpu = await OrtNodePolicy.webgpuIfWanted(values["ort-node-webgpu"], cfg, params);
+    const sameModel = await agreement(model, ort, node, nodeWebgpu, webgpuBatches.length > 0);
     console.log(
       `model ${name}: ${figure(parameters / 1e6)}M parameters, ONNX ${
         figure(onnxBytes / 2 ** 20)
       } MiB (opset 17, src/export/); max |ORT logit - rft logit| / (1 + max |logit|): webgpu ${
         sameModel.webgpu?.toExponential(1) ?? "-"
-      }, wasm ${sameModel.wasm.toExponential(1)}, node ${sameModel.node.toExponential(1)}`,
+      }, wasm ${sameModel.wasm.toExponential(1)}, node ${
+        sameModel.node.toExponential(1)
+      }, node-webgpu ${sameModel.nodeWebgpu?.toExponential(1) ?? "-"}`,
     );
     models.push({ model: name, parameters, onnxBytes, sameModel });
     for (const seq of seqs) {
       for (const batch of batches) {
         const webgpu = webgpuBatches.includes(batch);
-        const rates = await benchShape(model, ort, node, seq, batch, minMs, rounds, webgpu);
+        const rates = await benchShape(
+          model,
+          ort,
+          node,
+          nodeWebgpu,
+          seq,
+          batch,
+          minMs,
+          rounds,
+          webgpu,
+        );
         results.push({ model: name, seq, batch, ...rates });
         console.error(`  measured ${name} seq ${seq} batch ${batch}`);
       }
     }
     await ort.release();
     await node.release();
+    await nodeWebgpu?.release();
     model.destroy();
   }
+  const maybe = (x?: number) => (x === undefined ? "-" : figure(x));
   console.log(`\nprefill tokens/s (best of ${rounds}, >= ${minMs} ms each, wall clock)`);
   console.log(formatTable<Row>([
     ["model", (r) => r.model],
@@ -207,9 +236,11 @@ async function main() {
     ["ort-webgpu", (r) => r.ortWebgpu === undefined ? "-" : figure(r.ortWebgpu)],
     ["ort-wasm2t", (r) => figure(r.ortWasm)],
     ["ort-node", (r) => figure(r.ortNode)],
-    ["rft/webgpu", (r) => r.ortWebgpu === undefined ? "-" : figure(r.rft / r.ortWebgpu)],
+    ["ort-node-webgpu", (r) => maybe(r.ortNodeWebgpu)],
+    ["rft/webgpu", (r) => maybe(r.ortWebgpu && r.rft / r.ortWebgpu)],
     ["rft/wasm", (r) => figure(r.rft / r.ortWasm)],
     ["rft/node", (r) => figure(r.rft / r.ortNode)],
+    ["rft/node-webgpu", (r) => maybe(r.ortNodeWebgpu && r.rft / r.ortNodeWebgpu)],
   ], results));
   if (values.json) {
     await writeJsonReport(values.json, "forward", gpu, { minMs, rounds, models, prefill: results });

@@ -1,0 +1,78 @@
+#!/bin/bash
+# Runs the bench suite on a lent GPU machine (see bench/README.md, "Latest figures: GPU"), from the
+# repository root, with what bench/gpu/pack_runtime.sh put in .gl/ (Vulkan loader packages, deno
+# and node_modules): no network needed. Everything lands in $OUT: suite.log (all output) and
+# json.tar (each script's --json report, `rft info`, the autotune cache). Each step gets at most
+# its own cap and whatever is left of RFT_SUITE_SECONDS (default 520) in all.
+# RFT_SUITE_SMALL=1 runs the same steps at tiny shapes (a dry run on a CPU adapter).
+set -u
+OUT=${OUT:?set OUT to a folder for the results}
+start=$(date +%s)
+budget=${RFT_SUITE_SECONDS:-520}
+log=$OUT/suite.log
+mkdir -p "$OUT/json"
+
+if [ -z "${RFT_SUITE_NO_LOADERS:-}" ]; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+fi
+icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if [ -f "$icd" ]; then
+  export VK_DRIVER_FILES=$icd
+  export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+fi
+rt=${TMPDIR:-/tmp}/rft-runtime-pack
+mkdir -p "$rt"
+if command -v xz >/dev/null; then
+  xz -dc .gl/rt.tar.xz | tar -xf - -C "$rt"
+else
+  python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" .gl/rt.tar.xz "$rt"
+fi
+rm -rf node_modules && mv "$rt/node_modules" node_modules
+export RFT_DENO=$rt/deno
+export DENO_DIR=$rt/deno_dir
+export DENO_WEBGPU_BACKEND=${DENO_WEBGPU_BACKEND:-vulkan}
+export NO_COLOR=1
+
+# step NAME CAP_SECONDS COMMAND...: runs COMMAND under the smaller of CAP and the time left.
+step() {
+  local name=$1 cap=$2
+  shift 2
+  local left=$((budget - ($(date +%s) - start)))
+  [ "$cap" -gt "$left" ] && cap=$left
+  if [ "$cap" -lt 15 ]; then
+    echo "=== $name: skipped, ${left}s left" | tee -a "$log"
+    return
+  fi
+  echo "=== $name (cap ${cap}s): $*" | tee -a "$log"
+  local t0=$(date +%s)
+  timeout -k 5 "$cap" "$@" >>"$log" 2>&1
+  echo "=== $name: exit $? after $(($(date +%s) - t0))s" | tee -a "$log"
+}
+
+{ nvidia-smi -L; nproc; } >>"$log" 2>&1
+if [ -n "${RFT_SUITE_SMALL:-}" ]; then
+  model=tiny sizes=128,256 seqs=64 rows=2 len=32 batches=1,8
+else
+  model=smollm2-135m sizes=256,1024,2048,4096 seqs=128 rows=8 len=256 batches=1,32
+fi
+j=$OUT/json
+ls /usr/local/nvidia/share/vulkan/icd.d /etc/vulkan/icd.d /usr/share/vulkan/icd.d >>"$log" 2>&1
+step info 40 ./rft info
+if ! grep -q "^fallback     no" "$log"; then # no GPU adapter through Vulkan: try GL (EGL)
+  export DENO_WEBGPU_BACKEND=gl
+  step info-gl 40 ./rft info
+fi
+step matmul 70 ./rft deno run -A bench/matmul.ts --sizes $sizes --json $j/matmul.json
+step decode 130 ./rft deno run -A bench/decode.ts --models $model --batches $batches \
+  --wasm-batches "" --webgpu-batches 1 --ort-node-webgpu --json $j/decode.json
+step forward 100 ./rft deno run -A bench/forward.ts --models $model --seqs $seqs --batches 1,8 \
+  --ort-node-webgpu --min-ms 500 --json $j/forward.json
+step train 100 ./rft deno run -A bench/train.ts --models $model --rows $rows --len $len \
+  --json $j/train.json
+step tests 120 ./rft deno test -A --parallel --no-check tests/gpu tests/ops tests/graph tests/model \
+  tests/engine tests/trainer tests/lora tests/algorithm tests/architecture
+step step 60 ./rft deno run -A bench/step.ts --json $j/step.json
+cp ~/.cache/rft/autotune.json "$j/" 2>/dev/null
+tar -cf "$OUT/json.tar" -C "$OUT" json && rm -rf "$OUT/json"
+echo "=== suite done after $(($(date +%s) - start))s" | tee -a "$log"
