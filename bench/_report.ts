@@ -39,3 +39,12 @@ export function figure(value: number): string {
   const decimals = magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : magnitude >= 1 ? 2 : 3;
   return value.toFixed(decimals);
 }
+
+/**
+ * Prints `measured <what>: <row>` on stderr as soon as one row is measured (numbers as
+ * {@link figure} writes them), so a run stopped before its table still shows what it measured.
+ */
+export function reportMeasured(what: string, row: object): void {
+  const text = JSON.stringify(row, (_key, v) => (typeof v === "number" ? Number(figure(v)) : v));
+  console.error(`  measured ${what}: ${text}`);
+}

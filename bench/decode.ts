@@ -19,7 +19,7 @@ import { exportedPolicy, type OrtPolicy, type OrtProvider, tokenRows } from "./_
 import { OrtNodePolicy } from "./_ort_node_policy.ts";
 import { TransformersJsPolicy } from "./_transformers_js_policy.ts";
 import { benchArgs, integerFlag } from "./_flags.ts";
-import { figure, writeJsonReport } from "./_report.ts";
+import { figure, reportMeasured, writeJsonReport } from "./_report.ts";
 import { formatTable } from "./_table.ts";
 
 const SCRIPT = "bench/decode.ts";
@@ -211,7 +211,7 @@ async function main() {
           ortWasm: wasm && agreement(wasm.tokens, rft.tokens),
         },
       });
-      console.error(`  measured ${name} batch ${batch}`);
+      reportMeasured(`${name} batch ${batch}`, results[results.length - 1]);
     }
     engine.destroy();
     await tjs.release();

@@ -20,7 +20,7 @@ import { benchArgs, integerFlag } from "./_flags.ts";
 import { timeRuns } from "./_ort.ts";
 import { exportedPolicy, type OrtPolicy, tokenRows } from "./_ort_policy.ts";
 import { OrtNodePolicy } from "./_ort_node_policy.ts";
-import { figure, writeJsonReport } from "./_report.ts";
+import { figure, reportMeasured, writeJsonReport } from "./_report.ts";
 import { formatTable } from "./_table.ts";
 
 const SCRIPT = "bench/forward.ts";
@@ -219,7 +219,7 @@ async function main() {
           webgpu,
         );
         results.push({ model: name, seq, batch, ...rates });
-        console.error(`  measured ${name} seq ${seq} batch ${batch}`);
+        reportMeasured(`${name} seq ${seq} batch ${batch}`, results[results.length - 1]);
       }
     }
     await ort.release();

@@ -15,6 +15,7 @@ import { uniformArray } from "../src/util/random.ts";
 import { OrtMatmul } from "./_ort.ts";
 import { rftMatmul, spotCheck } from "./_rft_matmul.ts";
 import { benchArgs } from "./_flags.ts";
+import { reportMeasured } from "./_report.ts";
 
 const HELP =
   `Usage: deno task bench [--sizes 128,256,512,1024] [--min-ms 500] [--rounds 3] [--json FILE]`;
@@ -139,7 +140,7 @@ async function main() {
   const rows: Row[] = [];
   for (const size of sizes) {
     rows.push(await benchSize(gpu, ort, size, minMs, rounds));
-    console.error(`  measured ${size}^3`);
+    reportMeasured(`${size}^3`, rows[rows.length - 1]);
   }
   const overhead = await dispatchOverhead(gpu, 200, 20);
   printTable(rows);

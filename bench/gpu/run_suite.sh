@@ -4,6 +4,8 @@
 # and node_modules): no network needed. Everything lands in $OUT: suite.log (all output) and
 # json.tar (each script's --json report, `rft info`, the autotune cache). Each step gets at most
 # its own cap and whatever is left of RFT_SUITE_SECONDS (default 520) in all.
+# RFT_SUITE_ONLY=decode,forward runs those steps alone (info always runs). A .gl/autotune.json
+# (an earlier run's cache) is used as the autotune cache, so kernels are not timed again.
 # RFT_SUITE_SMALL=1 runs the same steps at tiny shapes (a dry run on a CPU adapter).
 set -u
 OUT=${OUT:?set OUT to a folder for the results}
@@ -33,11 +35,13 @@ export RFT_DENO=$rt/deno
 export DENO_DIR=$rt/deno_dir
 export DENO_WEBGPU_BACKEND=${DENO_WEBGPU_BACKEND:-vulkan}
 export NO_COLOR=1
+if [ -f .gl/autotune.json ]; then mkdir -p ~/.cache/rft && cp .gl/autotune.json ~/.cache/rft/; fi
 
 # step NAME CAP_SECONDS COMMAND...: runs COMMAND under the smaller of CAP and the time left.
 step() {
   local name=$1 cap=$2
   shift 2
+  case ",${RFT_SUITE_ONLY:-$name},info,info-gl," in *",$name,"*) ;; *) return ;; esac
   local left=$((budget - ($(date +%s) - start)))
   [ "$cap" -gt "$left" ] && cap=$left
   if [ "$cap" -lt 15 ]; then
@@ -63,11 +67,11 @@ if ! grep -q "^fallback     no" "$log"; then # no GPU adapter through Vulkan: tr
   export DENO_WEBGPU_BACKEND=gl
   step info-gl 40 ./rft info
 fi
-step matmul 70 ./rft deno run -A bench/matmul.ts --sizes $sizes --json $j/matmul.json
 step decode 130 ./rft deno run -A bench/decode.ts --models $model --batches $batches \
-  --wasm-batches "" --webgpu-batches 1 --ort-node-webgpu --json $j/decode.json
+  --wasm-batches "" --ort-node-webgpu --json $j/decode.json
 step forward 100 ./rft deno run -A bench/forward.ts --models $model --seqs $seqs --batches 1,8 \
-  --ort-node-webgpu --min-ms 500 --json $j/forward.json
+  --webgpu-batches 1 --ort-node-webgpu --min-ms 300 --rounds 1 --json $j/forward.json
+step matmul 70 ./rft deno run -A bench/matmul.ts --sizes $sizes --json $j/matmul.json
 step train 100 ./rft deno run -A bench/train.ts --models $model --rows $rows --len $len \
   --json $j/train.json
 step tests 120 ./rft deno test -A --parallel --no-check tests/gpu tests/ops tests/graph tests/model \
