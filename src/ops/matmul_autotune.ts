@@ -26,8 +26,11 @@ function usable(gpu: GpuContext, p: MatmulProblem, textures: boolean, variant: M
 /**
  * The default without timing: on CPU adapters the texture variant where usable (on llvmpipe it
  * beat every storage variant from 64^3 and 1x768x768 up) with the fewest row groups that cover
- * M, else register blocks shaped to skinny
- * problems; workgroup-memory tiles on GPUs. `textures` as in {@link chooseMatmulVariant}.
+ * M, else register blocks shaped to skinny problems. On GPUs the 4 x 16 register blocks, and the
+ * vec4 workgroup tiles for a transposed A (a weight gradient): of 62 shape classes an H100 tuned
+ * (bench/README.md, GPU), `regblock_4x16` was within 5% of the fastest in 40 and every one with
+ * M <= 32, `tiled_vec4_64x64` the fastest of every TN class, while the plain workgroup tiles
+ * were a median 6x slower than the fastest. `textures` as in {@link chooseMatmulVariant}.
  */
 export function heuristicVariant(
   gpu: GpuContext,
@@ -43,7 +46,9 @@ export function heuristicVariant(
     if (p.n <= 32) return matmulVariant("regblock_32x4");
     return matmulVariant("regblock_32x16");
   }
-  return matmulVariant(p.m >= 64 && p.n >= 64 ? "tiled_64x64" : "tiled_32x32");
+  const vec4Tiles = matmulVariant("tiled_vec4_64x64");
+  if (p.transA && usable(gpu, p, textures, vec4Tiles)) return vec4Tiles;
+  return matmulVariant("regblock_4x16");
 }
 
 /**

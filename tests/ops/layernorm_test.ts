@@ -70,8 +70,10 @@ for (const v of VARIANTS) {
 
   Deno.test(`${v.name}: forward over 70001 rows uses the 2-D workgroup grid`, async () => {
     // Among 70001 three-element rows a few have a variance below eps: there LayerNorm's rstd
-    // (~300) amplifies the f32 rounding of x - mean (as it does in torch).
-    const tol = { atol: 1e-4, rtol: 1e-5 };
+    // (up to 1 / sqrt(eps) ~ 316) amplifies the f32 rounding of x - mean (a few ulp(3) ~ 2.4e-7)
+    // times the weight (<= 1.5), as it does in torch: up to ~3e-4. llvmpipe stays under 1e-4,
+    // an H100 (FMA contraction) reached 1.3e-4.
+    const tol = { atol: 3e-4, rtol: 1e-5 };
     await checkForward(v, randomInput([70001, 3], 20, -3, 3), tol, `${v.name} [70001,3]`);
   });
 

@@ -10,7 +10,7 @@ import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import type { Tensor } from "../../src/graph/tensor.ts";
 import { foldSharedB, matmul, matmulAccumulate, matmulShapes } from "../../src/ops/matmul.ts";
-import { candidateVariants } from "../../src/ops/matmul_autotune.ts";
+import { candidateVariants, heuristicVariant } from "../../src/ops/matmul_autotune.ts";
 import {
   MATMUL_VARIANTS,
   matmulLaunch,
@@ -309,6 +309,22 @@ Deno.test("autotune candidates: texture variants alone on a CPU adapter where th
     names(matmulShapes([64, 64], [64, 63])),
     storage.filter((v) => !v.alignedOperands).map((v) => v.name),
   );
+});
+
+Deno.test("untimed default: textures on a CPU adapter; register blocks, vec4 tiles for A^T on a GPU", async () => {
+  const cpu = await getGpu();
+  const gpuLike = { ...cpu, summary: { ...cpu.summary, isFallback: false } };
+  const cpuLike = { ...cpu, summary: { ...cpu.summary, isFallback: true } };
+  const decode = matmulShapes([1, 576], [1536, 576], { transB: true });
+  const gradient = matmulShapes([64, 576], [64, 1536], { transA: true });
+  const pick = (gpu: typeof cpu, p: MatmulProblem, textures = true) =>
+    heuristicVariant(gpu, p, { textures }).name;
+  assertEquals(pick(gpuLike, decode), "regblock_4x16");
+  assertEquals(pick(gpuLike, gradient), "tiled_vec4_64x64");
+  // N = 63: the vec4 tiles do not fit.
+  assertEquals(pick(gpuLike, matmulShapes([64, 5], [64, 63], { transA: true })), "regblock_4x16");
+  assertEquals(pick(cpuLike, decode), "texture_4x16");
+  assertEquals(pick(cpuLike, decode, false), "regblock_4x16");
 });
 
 Deno.test("autotune: the default stays unless another candidate is more than 5% faster", () => {
