@@ -67,8 +67,16 @@ export function candidateVariants(
   return gpu.summary.isFallback && texture.length > 0 ? texture : fitting;
 }
 
-/** Problems under this many flops are not worth timing: the heuristic picks. */
-const TUNE_MIN_FLOPS = 2 ** 22;
+/**
+ * Problems under this many flops are not timed: the heuristic picks. On a CPU adapter each
+ * candidate costs a pipeline compile of seconds and small problems are decided by the dispatch
+ * overhead; on a GPU compiling and timing every candidate takes milliseconds, and the matmuls of
+ * a batch-1 decode step (576 x 576 at SmolLM2's shape: 0.66 Mflop) are where an H100 measured
+ * the variants 7.5x apart.
+ */
+function tuneMinFlops(gpu: GpuContext): number {
+  return gpu.summary.isFallback ? 2 ** 22 : 2 ** 16;
+}
 /** Timing runs on a stand-in problem of at most this many flops (dims capped, see below). */
 const TUNE_MAX_FLOPS = 2 ** 28;
 const TUNE_MAX_DIM = 512;
@@ -115,7 +123,7 @@ export async function chooseMatmulVariant(
   { textures = true }: { textures?: boolean } = {},
 ): Promise<MatmulVariant> {
   const fallback = heuristicVariant(gpu, p, { textures });
-  if (!autotuneEnabled() || 2 * p.batch * p.m * p.n * p.k < TUNE_MIN_FLOPS) return fallback;
+  if (!autotuneEnabled() || 2 * p.batch * p.m * p.n * p.k < tuneMinFlops(gpu)) return fallback;
   const variants = candidateVariants(gpu, p, textures);
   const s = standIn(p);
   const { device } = gpu;

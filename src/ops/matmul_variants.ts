@@ -4,7 +4,8 @@
  * variants handle every shape, transpose combination and batch layout; the vec4 and texture
  * variants only operand layouts they can load four elements at a time (and the texture ones copy
  * into textures; see `misfit`). They differ only in speed.
- * Shaders: shaders/matmul_regblock.wgsl, shaders/matmul_tiled.wgsl, shaders/matmul_tiled_vec4.wgsl, shaders/matmul_texture.wgsl
+ * Shaders: shaders/matmul_regblock.wgsl, shaders/matmul_tiled.wgsl, shaders/matmul_tiled_vec4.wgsl,
+ * shaders/matmul_texture.wgsl, shaders/matmul_skinny.wgsl
  * Reference: src/reference/matmul.ts
  * Test: tests/ops/matmul_test.ts
  */
@@ -162,6 +163,40 @@ function tiledVec4(bm: number, bn: number, bk: number): MatmulVariant {
   );
 }
 
+/** The most rows of C {@link skinny} takes: beyond, the other variants have work enough. */
+export const SKINNY_MAX_M = 64;
+
+/**
+ * `shaders/matmul_skinny.wgsl`: a workgroup computes rows x cols outputs with K split across 32
+ * lanes per column and summed in workgroup memory, so a decode-sized M still spreads over
+ * thousands of invocations on a GPU. Any layout; only M <= {@link SKINNY_MAX_M}.
+ */
+function skinny(rows: number, cols: number): MatmulVariant {
+  const variant = storageVariant(
+    `skinny_${rows}x${cols}`,
+    (p) => ({
+      shader: "matmul_skinny",
+      entryPoint: "main",
+      constants: { ROWS: rows, COLS: cols, LANES: 32, ...problemConstants(p) },
+    }),
+    (p) => [Math.ceil(p.n / cols), Math.ceil(p.m / rows), p.batch],
+  );
+  return {
+    ...variant,
+    misfit(gpu, p) {
+      if (p.m > SKINNY_MAX_M) return `expected M <= ${SKINNY_MAX_M}, received ${p.m}`;
+      const columns = Math.ceil(p.n / cols);
+      const most = gpu.limits.maxComputeWorkgroupsPerDimension ?? 65535;
+      if (columns > most) {
+        return `expected N <= ${
+          most * cols
+        } (${most} workgroups of ${cols} columns), received ${p.n}`;
+      }
+      return undefined;
+    },
+  };
+}
+
 /** Each operand's element count in its buffer and its contiguous dimension as stored. */
 function operandLayouts(p: MatmulProblem) {
   return [
@@ -262,6 +297,7 @@ export const MATMUL_VARIANTS: readonly MatmulVariant[] = [
   tiled(64, 64, 16),
   tiled(32, 32, 16),
   tiledVec4(64, 64, 16),
+  skinny(4, 8),
   texture(8),
   texture(4),
   texture(2),
