@@ -5,7 +5,8 @@
 # json.tar (each script's --json report, `rft info`, the autotune cache). Each step gets at most
 # its own cap and whatever is left of RFT_SUITE_SECONDS (default 520) in all.
 # RFT_SUITE_ONLY=decode,forward runs those steps alone (info always runs). A .gl/autotune.json
-# (an earlier run's cache) is used as the autotune cache, so kernels are not timed again.
+# (an earlier run's cache) becomes the autotune cache where there is none, so kernels are not
+# timed again.
 # RFT_SUITE_SMALL=1 runs the same steps at tiny shapes (a dry run on a CPU adapter).
 set -u
 OUT=${OUT:?set OUT to a folder for the results}
@@ -30,12 +31,14 @@ if command -v xz >/dev/null; then
 else
   python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" .gl/rt.tar.xz "$rt"
 fi
-rm -rf node_modules && mv "$rt/node_modules" node_modules
+[ -d node_modules ] || mv "$rt/node_modules" node_modules # a checkout keeps its own
 export RFT_DENO=$rt/deno
 export DENO_DIR=$rt/deno_dir
 export DENO_WEBGPU_BACKEND=${DENO_WEBGPU_BACKEND:-vulkan}
 export NO_COLOR=1
-if [ -f .gl/autotune.json ]; then mkdir -p ~/.cache/rft && cp .gl/autotune.json ~/.cache/rft/; fi
+if [ -f .gl/autotune.json ] && [ ! -f ~/.cache/rft/autotune.json ]; then
+  mkdir -p ~/.cache/rft && cp .gl/autotune.json ~/.cache/rft/
+fi
 
 # step NAME CAP_SECONDS COMMAND...: runs COMMAND under the smaller of CAP and the time left.
 step() {
