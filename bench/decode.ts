@@ -6,9 +6,9 @@
  * onnxruntime-web without a KV cache, whose loop feeds the growing sequence back each step
  * (2-thread wasm EP at `--wasm-batches`, default all; WebGPU EP at `--webgpu-batches`, default
  * none: minutes per batch on a CPU adapter). Also counts rft's readbacks per generated token
- * (one per block of steps) and its GPU dispatches per decode step. Decode tokens/s counts the
- * tokens after each row's first (which comes from the prompt's forward, reported as prefill
- * tokens/s). `--ort-node-webgpu` adds the raw loop on onnxruntime-node's WebGPU EP (cache and
+ * (one per block of steps), its GPU dispatches per decode step and the CPU time recording them.
+ * Decode tokens/s counts the tokens after each row's first (which comes from the prompt's
+ * forward, reported as prefill tokens/s). `--ort-node-webgpu` adds the raw loop on onnxruntime-node's WebGPU EP (cache and
  * logits through the host each step, as a plain `run` gives them). `--json FILE` writes the
  * results. Prints, never asserts.
  */
@@ -50,18 +50,36 @@ interface Row {
   blocks: number;
   /** rft's GPU dispatches per decode step. */
   dispatchesPerStep: number;
+  /** CPU milliseconds recording one decode step's commands (see `dispatchCounter`). */
+  encodeMsPerStep: number;
   /** Prompt tokens/s of the call (or step) that reads the prompt and gives the first token. */
   prefill: { rft: number; tjs: number; ortNode: number };
   /** Share of each contender's greedy tokens equal to rft's. */
   sameTokens: { tjs: number; ortNode: number; ortWasm?: number };
 }
 
-/** Counts compute dispatches recorded through WebGPU (rft's and any other in the process). */
-const dispatchCounter = { count: 0 };
+/**
+ * Counts compute dispatches recorded through WebGPU (rft's and any other in the process), and the
+ * CPU milliseconds spent recording command buffers (from `createCommandEncoder` to `finish`).
+ */
+const dispatchCounter = { count: 0, encodeMs: 0 };
 const realDispatch = GPUComputePassEncoder.prototype.dispatchWorkgroups;
 GPUComputePassEncoder.prototype.dispatchWorkgroups = function (x, y, z) {
   dispatchCounter.count++;
   return realDispatch.call(this, x, y, z);
+};
+const encoderStarts = new WeakMap<GPUCommandEncoder, number>();
+const realCreateEncoder = GPUDevice.prototype.createCommandEncoder;
+GPUDevice.prototype.createCommandEncoder = function (descriptor) {
+  const encoder = realCreateEncoder.call(this, descriptor);
+  encoderStarts.set(encoder, performance.now());
+  return encoder;
+};
+const realFinish = GPUCommandEncoder.prototype.finish;
+GPUCommandEncoder.prototype.finish = function (descriptor) {
+  const buffer = realFinish.call(this, descriptor);
+  dispatchCounter.encodeMs += performance.now() - (encoderStarts.get(this) ?? performance.now());
+  return buffer;
 };
 
 /** Prompt tokens/s of a call that took `ms` to read `rows` and give each its first token. */
@@ -75,11 +93,13 @@ async function rftDecode(engine: GenerationEngine, rows: number[][], tokens: num
   const run = async (maxTokens: number) => {
     const start = performance.now();
     const [dispatches, steps] = [dispatchCounter.count, engine.stats.decodeSteps];
+    const encodeMs = dispatchCounter.encodeMs;
     const samples = await engine.generate(rows, { ...greedy, maxTokens });
     return {
       ms: performance.now() - start,
       samples,
       dispatches: dispatchCounter.count - dispatches,
+      encodeMs: dispatchCounter.encodeMs - encodeMs,
       steps: engine.stats.decodeSteps - steps,
     };
   };
@@ -93,6 +113,7 @@ async function rftDecode(engine: GenerationEngine, rows: number[][], tokens: num
     promptTokensPerS: promptRate(rows, prefill.ms),
     readbacks: engine.stats.readbacks - readbacksBefore,
     dispatchesPerStep: (full.dispatches - prefill.dispatches) / (full.steps - prefill.steps),
+    encodeMsPerStep: (full.encodeMs - prefill.encodeMs) / (full.steps - prefill.steps),
     tokens: full.samples.map((s) => s.tokens),
   };
 }
@@ -200,6 +221,7 @@ async function main() {
         readbacks: rft.readbacks,
         blocks: Math.ceil(tokens / engine.blockSize),
         dispatchesPerStep: rft.dispatchesPerStep,
+        encodeMsPerStep: rft.encodeMsPerStep,
         prefill: {
           rft: rft.promptTokensPerS,
           tjs: tjsRun.promptTokensPerS,
@@ -245,6 +267,7 @@ async function main() {
       (r) => [r.prefill.rft, r.prefill.tjs, r.prefill.ortNode].map(figure).join(" / "),
     ],
     ["rft dispatches/step", (r) => figure(r.dispatchesPerStep)],
+    ["rft encode ms/step", (r) => figure(r.encodeMsPerStep)],
     ["rft readbacks/token", (r) => (r.readbacks / tokens).toFixed(4)],
     ["same tokens tjs / node / wasm", same],
   ], results));
