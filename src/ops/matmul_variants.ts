@@ -4,8 +4,7 @@
  * variants handle every shape, transpose combination and batch layout; the vec4 and texture
  * variants only operand layouts they can load four elements at a time (and the texture ones copy
  * into textures; see `misfit`). They differ only in speed.
- * Shaders: shaders/matmul_regblock.wgsl, shaders/matmul_tiled.wgsl, shaders/matmul_tiled_vec4.wgsl,
- * shaders/matmul_texture.wgsl, shaders/matmul_skinny.wgsl
+ * Shaders: shaders/matmul_regblock.wgsl, shaders/matmul_tiled.wgsl, shaders/matmul_tiled_vec4.wgsl, shaders/matmul_texture.wgsl, shaders/matmul_skinny.wgsl
  * Reference: src/reference/matmul.ts
  * Test: tests/ops/matmul_test.ts
  */
