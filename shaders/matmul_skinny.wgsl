@@ -16,16 +16,23 @@
 override ROWS: u32 = 4u; // 1..8
 override COLS: u32 = 8u; // ROWS * COLS * LANES <= 2048
 override LANES: u32 = 32u; // a power of two
-
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
 override ACCUMULATE: bool = false;
 
-// #include matmul_params
+struct Params {
+  m: u32,
+  n: u32,
+  k: u32,
+  stride_a: u32,
+  stride_b: u32,
+  stride_c: u32,
+}
 
 @group(0) @binding(0) var<storage, read> a: array<f32>;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
+@group(0) @binding(3) var<uniform> p: Params;
 
 // partial[(r * COLS + column) * LANES + lane]: one lane's sum for row r of the workgroup.
 var<workgroup> partial: array<f32, 2048>;

@@ -17,16 +17,23 @@
 override BM: u32 = 64u; // multiple of 4
 override BN: u32 = 64u; // multiple of 4
 override BK: u32 = 16u; // multiple of 4
-
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
-override ACCUMULATE: bool = false;
+override ACCUMULATE: bool = false; // C += op(A) @ op(B): C holds a running sum
 
-// #include matmul_params
+struct Params {
+  m: u32,
+  n: u32,
+  k: u32,
+  stride_a: u32,
+  stride_b: u32,
+  stride_c: u32,
+}
 
 @group(0) @binding(0) var<storage, read> a: array<vec4f>;
 @group(0) @binding(1) var<storage, read> b: array<vec4f>;
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
+@group(0) @binding(3) var<uniform> p: Params;
 
 // tile_a[kk * BM / 4 + i] = A[row0 + 4i .. +4, k0 + kk]; tile_b[kk * BN / 4 + j] = B[k0 + kk,
 // col0 + 4j .. +4].
