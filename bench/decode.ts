@@ -8,9 +8,9 @@
  * none: minutes per batch on a CPU adapter). Also counts rft's readbacks per generated token
  * (one per block of steps), its GPU dispatches per decode step and the CPU time recording them.
  * Decode tokens/s counts the tokens after each row's first (which comes from the prompt's
- * forward, reported as prefill tokens/s). `--ort-node-webgpu` adds the raw loop on onnxruntime-node's WebGPU EP (cache and
- * logits through the host each step, as a plain `run` gives them). `--json FILE` writes the
- * results. Prints, never asserts.
+ * forward, reported as prefill tokens/s). `--ort-node-webgpu` adds the raw loop on
+ * onnxruntime-node's WebGPU EP (cache and logits through the host each step, as a plain `run`
+ * gives them). `--json FILE` writes the results. Prints, never asserts.
  */
 
 import { GenerationEngine } from "../src/engine/engine.ts";

@@ -10,6 +10,7 @@
  */
 
 import type { GpuContext } from "../gpu/device.ts";
+import { MAX_WORKGROUPS_PER_DIM } from "../gpu/dispatch.ts";
 import { type PackedParams, packParams } from "../gpu/kernel_params.ts";
 import type { KernelSpec } from "../gpu/kernel_spec.ts";
 import type { KernelLaunch, LaunchContext } from "../graph/op.ts";
@@ -78,19 +79,23 @@ function problemConstants(p: MatmulProblem): Record<string, number> {
 
 /**
  * A variant binding A, B and C as storage buffers; it handles every problem, or with `aligned`
- * those whose operands it can load four elements at a time.
+ * those whose operands it can load four elements at a time, and not those `limit` names a
+ * reason against.
  */
 function storageVariant(
   name: string,
   spec: (p: MatmulProblem) => Omit<KernelSpec, "bindings" | "params">,
   workgroups: (p: MatmulProblem) => [number, number, number],
-  aligned = false,
+  { aligned = false, limit }: {
+    aligned?: boolean;
+    limit?: (p: MatmulProblem) => string | undefined;
+  } = {},
 ): MatmulVariant {
   return {
     name,
     operands: "storage",
     alignedOperands: aligned,
-    misfit: (_gpu, p) => aligned ? unalignedOperand(p) : undefined,
+    misfit: (_gpu, p) => (aligned ? unalignedOperand(p) : undefined) ?? limit?.(p),
     launch: (_ctx, p, a, b, c) => ({
       spec: { ...spec(p), bindings: ["read", "read", "read_write"], params: true },
       buffers: [a, b, c],
@@ -158,12 +163,12 @@ function tiledVec4(bm: number, bn: number, bk: number): MatmulVariant {
       constants: { BM: bm, BN: bn, BK: bk, ...problemConstants(p) },
     }),
     (p) => [Math.ceil(p.n / bn), Math.ceil(p.m / bm), p.batch],
-    true,
+    { aligned: true },
   );
 }
 
 /** The most rows of C {@link skinny} takes: beyond, the other variants have work enough. */
-export const SKINNY_MAX_M = 64;
+const SKINNY_MAX_M = 64;
 
 /**
  * `shaders/matmul_skinny.wgsl`: a workgroup computes rows x cols outputs with K split across 32
@@ -171,7 +176,7 @@ export const SKINNY_MAX_M = 64;
  * thousands of invocations on a GPU. Any layout; only M <= {@link SKINNY_MAX_M}.
  */
 function skinny(rows: number, cols: number): MatmulVariant {
-  const variant = storageVariant(
+  return storageVariant(
     `skinny_${rows}x${cols}`,
     (p) => ({
       shader: "matmul_skinny",
@@ -179,21 +184,15 @@ function skinny(rows: number, cols: number): MatmulVariant {
       constants: { ROWS: rows, COLS: cols, LANES: 32, ...problemConstants(p) },
     }),
     (p) => [Math.ceil(p.n / cols), Math.ceil(p.m / rows), p.batch],
-  );
-  return {
-    ...variant,
-    misfit(gpu, p) {
-      if (p.m > SKINNY_MAX_M) return `expected M <= ${SKINNY_MAX_M}, received ${p.m}`;
-      const columns = Math.ceil(p.n / cols);
-      const most = gpu.limits.maxComputeWorkgroupsPerDimension ?? 65535;
-      if (columns > most) {
-        return `expected N <= ${
-          most * cols
-        } (${most} workgroups of ${cols} columns), received ${p.n}`;
-      }
-      return undefined;
+    {
+      limit(p) {
+        if (p.m > SKINNY_MAX_M) return `expected M <= ${SKINNY_MAX_M}, received ${p.m}`;
+        if (Math.ceil(p.n / cols) <= MAX_WORKGROUPS_PER_DIM) return undefined;
+        return `expected N <= ${MAX_WORKGROUPS_PER_DIM * cols} (${MAX_WORKGROUPS_PER_DIM} ` +
+          `workgroups of ${cols} columns), received ${p.n}`;
+      },
     },
-  };
+  );
 }
 
 /** Each operand's element count in its buffer and its contiguous dimension as stored. */
