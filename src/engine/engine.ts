@@ -449,6 +449,7 @@ export class GenerationEngine {
       w,
       { ids, positions },
       this.#cachedAttention(g, caches, positions),
+      { inference: true },
     );
     const lastHidden = embedding(reshape(hidden, [prompts * promptLen, cfg.hiddenSize]), last);
     const slotLogits = embedding(lmHead(cfg, w, lastHidden), slotPrompt);
@@ -475,6 +476,7 @@ export class GenerationEngine {
       w,
       { ids, positions },
       this.#cachedAttention(g, caches, positions),
+      { inference: true },
     );
     const logits = lmHead(cfg, w, reshape(hidden, [slots, cfg.hiddenSize]));
     const { tokens, logprobs } = sampleTokens(logits, settings, rng);

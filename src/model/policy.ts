@@ -295,7 +295,7 @@ export class PolicyModel {
         segments: input("segments"),
         targets: input("targets", seq - from),
       };
-      let logits = buildLogits(this.config, this.weights(g), inputs, from);
+      let logits = buildLogits(this.config, this.weights(g), inputs, from, { inference: true });
       if (temperature !== 1) logits = scale(logits, 1 / temperature);
       const out = tokenLogprobs(logits, inputs.targets);
       return { exe: await compileGraph(this.gpu, [out], `logprobs:${key}`), inputs, out };

@@ -7,16 +7,17 @@
  */
 
 import type { Tensor } from "../graph/tensor.ts";
-import { add, mul } from "../ops/binary.ts";
+import { add } from "../ops/binary.ts";
 import { causalAttention } from "../ops/attention.ts";
 import { embedding } from "../ops/embedding.ts";
 import { layerNorm } from "../ops/layernorm.ts";
-import { matmul } from "../ops/matmul.ts";
+import { gated } from "../ops/gated.ts";
+import { matmul, matmulAccumulate } from "../ops/matmul.ts";
 import { reshape } from "../ops/reshape.ts";
 import { rmsNorm } from "../ops/rmsnorm.ts";
 import { rope } from "../ops/rope.ts";
 import { padLast, sliceLast } from "../ops/slice.ts";
-import { gelu, scale, silu } from "../ops/unary.ts";
+import { gelu, scale } from "../ops/unary.ts";
 import type { Gpt2Config, LlamaConfig, ModelConfig } from "./hf_config.ts";
 
 /** One row shard of a weight: the rows from `first` on. */
@@ -87,6 +88,17 @@ export function checkArchitecture(cfg: ModelConfig): void {
  */
 export type AttentionFn = (layer: number, q: Tensor, k: Tensor, v: Tensor) => Tensor;
 
+/** How a built graph will be used. */
+export interface BuildOptions {
+  /**
+   * The graph is never differentiated (generation, scoring): each residual addition is made in
+   * place by the projection that produces it (`matmulAccumulate`: one dispatch and one tensor
+   * fewer per residual, the same values). Graphs that are differentiated must leave it unset:
+   * their backward reads the residual stream the in-place additions overwrite.
+   */
+  inference?: boolean;
+}
+
 /** Ids and positions, each [batch, seq] i32 (or u32 ids). */
 export type HiddenInputs = Pick<TokenInputs, "ids" | "positions">;
 
@@ -99,9 +111,10 @@ export function buildLogits(
   w: WeightLookup,
   inputs: TokenInputs,
   from = 0,
+  options: BuildOptions = {},
 ): Tensor {
   const attention: AttentionFn = (_l, q, k, v) => causalAttention(q, k, v, inputs.segments);
-  let hidden = buildHidden(cfg, w, inputs, attention);
+  let hidden = buildHidden(cfg, w, inputs, attention, options);
   if (from > 0) {
     const [batch, seq, width] = hidden.shape;
     const kept = reshape(hidden, [batch, seq * width]);
@@ -120,11 +133,13 @@ export function buildHidden(
   w: WeightLookup,
   inputs: HiddenInputs,
   attention: AttentionFn,
+  options: BuildOptions = {},
 ): Tensor {
   checkArchitecture(cfg);
+  const residual = options.inference ? residualInPlace : residualAdd;
   return cfg.family === "llama"
-    ? llamaHidden(cfg, w, inputs, attention)
-    : gpt2Hidden(cfg, w, inputs, attention);
+    ? llamaHidden(cfg, w, inputs, attention, residual)
+    : gpt2Hidden(cfg, w, inputs, attention, residual);
 }
 
 /** Logits [..., vocab] from hidden states [..., hidden] (tied or untied output head). */
@@ -151,16 +166,50 @@ function tokenEmbedding(w: WeightLookup, name: string, ids: Tensor): Tensor {
   );
 }
 
+/** A linear module: HF nn.Linear (W stored [out, in]) or GPT-2's Conv1D (W stored [in, out]). */
+interface Projection {
+  name: string;
+  bias: boolean;
+  /** W is stored [out, in] (nn.Linear) rather than [in, out] (Conv1D). */
+  transB: boolean;
+}
+
+const linearModule = (name: string, bias: boolean): Projection => ({ name, bias, transB: true });
+const conv1dModule = (name: string): Projection => ({ name, bias: true, transB: false });
+
+/** `x @ op(W) (+ b)` of module `m`, plus its LoRA update when it has one. */
+function project(x: Tensor, w: WeightLookup, m: Projection): Tensor {
+  const y = matmul(x, w(`${m.name}.weight`), { transB: m.transB });
+  return withLora(x, w, m.name, m.bias ? add(y, w(`${m.name}.bias`)) : y);
+}
+
 /** HF nn.Linear: x @ W^T (+ b), W stored [out, in]; plus its LoRA update when it has one. */
 function linear(x: Tensor, w: WeightLookup, name: string, bias: boolean): Tensor {
-  const y = matmul(x, w(`${name}.weight`), { transB: true });
-  return withLora(x, w, name, bias ? add(y, w(`${name}.bias`)) : y);
+  return project(x, w, linearModule(name, bias));
 }
 
 /** HF Conv1D (GPT-2): x @ W + b, W stored [in, out]; plus its LoRA update when it has one. */
 function conv1d(x: Tensor, w: WeightLookup, name: string): Tensor {
-  return withLora(x, w, name, add(matmul(x, w(`${name}.weight`)), w(`${name}.bias`)));
+  return project(x, w, conv1dModule(name));
 }
+
+/** The residual stream `h` plus module `m`'s output on `x`. */
+type Residual = (h: Tensor, x: Tensor, w: WeightLookup, m: Projection) => Tensor;
+
+/** `h + m(x)` as a separate addition (graphs that are differentiated). */
+const residualAdd: Residual = (h, x, w, m) => add(h, project(x, w, m));
+
+/**
+ * `h + m(x)` added in place into `h` by the projection's own stores (and the adapter's), for
+ * graphs never differentiated (see {@link BuildOptions.inference}). The only other reader of
+ * `h` is the norm that starts the block, which the projection's input depends on, so it has run.
+ */
+const residualInPlace: Residual = (h, x, w, m) => {
+  let out = matmulAccumulate(h, x, w(`${m.name}.weight`), { transB: m.transB });
+  const adapter = w.lora?.(m.name);
+  if (adapter) out = matmulAccumulate(out, loraDown(x, adapter), adapter.b, { transB: true });
+  return m.bias ? add(out, w(`${m.name}.bias`)) : out;
+};
 
 /**
  * `y + scale * (x A^T) B^T` when `module` has an adapter (PEFT's LoRA forward, the scale on
@@ -168,9 +217,12 @@ function conv1d(x: Tensor, w: WeightLookup, name: string): Tensor {
  */
 function withLora(x: Tensor, w: WeightLookup, module: string, y: Tensor): Tensor {
   const adapter = w.lora?.(module);
-  if (!adapter) return y;
-  const down = scale(matmul(x, adapter.a, { transB: true }), adapter.scale);
-  return add(y, matmul(down, adapter.b, { transB: true }));
+  return adapter ? add(y, matmul(loraDown(x, adapter), adapter.b, { transB: true })) : y;
+}
+
+/** `scale * (x A^T)`: an adapter's rank-r projection, scaled where it costs least. */
+function loraDown(x: Tensor, adapter: LoraWeights): Tensor {
+  return scale(matmul(x, adapter.a, { transB: true }), adapter.scale);
 }
 
 function llamaHidden(
@@ -178,6 +230,7 @@ function llamaHidden(
   w: WeightLookup,
   inp: HiddenInputs,
   attention: AttentionFn,
+  residual: Residual,
 ): Tensor {
   const [batch, seq] = inp.ids.shape;
   const eps = cfg.rmsNormEps;
@@ -197,13 +250,14 @@ function llamaHidden(
     k = rope(k, inp.positions, cfg.ropeTheta);
     const attn = attention(l, q, k, v);
     const merged = reshape(attn, [batch, seq, cfg.numHeads * cfg.headDim]);
-    h = add(h, linear(merged, w, `${p}self_attn.o_proj`, false));
+    h = residual(h, merged, w, linearModule(`${p}self_attn.o_proj`, false));
     const y = rmsNorm(h, w(`${p}post_attention_layernorm.weight`), eps);
-    const gated = mul(
-      silu(linear(y, w, `${p}mlp.gate_proj`, false)),
+    const act = gated(
+      "silu",
+      linear(y, w, `${p}mlp.gate_proj`, false),
       linear(y, w, `${p}mlp.up_proj`, false),
     );
-    h = add(h, linear(gated, w, `${p}mlp.down_proj`, false));
+    h = residual(h, act, w, linearModule(`${p}mlp.down_proj`, false));
   }
   return rmsNorm(h, w("model.norm.weight"), eps);
 }
@@ -213,6 +267,7 @@ function gpt2Hidden(
   w: WeightLookup,
   inp: HiddenInputs,
   attention: AttentionFn,
+  residual: Residual,
 ): Tensor {
   const [batch, seq] = inp.ids.shape;
   const c = cfg.hiddenSize;
@@ -230,9 +285,9 @@ function gpt2Hidden(
     const qkv = conv1d(norm(h, `${p}ln_1`), w, `${p}attn.c_attn`);
     const [q, k, v] = [0, 1, 2].map((i) => heads(sliceLast(qkv, i * c, c)));
     const attn = reshape(attention(l, q, k, v), [batch, seq, c]);
-    h = add(h, conv1d(attn, w, `${p}attn.c_proj`));
+    h = residual(h, attn, w, conv1dModule(`${p}attn.c_proj`));
     const m = gelu(conv1d(norm(h, `${p}ln_2`), w, `${p}mlp.c_fc`));
-    h = add(h, conv1d(m, w, `${p}mlp.c_proj`));
+    h = residual(h, m, w, conv1dModule(`${p}mlp.c_proj`));
   }
   return norm(h, "transformer.ln_f");
 }

@@ -1,6 +1,6 @@
 /**
- * Plain-loop CPU references (f64) of the element-wise ops: unary functions, broadcasting binary
- * ops, `sumTo` and `expandTo`. Tests compare the GPU kernels against these.
+ * Plain-loop CPU references (f64) of the element-wise ops: unary functions, gated activations,
+ * broadcasting binary ops, `sumTo` and `expandTo`. Tests compare the GPU kernels against these.
  */
 
 import { broadcastLayout, broadcastShape } from "../ops/broadcast.ts";
@@ -44,6 +44,15 @@ export function unaryRef(
   beta = 0,
 ): Float64Array {
   return Float64Array.from({ length: x.length }, (_, i) => unaryScalar(kind, x[i], alpha, beta));
+}
+
+/** `f(gate) * up` element-wise, `f` the unary function `kind` (the gated ops of `gated.ts`). */
+export function gatedRef(
+  kind: UnaryKind,
+  gate: ArrayLike<number>,
+  up: ArrayLike<number>,
+): Float64Array {
+  return Float64Array.from({ length: gate.length }, (_, i) => unaryScalar(kind, gate[i]) * up[i]);
 }
 
 /** Binary op with broadcasting; returns the values and the output shape. */

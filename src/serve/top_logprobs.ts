@@ -111,6 +111,7 @@ export class TopLogprobs {
       w,
       inputs,
       (_layer, q, k, v) => causalAttention(q, k, v, inputs.segments),
+      { inference: true },
     );
     const picked = embedding(reshape(hidden, [seq, cfg.hiddenSize]), rows);
     let logits = lmHead(cfg, w, picked);

@@ -118,16 +118,24 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
     const from = 3;
     const tail = buildLogits(model.config, model.weights(g), inputs, from);
     assertEquals(tail.shape, [2, T - from, VOCAB]);
-    const exe = await compileGraph(model.gpu, [logits, tail]);
+    // The inference build: residuals added in place by the projections.
+    const inference = buildLogits(model.config, model.weights(g), inputs, 0, { inference: true });
+    const exe = await compileGraph(model.gpu, [logits, tail, inference]);
     const { ids, positions, segments } = padBatch(SEQUENCES, T, VOCAB);
     await exe.run(
       new Map([[inputs.ids, ids], [inputs.positions, positions], [inputs.segments, segments]]),
     );
-    const [out, outTail] = await exe.read([logits, tail]);
+    const [out, outTail, outInference] = await exe.read([logits, tail, inference]);
     SEQUENCES.forEach((s, b) => {
       const expected = referenceLogits(model.config, toReference(params), s);
-      const actual = out.subarray(b * T * VOCAB, (b * T + s.length) * VOCAB);
+      const rows = [b * T * VOCAB, (b * T + s.length) * VOCAB];
+      const actual = out.subarray(...rows);
       assertClose(actual, expected, { atol: 1e-5, rtol: 1e-4, label: `${label} seq ${b}` });
+      assertClose(outInference.subarray(...rows), expected, {
+        atol: 1e-5,
+        rtol: 1e-4,
+        label: `${label} seq ${b} inference build`,
+      });
       const kept = T - from;
       const actualTail = outTail.subarray(b * kept * VOCAB, (b * kept + s.length - from) * VOCAB);
       assertClose(actualTail, expected.subarray(from * VOCAB), {

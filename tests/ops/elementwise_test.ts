@@ -1,7 +1,16 @@
+import assert from "node:assert/strict";
+import { Graph } from "../../src/graph/graph.ts";
 import { add, binary, BINARY_OPS, div, mul, sub } from "../../src/ops/binary.ts";
 import { expandTo, sumTo } from "../../src/ops/broadcast.ts";
+import { gated, type GateKind, swiglu } from "../../src/ops/gated.ts";
 import { unary, UNARY_OPS, type UnaryKind } from "../../src/ops/unary.ts";
-import { binaryRef, expandToRef, sumToRef, unaryRef } from "../../src/reference/elementwise.ts";
+import {
+  binaryRef,
+  expandToRef,
+  gatedRef,
+  sumToRef,
+  unaryRef,
+} from "../../src/reference/elementwise.ts";
 import { assertClose } from "../_assert_close.ts";
 import { checkGradients, randomInput, runOps } from "../_harness.ts";
 
@@ -31,6 +40,41 @@ for (const kind of UNARY_OPS) {
     });
   });
 }
+
+const GATES: GateKind[] = ["silu", "gelu", "sigmoid", "tanh"];
+
+for (const kind of GATES) {
+  Deno.test(`gated ${kind}: f(gate) * up matches CPU, both gradients finite differences`, async () => {
+    const gate = randomInput([3, 5, 37], 31, -3, 3);
+    const up = randomInput([3, 5, 37], 32, -2, 2);
+    const [y] = await runOps([gate, up], (g, u) => gated(kind, g, u));
+    assertClose(y, gatedRef(kind, gate.data, up.data), { label: kind, atol: 1e-5, rtol: 1e-5 });
+    await checkGradients({
+      label: `gated ${kind}`,
+      inputs: [gate, up],
+      build: (g, u) => gated(kind, g, u),
+      reference: (g, u) => gatedRef(kind, g, u),
+    });
+  });
+}
+
+Deno.test("swiglu equals silu(gate) * up computed by the separate ops", async () => {
+  const gate = randomInput([2, 257], 41, -4, 4);
+  const up = randomInput([2, 257], 42, -2, 2);
+  const [fused, separate] = await runOps(
+    [gate, up],
+    (g, u) => [swiglu(g, u), mul(unary("silu", g), u)],
+  );
+  assertClose(fused, separate, { label: "swiglu", atol: 1e-6, rtol: 1e-6 });
+});
+
+Deno.test("gated rejects operands of different shapes", () => {
+  const g = new Graph();
+  assert.throws(
+    () => swiglu(g.input([2, 3]), g.input([3, 2])),
+    /expected f32 operands of one shape/,
+  );
+});
 
 Deno.test("relu: gradient is zero for negative inputs", async () => {
   const x = randomInput([3, 5], 4, -2, -0.1);
