@@ -13,6 +13,7 @@
 //           c (write) C [batch][M, N], batch stride p.stride_c
 //           p (uniform) Params
 // Grid: x = ceil(N / BN), y = ceil(M / BM), z = batch. Workgroup: (BN / 4, BM / 4).
+// #include matmul_vec4_tiles
 
 override BM: u32 = 64u; // multiple of 4
 override BN: u32 = 64u; // multiple of 4
@@ -35,52 +36,6 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
 
-// tile_a[kk * BM / 4 + i] = A[row0 + 4i .. +4, k0 + kk]; tile_b[kk * BN / 4 + j] = B[k0 + kk,
-// col0 + 4j .. +4].
-var<workgroup> tile_a: array<vec4f, BM * BK / 4u>;
-var<workgroup> tile_b: array<vec4f, BK * BN / 4u>;
-
-// The vec4 of a stored [rows, cols] matrix (cols a multiple of 4) at element `base` + row r and
-// columns c .. c+3, or zeros when r or c is outside.
-fn quad(src: u32, base: u32, r: u32, c4: u32, rows: u32, cols: u32) -> vec4f {
-  if (r >= rows || c4 >= cols) { return vec4f(0.0); }
-  let i = (base + r * cols + c4) / 4u;
-  if (src == 0u) { return a[i]; }
-  return b[i];
-}
-
-// Stages quad q (of BM * BK / 4) of the A tile at k0.
-fn stage_a(q: u32, base: u32, row0: u32, k0: u32) {
-  if (TRANS_A) {
-    // Stored [K, M]: the quad runs along M, a whole vec4 of the tile.
-    let kk = q / (BM / 4u);
-    let i = q % (BM / 4u);
-    tile_a[q] = quad(0u, base, k0 + kk, row0 + 4u * i, p.k, p.m);
-    return;
-  }
-  // Stored [M, K]: the quad runs along K, one component of four tile vec4s.
-  let r = q / (BK / 4u);
-  let kk = 4u * (q % (BK / 4u));
-  let v = quad(0u, base, row0 + r, k0 + kk, p.m, p.k);
-  for (var j = 0u; j < 4u; j++) { tile_a[(kk + j) * (BM / 4u) + r / 4u][r % 4u] = v[j]; }
-}
-
-// Stages quad q (of BK * BN / 4) of the B tile at k0.
-fn stage_b(q: u32, base: u32, col0: u32, k0: u32) {
-  if (TRANS_B) {
-    // Stored [N, K]: the quad runs along K, one component of four tile vec4s.
-    let col = q / (BK / 4u);
-    let kk = 4u * (q % (BK / 4u));
-    let v = quad(1u, base, col0 + col, k0 + kk, p.n, p.k);
-    for (var j = 0u; j < 4u; j++) { tile_b[(kk + j) * (BN / 4u) + col / 4u][col % 4u] = v[j]; }
-    return;
-  }
-  // Stored [K, N]: the quad runs along N, a whole vec4 of the tile.
-  let kk = q / (BN / 4u);
-  let j = q % (BN / 4u);
-  tile_b[q] = quad(1u, base, k0 + kk, col0 + 4u * j, p.k, p.n);
-}
-
 @compute @workgroup_size(BN / 4u, BM / 4u)
 fn main(
   @builtin(workgroup_id) wid: vec3u,
@@ -95,8 +50,7 @@ fn main(
   // acc[i] = C[row0 + 4 lid.y + i, col0 + 4 lid.x .. +4].
   var acc = array<vec4f, 4>(vec4f(0.0), vec4f(0.0), vec4f(0.0), vec4f(0.0));
   for (var k0 = 0u; k0 < p.k; k0 += BK) {
-    for (var q = li; q < BM * BK / 4u; q += threads) { stage_a(q, a_base, row0, k0); }
-    for (var q = li; q < BK * BN / 4u; q += threads) { stage_b(q, b_base, col0, k0); }
+    stage_tiles(li, threads, a_base, b_base, row0, col0, k0);
     workgroupBarrier();
     for (var kk = 0u; kk < BK; kk++) {
       let av = tile_a[kk * (BM / 4u) + lid.y];
@@ -109,16 +63,5 @@ fn main(
     workgroupBarrier();
   }
   let c_base = wid.z * p.stride_c;
-  for (var i = 0u; i < 4u; i++) {
-    let row = row0 + 4u * lid.y + i;
-    for (var j = 0u; j < 4u; j++) {
-      let col = col0 + 4u * lid.x + j;
-      if (row < p.m && col < p.n) {
-        let at = c_base + row * p.n + col;
-        var value = acc[i][j];
-        if (ACCUMULATE) { value += c[at]; }
-        c[at] = value;
-      }
-    }
-  }
+  for (var i = 0u; i < 4u; i++) { store_quad(c_base, row0 + 4u * lid.y + i, col0 + 4u * lid.x, acc[i]); }
 }

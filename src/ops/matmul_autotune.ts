@@ -77,9 +77,17 @@ export function candidateVariants(
 function tuneMinFlops(gpu: GpuContext): number {
   return gpu.summary.isFallback ? 2 ** 22 : 2 ** 16;
 }
-/** Timing runs on a stand-in problem of at most this many flops (dims capped, see below). */
-const TUNE_MAX_FLOPS = 2 ** 28;
-const TUNE_MAX_DIM = 512;
+/**
+ * The largest stand-in problem timed (see {@link standIn}): dims up to 512 and 2^28 flops on CPU
+ * adapters, where a 512^3 product already takes ~10 ms; up to 2048 and 2^34 flops on GPUs, where
+ * a 512 x 512 output fills only 16 workgroups of 128 x 128 tiles, fewer than a large GPU has
+ * compute units, so the stand-in would rank the big tiles below what they do on big problems.
+ */
+function tuneLimits(gpu: GpuContext): { maxDim: number; maxFlops: number } {
+  return gpu.summary.isFallback
+    ? { maxDim: 512, maxFlops: 2 ** 28 }
+    : { maxDim: 2048, maxFlops: 2 ** 34 };
+}
 /** N of a skinny problem's stand-in (M <= 32, decode): 512 columns fill too few workgroups. */
 const TUNE_MAX_SKINNY_N = 8192;
 
@@ -93,11 +101,12 @@ export function matmulShapeClass(p: MatmulProblem, withTextures: boolean): strin
 }
 
 /** A problem of the same class small enough to time quickly. */
-function standIn(p: MatmulProblem): MatmulProblem {
-  const m = Math.min(p.m, TUNE_MAX_DIM);
-  const n = Math.min(p.n, p.m <= 32 ? TUNE_MAX_SKINNY_N : TUNE_MAX_DIM);
-  const k = Math.min(p.k, TUNE_MAX_DIM);
-  const batch = Math.max(1, Math.min(p.batch, Math.floor(TUNE_MAX_FLOPS / (2 * m * n * k))));
+function standIn(gpu: GpuContext, p: MatmulProblem): MatmulProblem {
+  const { maxDim, maxFlops } = tuneLimits(gpu);
+  const m = Math.min(p.m, maxDim);
+  const n = Math.min(p.n, p.m <= 32 ? TUNE_MAX_SKINNY_N : maxDim);
+  const k = Math.min(p.k, maxDim);
+  const batch = Math.max(1, Math.min(p.batch, Math.floor(maxFlops / (2 * m * n * k))));
   return {
     batch,
     m,
@@ -125,7 +134,7 @@ export async function chooseMatmulVariant(
   const fallback = heuristicVariant(gpu, p, { textures });
   if (!autotuneEnabled() || 2 * p.batch * p.m * p.n * p.k < tuneMinFlops(gpu)) return fallback;
   const variants = candidateVariants(gpu, p, textures);
-  const s = standIn(p);
+  const s = standIn(gpu, p);
   const { device } = gpu;
   const owned: { destroy(): void }[] = [];
   const buffer = (elements: number, label: string) => {

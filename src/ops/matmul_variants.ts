@@ -4,7 +4,7 @@
  * variants handle every shape, transpose combination and batch layout; the vec4 and texture
  * variants only operand layouts they can load four elements at a time (and the texture ones copy
  * into textures; see `misfit`). They differ only in speed.
- * Shaders: shaders/matmul_regblock.wgsl, shaders/matmul_tiled.wgsl, shaders/matmul_tiled_vec4.wgsl, shaders/matmul_texture.wgsl, shaders/matmul_skinny.wgsl
+ * Shaders: shaders/matmul_regblock.wgsl, shaders/matmul_tiled.wgsl, shaders/matmul_tiled_vec4.wgsl, shaders/matmul_tiled_8x8.wgsl, shaders/matmul_texture.wgsl, shaders/matmul_skinny.wgsl
  * Reference: src/reference/matmul.ts
  * Test: tests/ops/matmul_test.ts
  */
@@ -151,14 +151,19 @@ function tiled(bm: number, bn: number, bk: number): MatmulVariant {
 
 /**
  * `shaders/matmul_tiled_vec4.wgsl`: the workgroup-memory tiles of {@link tiled} loaded and read
- * as vec4s (four elements per load, k-major tiles), for GPUs. Needs the contiguous dimension of
- * each stored operand to be a multiple of 4.
+ * as vec4s (four elements per load, k-major tiles), for GPUs; with `outputs8x8`
+ * `shaders/matmul_tiled_8x8.wgsl`, the same tiles with 8 x 8 outputs per invocation (four times
+ * the multiply-adds per read of workgroup memory; bm and bn multiples of 8). Needs the contiguous
+ * dimension of each stored operand to be a multiple of 4.
  */
-function tiledVec4(bm: number, bn: number, bk: number): MatmulVariant {
+function tiledVec4(bm: number, bn: number, bk: number, outputs8x8 = false): MatmulVariant {
+  const kernel = outputs8x8
+    ? { name: `tiled_8x8_${bm}x${bn}`, shader: "matmul_tiled_8x8" }
+    : { name: `tiled_vec4_${bm}x${bn}`, shader: "matmul_tiled_vec4" };
   return storageVariant(
-    `tiled_vec4_${bm}x${bn}`,
+    kernel.name,
     (p) => ({
-      shader: "matmul_tiled_vec4",
+      shader: kernel.shader,
       entryPoint: "main",
       constants: { BM: bm, BN: bn, BK: bk, ...problemConstants(p) },
     }),
@@ -295,6 +300,8 @@ export const MATMUL_VARIANTS: readonly MatmulVariant[] = [
   tiled(64, 64, 16),
   tiled(32, 32, 16),
   tiledVec4(64, 64, 16),
+  tiledVec4(128, 128, 8, true),
+  tiledVec4(64, 64, 16, true),
   skinny(4, 8),
   texture(8),
   texture(4),

@@ -56,6 +56,7 @@ const ALIGNED_CASES: Case[] = [
   { label: "TN, K odd", a: [53, 36], b: [53, 28], transA: true },
   { label: "TT", a: [52, 36], b: [29, 52], transA: true, transB: true },
   { label: "N spans workgroups", a: [9, 16], b: [133, 16], transB: true },
+  { label: "M spans workgroups", a: [133, 8], b: [8, 12] },
   { label: "batched, shared B^T", a: [3, 9, 12], b: [7, 12], transB: true },
   { label: "batched per-batch B^T", a: [2, 3, 5, 12], b: [2, 3, 7, 12], transB: true },
   { label: "shared A^T, batched B, K odd", a: [5, 8], b: [3, 5, 12], transA: true },
