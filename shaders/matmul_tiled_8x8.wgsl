@@ -23,20 +23,6 @@ override TRANS_A: bool = false;
 override TRANS_B: bool = false;
 override ACCUMULATE: bool = false; // C += op(A) @ op(B): C holds a running sum
 
-struct Params {
-  m: u32,
-  n: u32,
-  k: u32,
-  stride_a: u32,
-  stride_b: u32,
-  stride_c: u32,
-}
-
-@group(0) @binding(0) var<storage, read> a: array<vec4f>;
-@group(0) @binding(1) var<storage, read> b: array<vec4f>;
-@group(0) @binding(2) var<storage, read_write> c: array<f32>;
-@group(0) @binding(3) var<uniform> p: Params;
-
 // acc[4 (2 r + s) + i] = C[row0 + r BM / 2 + 4 lid.y + i, col0 + s BN / 2 + 4 lid.x .. +4].
 var<private> acc: array<vec4f, 16>;
 

@@ -22,20 +22,6 @@ override TRANS_A: bool = false;
 override TRANS_B: bool = false;
 override ACCUMULATE: bool = false; // C += op(A) @ op(B): C holds a running sum
 
-struct Params {
-  m: u32,
-  n: u32,
-  k: u32,
-  stride_a: u32,
-  stride_b: u32,
-  stride_c: u32,
-}
-
-@group(0) @binding(0) var<storage, read> a: array<vec4f>;
-@group(0) @binding(1) var<storage, read> b: array<vec4f>;
-@group(0) @binding(2) var<storage, read_write> c: array<f32>;
-@group(0) @binding(3) var<uniform> p: Params;
-
 @compute @workgroup_size(BN / 4u, BM / 4u)
 fn main(
   @builtin(workgroup_id) wid: vec3u,
