@@ -12,6 +12,7 @@
 // read the same), inv_freq [D/2] (read, HF's f32 table from the host: `ropeInvFreq`),
 // out [tokens, heads, D] (write), params (pairs = tokens * heads * D/2, half = D/2,
 // token_pairs = heads * D/2).
+// #include rotary
 
 override INVERSE: bool = false;
 override WG: u32 = 256u;
@@ -28,21 +29,6 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 @group(0) @binding(4) var<uniform> p: Params;
 
-// 2*pi = TWO_PI_1 + TWO_PI_2 + TWO_PI_3: the first two have 8 significant bits, so k * TWO_PI_1
-// and k * TWO_PI_2 are exact for |k| < 2^16 and the first two subtractions below are exact.
-const TWO_PI_1: f32 = 6.28125;
-const TWO_PI_2: f32 = 0.00193023681640625;
-const TWO_PI_3: f32 = 5.070363386039389e-6;
-const INV_TWO_PI: f32 = 0.15915494309189535;
-
-// a - 2*pi*k with k = round(a / 2pi), in [-pi, pi] up to rounding: cos and sin builtins are only
-// accurate near zero, so angles of long positions are reduced first. Within ~1 ulp of pi for
-// |a| < 2^16 * 2*pi (~4e5); less precise beyond.
-fn reduce_angle(a: f32) -> f32 {
-  let k = round(a * INV_TWO_PI);
-  return ((a - k * TWO_PI_1) - k * TWO_PI_2) - k * TWO_PI_3;
-}
-
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let pair = gid.x + gid.y * nwg.x * WG;
@@ -50,11 +36,8 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
   let i = pair % p.half;
   let lo = (pair / p.half) * 2u * p.half + i;
   let hi = lo + p.half;
-  let angle = reduce_angle(f32(pos[pair / p.token_pairs]) * inv_freq[i]);
-  let c = cos(angle);
-  let s = select(sin(angle), -sin(angle), INVERSE);
-  let x_lo = x[lo];
-  let x_hi = x[hi];
-  out[lo] = x_lo * c - x_hi * s;
-  out[hi] = x_hi * c + x_lo * s;
+  let cs = rotation(pos[pair / p.token_pairs], inv_freq[i]);
+  let r = rotate_pair(x[lo], x[hi], select(cs, vec2f(cs.x, -cs.y), INVERSE));
+  out[lo] = r.x;
+  out[hi] = r.y;
 }

@@ -19,7 +19,13 @@ import { Graph } from "../graph/graph.ts";
 import { graphCache } from "../graph/graph_cache.ts";
 import type { Tensor } from "../graph/tensor.ts";
 import type { ModelConfig } from "../model/hf_config.ts";
-import { type AttentionFn, buildHidden, lmHead, type WeightLookup } from "../model/transformer.ts";
+import {
+  type AttentionFn,
+  buildHidden,
+  lmHead,
+  rotate,
+  type WeightLookup,
+} from "../model/transformer.ts";
 import { cachedAttention } from "../ops/cached_attention.ts";
 import { embedding } from "../ops/embedding.ts";
 import { writeKvCache } from "../ops/kv_cache.ts";
@@ -408,10 +414,16 @@ export class GenerationEngine {
 
   /** Attention that appends k, v at `positions` to the caches, then attends over them. */
   #cachedAttention(g: Graph, caches: KvCacheSet, positions: Tensor): AttentionFn {
-    return (layer, q, k, v) => {
-      const keys = writeKvCache(g.variable(caches.keys[layer]), k, positions);
+    return (layer, q, k, v, rotary) => {
+      if (rotary && rotary.positions !== positions) {
+        throw new Error(`Cannot rotate layer ${layer}'s keys: positions other than the cache's`);
+      }
+      // The keys are rotated as they are written (one dispatch); the queries by RoPE.
+      const keys = writeKvCache(g.variable(caches.keys[layer]), k, positions, {
+        ropeTheta: rotary?.theta,
+      });
       const values = writeKvCache(g.variable(caches.values[layer]), v, positions);
-      return cachedAttention(q, keys, values, positions);
+      return cachedAttention(rotate(q, rotary), keys, values, positions);
     };
   }
 

@@ -81,12 +81,38 @@ export function checkArchitecture(cfg: ModelConfig): void {
   }
 }
 
+/** RoPE of a layer's queries and keys: the tokens' positions and HF's `rope_theta`. */
+export interface Rotary {
+  positions: Tensor;
+  theta: number;
+}
+
 /**
  * The attention of layer `layer`: q [batch, seq, heads, headDim], k and v [batch, seq, kvHeads,
- * headDim] (after RoPE) to [batch, seq, heads, headDim]. Training uses causal attention over
- * segments; generation writes k, v into a KV cache and attends over it.
+ * headDim] to [batch, seq, heads, headDim]. With `rotary` (Llama family) q and k are not yet
+ * rotated: the function applies RoPE ({@link rotate}) or fuses it into what it does anyway
+ * (generation rotates the keys as it writes them into the KV cache). Training uses causal
+ * attention over segments ({@link causalAttentionFn}); generation writes k, v into a KV cache and
+ * attends over it.
  */
-export type AttentionFn = (layer: number, q: Tensor, k: Tensor, v: Tensor) => Tensor;
+export type AttentionFn = (
+  layer: number,
+  q: Tensor,
+  k: Tensor,
+  v: Tensor,
+  rotary?: Rotary,
+) => Tensor;
+
+/** `x` rotated by RoPE as `rotary` says, or `x` itself without one. */
+export function rotate(x: Tensor, rotary: Rotary | undefined): Tensor {
+  return rotary ? rope(x, rotary.positions, rotary.theta) : x;
+}
+
+/** Causal attention within segments (`segments` [batch, seq], < 0 padding), RoPE applied. */
+export function causalAttentionFn(segments: Tensor): AttentionFn {
+  return (_layer, q, k, v, rotary) =>
+    causalAttention(rotate(q, rotary), rotate(k, rotary), v, segments);
+}
 
 /** How a built graph will be used. */
 export interface BuildOptions {
@@ -113,8 +139,7 @@ export function buildLogits(
   from = 0,
   options: BuildOptions = {},
 ): Tensor {
-  const attention: AttentionFn = (_l, q, k, v) => causalAttention(q, k, v, inputs.segments);
-  let hidden = buildHidden(cfg, w, inputs, attention, options);
+  let hidden = buildHidden(cfg, w, inputs, causalAttentionFn(inputs.segments), options);
   if (from > 0) {
     const [batch, seq, width] = hidden.shape;
     const kept = reshape(hidden, [batch, seq * width]);
@@ -235,6 +260,7 @@ function llamaHidden(
   const [batch, seq] = inp.ids.shape;
   const eps = cfg.rmsNormEps;
   const heads = (x: Tensor, n: number) => reshape(x, [batch, seq, n, cfg.headDim]);
+  const rotary = { positions: inp.positions, theta: cfg.ropeTheta };
   let h = tokenEmbedding(w, "model.embed_tokens.weight", inp.ids);
   for (let l = 0; l < cfg.numLayers; l++) {
     const p = `model.layers.${l}.`;
@@ -246,9 +272,7 @@ function llamaHidden(
       q = rmsNorm(q, w(`${p}self_attn.q_norm.weight`), eps);
       k = rmsNorm(k, w(`${p}self_attn.k_norm.weight`), eps);
     }
-    q = rope(q, inp.positions, cfg.ropeTheta);
-    k = rope(k, inp.positions, cfg.ropeTheta);
-    const attn = attention(l, q, k, v);
+    const attn = attention(l, q, k, v, rotary);
     const merged = reshape(attn, [batch, seq, cfg.numHeads * cfg.headDim]);
     h = residual(h, merged, w, linearModule(`${p}self_attn.o_proj`, false));
     const y = rmsNorm(h, w(`${p}post_attention_layernorm.weight`), eps);

@@ -1,8 +1,9 @@
 /**
  * `writeKvCache`: stores the keys or values of new tokens into a KV cache in place (an
- * `inPlace` op on `shaders/kv_cache.wgsl`), for KV-cached generation. The cache is normally a
- * graph tensor bound to a long-lived variable. Not differentiable; no eviction, paging or
- * ring-buffer wrap-around: a position outside the cache is skipped.
+ * `inPlace` op on `shaders/kv_cache.wgsl`), for KV-cached generation, keys optionally rotated by
+ * RoPE on the way. The cache is normally a graph tensor bound to a long-lived variable. Not
+ * differentiable; no eviction, paging or ring-buffer wrap-around: a position outside the cache is
+ * skipped.
  * Shader: shaders/kv_cache.wgsl
  * Reference: src/reference/kv_cache.ts
  * Test: tests/ops/kv_cache_test.ts
@@ -12,6 +13,9 @@ import { grid1d } from "../gpu/dispatch.ts";
 import { packParams } from "../gpu/kernel_params.ts";
 import type { OpDef } from "../graph/op.ts";
 import { sameShape, type Tensor } from "../graph/tensor.ts";
+import { ropeRef } from "../reference/rope.ts";
+import { writeKvCacheRef } from "../reference/kv_cache.ts";
+import { ropeInvFreq } from "./rope.ts";
 
 const WG = 256;
 
@@ -33,7 +37,10 @@ export function checkPositions(
   }
 }
 
-const WRITE_KV_CACHE: OpDef<null> = {
+/** Attributes of a cache write: RoPE's `theta` when the rows are keys to rotate, else null. */
+type WriteAttrs = { ropeTheta: number } | null;
+
+const WRITE_KV_CACHE: OpDef<WriteAttrs> = {
   name: "write_kv_cache",
   inPlace: 0,
   output([cache, x, positions]) {
@@ -54,25 +61,45 @@ const WRITE_KV_CACHE: OpDef<null> = {
     checkPositions("write_kv_cache", cache, positions, slots, x.shape[1]);
     return { shape: cache.shape, dtype: "f32" };
   },
-  launch(_ctx, [cache, x, positions], out) {
+  launch(ctx, [cache, x, positions], out, attrs) {
     const [slots, tn, kvHeads, headDim] = x.tensor.shape;
+    let invFreq = positions.buffer; // unread without rotation
+    if (attrs) {
+      const table = ropeInvFreq(attrs.ropeTheta, headDim);
+      invFreq = ctx.scratch(table.byteLength, "write_kv_cache_inv_freq");
+      ctx.gpu.device.queue.writeBuffer(invFreq, 0, table);
+    }
+    const invocations = attrs ? x.tensor.size / 2 : x.tensor.size;
     return [{
       spec: {
         shader: "kv_cache",
         entryPoint: "main",
-        constants: { WG },
-        bindings: ["read", "read", "read_write"],
+        constants: { WG, ...(attrs ? { ROPE: 1 } : {}) },
+        bindings: ["read", "read", "read", "read_write"],
         params: true,
       },
-      buffers: [x.buffer, positions.buffer, out.buffer],
+      buffers: [x.buffer, positions.buffer, invFreq, out.buffer],
       params: packParams({
         rows: slots * tn,
         tn,
         tmax: cache.tensor.shape[1],
         width: kvHeads * headDim,
+        half: headDim / 2,
       }),
-      workgroups: grid1d(Math.ceil(x.tensor.size / WG)),
+      workgroups: grid1d(Math.ceil(invocations / WG)),
     }];
+  },
+  reference: ([cache, x, positions], [ct, xt], attrs) => {
+    const [slots, maxLen, kvHeads, headDim] = ct.shape;
+    const rows = attrs ? ropeRef(x, positions, kvHeads, headDim, attrs.ropeTheta) : x;
+    return writeKvCacheRef(cache, rows, positions, {
+      slots,
+      tokens: xt.shape[1],
+      maxLen,
+      heads: kvHeads,
+      kvHeads,
+      headDim,
+    });
   },
 };
 
@@ -83,8 +110,20 @@ const WRITE_KV_CACHE: OpDef<null> = {
  * range (negative: padding) are skipped, and the rest of the cache is untouched. The result
  * shares the cache's storage (a variable's buffer when `cache` is bound to one): read the cache
  * through it, and pass it, not `cache`, to the next write. Two tokens of one slot at the same
- * position race. Not differentiable.
+ * position race. With `ropeTheta` the rows are keys, stored rotated as `rope(x, positions,
+ * ropeTheta)` would give them, in the same dispatch. Not differentiable.
  */
-export function writeKvCache(cache: Tensor, x: Tensor, positions: Tensor): Tensor {
-  return cache.graph.apply(WRITE_KV_CACHE, [cache, x, positions], null);
+export function writeKvCache(
+  cache: Tensor,
+  x: Tensor,
+  positions: Tensor,
+  { ropeTheta }: { ropeTheta?: number } = {},
+): Tensor {
+  if (ropeTheta !== undefined && (!(ropeTheta > 0) || x.lastDim % 2 !== 0)) {
+    throw new Error(
+      `Cannot rotate the rows ${x} written to ${cache}: expected theta > 0 and an even head_dim, received theta ${ropeTheta}`,
+    );
+  }
+  const attrs = ropeTheta === undefined ? null : { ropeTheta };
+  return cache.graph.apply(WRITE_KV_CACHE, [cache, x, positions], attrs);
 }

@@ -12,8 +12,7 @@ import { graphCache } from "../graph/graph_cache.ts";
 import type { Tensor } from "../graph/tensor.ts";
 import { padBatch, paddedLength } from "../model/padded_batch.ts";
 import type { PolicyModel } from "../model/policy.ts";
-import { buildHidden, lmHead, type TokenInputs } from "../model/transformer.ts";
-import { causalAttention } from "../ops/attention.ts";
+import { buildHidden, causalAttentionFn, lmHead, type TokenInputs } from "../model/transformer.ts";
 import { embedding } from "../ops/embedding.ts";
 import { reshape } from "../ops/reshape.ts";
 import { scale } from "../ops/unary.ts";
@@ -110,7 +109,7 @@ export class TopLogprobs {
       cfg,
       w,
       inputs,
-      (_layer, q, k, v) => causalAttention(q, k, v, inputs.segments),
+      causalAttentionFn(inputs.segments),
       { inference: true },
     );
     const picked = embedding(reshape(hidden, [seq, cfg.hiddenSize]), rows);

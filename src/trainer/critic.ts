@@ -13,7 +13,6 @@ import { Graph } from "../graph/graph.ts";
 import { graphCache } from "../graph/graph_cache.ts";
 import { shapeSize, type Tensor, type Variable } from "../graph/tensor.ts";
 import { add, mul, sub } from "../ops/binary.ts";
-import { causalAttention } from "../ops/attention.ts";
 import { matmul } from "../ops/matmul.ts";
 import { reshape } from "../ops/reshape.ts";
 import { affine, scale, square } from "../ops/unary.ts";
@@ -25,6 +24,7 @@ import { atNextTokenPositions, padBatch, paddedLength } from "../model/padded_ba
 import { type ParameterSpec, parameterSpecs } from "../model/parameters.ts";
 import {
   buildHidden,
+  causalAttentionFn,
   checkArchitecture,
   type TokenInputs,
   type WeightLookup,
@@ -92,7 +92,7 @@ export class CriticModel {
       this.config,
       w,
       inputs,
-      (_l, q, k, v) => causalAttention(q, k, v, inputs.segments),
+      causalAttentionFn(inputs.segments),
     );
     return reshape(matmul(hidden, w(VALUE_HEAD), { transB: true }), inputs.ids.shape);
   }

@@ -19,11 +19,13 @@ import {
 import { causalAttention } from "../../src/ops/attention.ts";
 import { cachedAttention } from "../../src/ops/cached_attention.ts";
 import { writeKvCache } from "../../src/ops/kv_cache.ts";
+import { rope } from "../../src/ops/rope.ts";
 import {
   cachedAttentionRef,
   type KvCacheShape,
   writeKvCacheRef,
 } from "../../src/reference/kv_cache.ts";
+import { ropeRef } from "../../src/reference/rope.ts";
 import { uniformArray } from "../../src/util/random.ts";
 import { assertClose } from "../_assert_close.ts";
 import { assertEquals, assertThrows } from "../_asserts.ts";
@@ -115,6 +117,66 @@ Deno.test("writeKvCache: writes a variable's rows where the positions say, and a
     for (const step of steps.values()) step.exe.destroy();
     variable.buffer.destroy();
   }
+});
+
+Deno.test("writeKvCache with ropeTheta: rotated keys as rope() then a write give, odd shapes", async () => {
+  // 3 slots x 2 tokens, 3 kv heads of head dim 6 (pairs of 3), a cache of 7 rows: padding, a
+  // position past the cache, and long positions whose angles need the reduction.
+  const shape = { slots: 3, tokens: 2, maxLen: 7, heads: 3, kvHeads: 3, headDim: 6 };
+  const theta = 10000;
+  const cache = randomInput([3, 7, 3, 6], 940);
+  const x = randomInput([3, 2, 3, 6], 941);
+  const rows = [[0, 5], [-1, 3], [6, 9]];
+  const positions = positionsInput(rows);
+  const [fused, separate] = await runOps([cache, x, positions], (c, k, pos) => [
+    writeKvCache(c, k, pos, { ropeTheta: theta }),
+    writeKvCache(c, rope(k, pos, theta), pos),
+  ]);
+  const expected = writeKvCacheRef(
+    cache.data,
+    ropeRef(x.data, positions.data, shape.kvHeads, shape.headDim, theta),
+    positions.data,
+    shape,
+  );
+  assertClose(fused, expected, { atol: 1e-6, rtol: 1e-6, label: "rotating write" });
+  assertClose(fused, separate, { atol: 1e-6, rtol: 1e-6, label: "rotating write vs rope" });
+  // Long positions: the angle reduction at 40000 and 123457 (a cache that long, one row each).
+  const far = { ...shape, slots: 1, tokens: 2, maxLen: 123458 };
+  const farCache = randomInput([1, far.maxLen, 3, 6], 942);
+  const farX = randomInput([1, 2, 3, 6], 943);
+  const farPositions = positionsInput([[40000, 123457]]);
+  const [farOut] = await runOps(
+    [farCache, farX, farPositions],
+    (c, k, pos) => writeKvCache(c, k, pos, { ropeTheta: 1000000 }),
+  );
+  const farExpected = writeKvCacheRef(
+    farCache.data,
+    ropeRef(farX.data, farPositions.data, 3, 6, 1000000),
+    farPositions.data,
+    far,
+  );
+  for (const pos of [40000, 123457]) {
+    const at = [pos * 18, pos * 18 + 18];
+    assertClose(farOut.subarray(...at), farExpected.subarray(...at), {
+      atol: 1e-5,
+      label: `rotating write at position ${pos}`,
+    });
+  }
+});
+
+Deno.test("writeKvCache with ropeTheta refuses an odd head dim and a bad theta", () => {
+  const g = new Graph();
+  const positions = g.input([1, 1], "i32");
+  assertThrows(
+    () => writeKvCache(g.input([1, 4, 1, 5]), g.input([1, 1, 1, 5]), positions, { ropeTheta: 1e4 }),
+    Error,
+    "expected theta > 0 and an even head_dim",
+  );
+  assertThrows(
+    () => writeKvCache(g.input([1, 4, 1, 6]), g.input([1, 1, 1, 6]), positions, { ropeTheta: 0 }),
+    Error,
+    "expected theta > 0",
+  );
 });
 
 /** One cachedAttention problem on the caches as graph inputs. */
