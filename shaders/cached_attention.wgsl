@@ -18,8 +18,9 @@
 // once per tile: with PARTS = 1 the out rows (finally scaled to softmax(scores) v); else its
 // part's record of each home row in parts (bound as out): (max m, sum l of exp(score - m), sum
 // of exp(score - m) v). A record whose row does not reach the part is written but never read.
-// combine (PARTS > 1): one invocation per element of out, index = (wid.x + wid.y * nwg.x) * WG +
-// lid: merges the parts its row reaches (0 ..= min(p, Tmax - 1) / chunk).
+// combine (PARTS > 1): one invocation per four head-dim elements of a row of out (the last of a
+// row may hold fewer), index = (wid.x + wid.y * nwg.x) * WG + lid: merges the parts its row
+// reaches (0 ..= min(p, Tmax - 1) / chunk), reading each part's m and l once for the four.
 //
 // As in attention.wgsl (CPU adapters, where every memory read costs one load per SIMD lane): the
 // head dim is a runtime loop, so one pipeline serves every head dim; no workgroup memory; the
@@ -281,27 +282,36 @@ fn combine(
   @builtin(num_workgroups) nwg: vec3u,
   @builtin(local_invocation_index) lid: u32,
 ) {
+  let quads = (p.head_dim + 3u) / 4u;
   let i = (wid.x + wid.y * nwg.x) * WG + lid;
-  if (i >= p.slots * p.tn * p.heads * p.head_dim) { return; }
-  let row = i / p.head_dim;
-  let d = i % p.head_dim;
+  if (i >= p.slots * p.tn * p.heads * quads) { return; }
+  let row = i / quads;
+  let d0 = (i % quads) * 4u;
+  let count = min(4u, p.head_dim - d0); // elements of this quad
+  let at_out = row * p.head_dim + d0;
   let last = last_key(row / p.heads);
-  if (last < 0) {
-    out[i] = 0.0;
-    return;
+  var x = vec4f(0.0);
+  if (last >= 0) {
+    let record = p.head_dim + 2u;
+    let used = u32(last) / p.chunk + 1u;
+    let base = row * PARTS * record;
+    var m = NEG_BIG;
+    for (var c = 0u; c < used; c++) { m = max(m, parts[base + c * record]); }
+    var l = 0.0;
+    for (var c = 0u; c < used; c++) {
+      let at = base + c * record;
+      let w = exp(parts[at] - m);
+      l += w * parts[at + 1u];
+      // Elements past the quad's count read the record's last element instead (unused).
+      let e = at + 2u + d0;
+      let e_last = at + 1u + p.head_dim;
+      x += w * vec4f(parts[e], parts[min(e + 1u, e_last)], parts[min(e + 2u, e_last)],
+        parts[min(e + 3u, e_last)]);
+    }
+    x /= l;
   }
-  let record = p.head_dim + 2u;
-  let used = u32(last) / p.chunk + 1u;
-  let base = row * PARTS * record;
-  var m = NEG_BIG;
-  for (var c = 0u; c < used; c++) { m = max(m, parts[base + c * record]); }
-  var l = 0.0;
-  var x = 0.0;
-  for (var c = 0u; c < used; c++) {
-    let at = base + c * record;
-    let w = exp(parts[at] - m);
-    l += w * parts[at + 1u];
-    x += w * parts[at + 2u + d];
-  }
-  out[i] = x / l;
+  out[at_out] = x.x;
+  if (count > 1u) { out[at_out + 1u] = x.y; }
+  if (count > 2u) { out[at_out + 2u] = x.z; }
+  if (count > 3u) { out[at_out + 3u] = x.w; }
 }

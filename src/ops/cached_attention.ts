@@ -176,7 +176,12 @@ const CACHED_ATTENTION: OpDef<CachedAttentionAttrs> = {
         spec: spec("combine"),
         buffers: [...operands, partBuffer, out.buffer],
         params,
-        workgroups: grid1d(Math.ceil(q.tensor.size / (rowLanes * keyLanes))),
+        // One invocation per four head-dim elements of a query row.
+        workgroups: grid1d(
+          Math.ceil(
+            q.tensor.size / dims.headDim * Math.ceil(dims.headDim / 4) / (rowLanes * keyLanes),
+          ),
+        ),
       },
     ];
   },
