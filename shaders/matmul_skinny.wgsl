@@ -20,19 +20,10 @@ override TRANS_A: bool = false;
 override TRANS_B: bool = false;
 override ACCUMULATE: bool = false;
 
-struct Params {
-  m: u32,
-  n: u32,
-  k: u32,
-  stride_a: u32,
-  stride_b: u32,
-  stride_c: u32,
-}
-
+// #include matmul_params
 @group(0) @binding(0) var<storage, read> a: array<f32>;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
-@group(0) @binding(3) var<uniform> p: Params;
 
 // partial[(r * COLS + column) * LANES + lane]: one lane's sum for row r of the workgroup.
 var<workgroup> partial: array<f32, 2048>;

@@ -26,19 +26,10 @@ override ROW_GROUPS: u32 = 8u; // 1..8 groups of 4 rows per invocation
 override VEC4_C: bool = false; // N % 4 == 0: C rows are whole vec4s, stored as such
 override ACCUMULATE: bool = false;
 
-struct Params {
-  m: u32,
-  n: u32,
-  k: u32,
-  stride_a: u32,
-  stride_b: u32,
-  stride_c: u32,
-}
-
+// #include matmul_params
 @group(0) @binding(0) var ta: texture_2d<f32>;
 @group(0) @binding(1) var tb: texture_2d<f32>;
 @group(0) @binding(2) var<storage, read_write> c: array<vec4f>;
-@group(0) @binding(3) var<uniform> p: Params;
 
 // acc[4r + v] = C[row0 + r, col0 + 4v .. +4] (rows past 4*ROW_GROUPS unused).
 var<private> acc: array<vec4f, 128>;

@@ -20,19 +20,10 @@ override ACCUMULATE: bool = false; // C += op(A) @ op(B): C holds a running sum
 const TM = 4u;
 const TN = 4u;
 
-struct Params {
-  m: u32,
-  n: u32,
-  k: u32,
-  stride_a: u32,
-  stride_b: u32,
-  stride_c: u32,
-}
-
+// #include matmul_params
 @group(0) @binding(0) var<storage, read> a: array<f32>;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
-@group(0) @binding(3) var<uniform> p: Params;
 
 var<workgroup> tile_a: array<f32, BM * BK>; // [BM][BK]
 var<workgroup> tile_b: array<f32, BK * BN>; // [BK][BN]

@@ -14,6 +14,7 @@
 //           c (write) C [batch][M, N], batch stride p.stride_c
 //           p (uniform) Params
 // Grid: x = ceil(N / BN), y = ceil(M / BM), z = batch. Workgroup: (BN / 8, BM / 8).
+// #include matmul_params
 // #include matmul_vec4_tiles
 
 override BM: u32 = 128u; // multiple of 8

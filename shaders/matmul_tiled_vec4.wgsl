@@ -13,6 +13,7 @@
 //           c (write) C [batch][M, N], batch stride p.stride_c
 //           p (uniform) Params
 // Grid: x = ceil(N / BN), y = ceil(M / BM), z = batch. Workgroup: (BN / 4, BM / 4).
+// #include matmul_params
 // #include matmul_vec4_tiles
 
 override BM: u32 = 64u; // multiple of 4

@@ -1,21 +1,11 @@
-// The bindings, params and staged operand tiles of the vec4 workgroup-tile matmuls
-// (matmul_tiled_vec4.wgsl, matmul_tiled_8x8.wgsl): k-major vec4 rows of A and B in workgroup
-// memory, loaded four elements at a time with zeros past the edges, and the guarded stores of C.
-// The including shader declares the overrides BM, BN, BK, TRANS_A, TRANS_B and ACCUMULATE.
-
-struct Params {
-  m: u32,
-  n: u32,
-  k: u32,
-  stride_a: u32,
-  stride_b: u32,
-  stride_c: u32,
-}
+// The operand bindings and staged tiles of the vec4 workgroup-tile matmuls (matmul_tiled_vec4.wgsl,
+// matmul_tiled_8x8.wgsl): k-major vec4 rows of A and B in workgroup memory, loaded four elements at
+// a time with zeros past the edges, and the guarded stores of C. The including shader declares the
+// overrides BM, BN, BK, TRANS_A, TRANS_B and ACCUMULATE and includes matmul_params.
 
 @group(0) @binding(0) var<storage, read> a: array<vec4f>;
 @group(0) @binding(1) var<storage, read> b: array<vec4f>;
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
-@group(0) @binding(3) var<uniform> p: Params;
 
 // tile_a[kk * BM / 4 + i] = A[row0 + 4i .. +4, k0 + kk]; tile_b[kk * BN / 4 + j] = B[k0 + kk,
 // col0 + 4j .. +4].

@@ -15,7 +15,7 @@ import type { OpDef } from "../graph/op.ts";
 import { sameShape, type Tensor } from "../graph/tensor.ts";
 import { ropeRef } from "../reference/rope.ts";
 import { writeKvCacheRef } from "../reference/kv_cache.ts";
-import { ropeInvFreq } from "./rope.ts";
+import { invFreqBuffer } from "./rope.ts";
 
 const WG = 256;
 
@@ -63,12 +63,9 @@ const WRITE_KV_CACHE: OpDef<WriteAttrs> = {
   },
   launch(ctx, [cache, x, positions], out, attrs) {
     const [slots, tn, kvHeads, headDim] = x.tensor.shape;
-    let invFreq = positions.buffer; // unread without rotation
-    if (attrs) {
-      const table = ropeInvFreq(attrs.ropeTheta, headDim);
-      invFreq = ctx.scratch(table.byteLength, "write_kv_cache_inv_freq");
-      ctx.gpu.device.queue.writeBuffer(invFreq, 0, table);
-    }
+    const invFreq = attrs
+      ? invFreqBuffer(ctx, attrs.ropeTheta, headDim, "write_kv_cache_inv_freq")
+      : positions.buffer; // unread without rotation
     const invocations = attrs ? x.tensor.size / 2 : x.tensor.size;
     return [{
       spec: {

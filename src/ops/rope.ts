@@ -11,7 +11,7 @@
 
 import { grid1d } from "../gpu/dispatch.ts";
 import { packParams } from "../gpu/kernel_params.ts";
-import type { OpDef } from "../graph/op.ts";
+import type { LaunchContext, OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 import { ropeRef } from "../reference/rope.ts";
 
@@ -33,6 +33,19 @@ export function ropeInvFreq(theta: number, headDim: number): Float32Array<ArrayB
     out[i] = 1 / Math.fround(Math.fround(theta) ** exponent);
   }
   return out;
+}
+
+/** A scratch buffer of the launch holding {@link ropeInvFreq}'s table, named `label`. */
+export function invFreqBuffer(
+  ctx: LaunchContext,
+  theta: number,
+  headDim: number,
+  label: string,
+): GPUBuffer {
+  const table = ropeInvFreq(theta, headDim);
+  const buffer = ctx.scratch(table.byteLength, label);
+  ctx.gpu.device.queue.writeBuffer(buffer, 0, table);
+  return buffer;
 }
 
 const WG = 256;
@@ -61,9 +74,7 @@ function ropeOp(inverse: boolean): OpDef<RopeAttrs> {
     launch(ctx, [x, positions], out, { theta }) {
       const headDim = x.tensor.lastDim;
       const heads = x.tensor.shape[x.tensor.rank - 2];
-      const table = ropeInvFreq(theta, headDim);
-      const invFreq = ctx.scratch(table.byteLength, `${name}_inv_freq`);
-      ctx.gpu.device.queue.writeBuffer(invFreq, 0, table);
+      const invFreq = invFreqBuffer(ctx, theta, headDim, `${name}_inv_freq`);
       const pairs = x.tensor.size / 2;
       return [{
         spec: {
