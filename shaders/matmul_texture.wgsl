@@ -11,9 +11,14 @@
 // (K of A, M of A^T, N of B, K of B^T) must be a multiple of 4. M and N are otherwise free: rows
 // and columns past them are computed from whatever the texture holds there and never stored. K is
 // free when neither operand is contiguous along it (A^T with B): values past K read as zeros.
+// With PACKED_B (a weight shared by the batch, with TRANS_B, and WG_X 8) B comes packed by
+// pack_weight.wgsl instead, the layout matmul_texture_gemv.wgsl reads, so a weight's texture
+// serves prefill and decode alike (here, whose loop is bound by more than B's loads, it measured
+// within +-25% of the linear layout on llvmpipe, by shape).
 //
 // Bindings: ta (texture) A [batch][M, K], or [batch][K, M] with TRANS_A; batch stride p.stride_a
-//           tb (texture) B [batch][K, N], or [batch][N, K] with TRANS_B; batch stride p.stride_b
+//           tb (texture) B [batch][K, N], or [batch][N, K] with TRANS_B; batch stride p.stride_b;
+//              or with PACKED_B op(B) packed (pack_weight.wgsl)
 //           c (write) C [batch][M, N] as vec4s (scalar stores unless VEC4_C), stride p.stride_c
 //           p (uniform) Params (a stride of 0 shares that operand across the batch)
 // Grid: x = ceil(N / (16*WG_X)), y = ceil(M / (4*ROW_GROUPS)), z = batch.
@@ -25,6 +30,7 @@ override TRANS_B: bool = false;
 override ROW_GROUPS: u32 = 8u; // 1..8 groups of 4 rows per invocation
 override VEC4_C: bool = false; // N % 4 == 0: C rows are whole vec4s, stored as such
 override ACCUMULATE: bool = false;
+override PACKED_B: bool = false; // B^T is a weight packed by pack_weight.wgsl (TRANS_B, shared)
 
 // #include matmul_params
 @group(0) @binding(0) var ta: texture_2d<f32>;
@@ -39,11 +45,17 @@ var<private> a_base: u32;
 var<private> b_base: u32;
 var<private> row0: u32;
 var<private> col0: u32;
+// With PACKED_B: this invocation's first texel of B (see pack_weight.wgsl).
+var<private> b_packed: u32;
 
 // Elements e .. e+3 (e a multiple of 4) of a texture-held operand.
 fn quad(t: texture_2d<f32>, e: u32) -> vec4f {
-  let texel = e / 4u;
-  return textureLoad(t, vec2u(texel % TEX_W, texel / TEX_W), 0);
+  return texel(t, e / 4u);
+}
+
+// Texel i of a texture, texel t at (t % TEX_W, t / TEX_W).
+fn texel(t: texture_2d<f32>, i: u32) -> vec4f {
+  return textureLoad(t, vec2u(i % TEX_W, i / TEX_W), 0);
 }
 
 // A quad along M or N at the kk-th of the current k values, zeros when that k is not among the
@@ -73,6 +85,14 @@ fn load_a(g: u32, k0: u32, kv: u32) -> mat4x4f {
 // B at the current four values of k and columns col0+4v .. +4, into bk[v].
 fn load_b(v: u32, k0: u32, kv: u32) {
   let col = col0 + 4u * v;
+  if (PACKED_B) {
+    // This invocation's columns 4v .. 4v+3 at the current four values of k: texels 8 apart.
+    let t = b_packed + (k0 / 4u) * 128u + 32u * v;
+    bk[v] = transpose(
+      mat4x4f(texel(tb, t), texel(tb, t + 8u), texel(tb, t + 16u), texel(tb, t + 24u)),
+    );
+    return;
+  }
   if (TRANS_B) {
     let e = b_base + col * p.k + k0;
     let k = p.k;
@@ -107,37 +127,7 @@ fn multiply_group(g: u32, k0: u32, kv: u32) {
   multiply_row(4u * g + 3u, ag[3]);
 }
 
-// C element i (a scalar access into the vec4 array).
-fn load_one(i: u32) -> f32 {
-  return c[i / 4u][i % 4u];
-}
-
-fn store_one(i: u32, value: f32) {
-  c[i / 4u][i % 4u] = value;
-}
-
-// Four values of C from element i, at column col of a row. With VEC4_C one vec4 store (i is a
-// multiple of 4 and col+3 < N). Otherwise columns >= N are redirected to column N-1 with its own
-// value, so the stores need no branches (see matmul_regblock.wgsl); with ACCUMULATE every old
-// value is read before the first store, so a redirected store writes the same sum again.
-fn store_row(i: u32, col: u32, row: vec4f) {
-  if (VEC4_C) {
-    var value = row;
-    if (ACCUMULATE) { value += c[i / 4u]; }
-    c[i / 4u] = value;
-    return;
-  }
-  let last = min(p.n - 1u - col, 3u);
-  let at = vec4u(i, i + min(1u, last), i + min(2u, last), i + min(3u, last));
-  var value = vec4f(row.x, row[min(1u, last)], row[min(2u, last)], row[min(3u, last)]);
-  if (ACCUMULATE) {
-    value += vec4f(load_one(at.x), load_one(at.y), load_one(at.z), load_one(at.w));
-  }
-  store_one(at.x, value.x);
-  store_one(at.y, value.y);
-  store_one(at.z, value.z);
-  store_one(at.w, value.w);
-}
+// #include matmul_vec4_store
 
 fn store_group(c_base: u32, g: u32) {
   store_block(c_base, g, 0u);
@@ -154,6 +144,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
   col0 = (wid.x * WG_X + lid.x) * 16u;
   a_base = wid.z * p.stride_a;
   b_base = wid.z * p.stride_b;
+  b_packed = wid.x * (p.k / 4u) * 128u + lid.x;
   for (var k0 = 0u; k0 < p.k; k0 += 4u) {
     let kv = min(4u, p.k - k0);
     load_b(0u, k0, kv);

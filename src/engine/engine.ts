@@ -350,8 +350,13 @@ export class GenerationEngine {
           ]),
           // The weights cannot change during one generate call (callers hold the model's GPU
           // lock, as the trainer and the weight sync do), so only its first decode step
-          // refreshes the decode graph's copies of them (e.g. weight textures).
-          { after: record(decode, inBlock), variablesUnchanged: step > 1 },
+          // refreshes the decode graph's copies of them (e.g. packed weights), and not those
+          // the prefill graph refreshed.
+          {
+            after: record(decode, inBlock),
+            variablesUnchanged: step > 1,
+            variablesCopiedBy: step === 1 ? prefill.exe : undefined,
+          },
         );
         this.stats.decodeSteps++;
         previous = decode;

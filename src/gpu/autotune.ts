@@ -174,15 +174,50 @@ async function measure(gpu: GpuContext, req: TuneRequest): Promise<TuneChoice> {
 
 /**
  * Microseconds per repetition of `dispatches`, encoded `reps` times in one compute pass and one
- * submit (see {@link timeEncoded}).
+ * submit (see {@link timeEncoded}). On a CPU adapter by wall clock instead, less the fixed wait
+ * for a submit's end (that of an empty submit, {@link submitLatency}): lavapipe's timestamps can
+ * close a pass before its dispatches finish (seen with textures written by a storage-texture
+ * dispatch in an earlier submit, then read: ~5 us reported for a dispatch of 1.5 ms of wall
+ * clock).
  */
-export function timeDispatches(
+export async function timeDispatches(
   gpu: GpuContext,
   dispatches: readonly PreparedDispatch[],
   reps: number,
 ): Promise<number> {
-  const all = Array.from({ length: reps }, () => dispatches).flat();
-  return timeEncoded(gpu, (encoder) => encodeDispatches(encoder, all, "autotune"), reps);
+  const encodeReps = (n: number) => {
+    const all = Array.from({ length: n }, () => dispatches).flat();
+    return (encoder: GPUCommandEncoder) => encodeDispatches(encoder, all, "autotune");
+  };
+  if (!gpu.summary.isFallback) return timeEncoded(gpu, encodeReps(reps), reps);
+  const latency = await submitLatency(gpu);
+  return Math.max(0, (await wallMicros(gpu, encodeReps(reps))) - latency) / reps;
+}
+
+/** Wall-clock microseconds from submitting what `encode` records to the submit's end. */
+async function wallMicros(gpu: GpuContext, encode: (encoder: GPUCommandEncoder) => void) {
+  const encoder = gpu.device.createCommandEncoder({ label: "timed" });
+  encode(encoder);
+  const start = performance.now();
+  gpu.device.queue.submit([encoder.finish()]);
+  await gpu.device.queue.onSubmittedWorkDone();
+  return (performance.now() - start) * 1000;
+}
+
+const latencies = new WeakMap<GPUDevice, Promise<number>>();
+
+/** The fastest of five empty submits' wall-clock microseconds on `gpu` (measured once). */
+function submitLatency(gpu: GpuContext): Promise<number> {
+  let latency = latencies.get(gpu.device);
+  if (!latency) {
+    latency = (async () => {
+      let best = Infinity;
+      for (let i = 0; i < 5; i++) best = Math.min(best, await wallMicros(gpu, () => {}));
+      return best;
+    })();
+    latencies.set(gpu.device, latency);
+  }
+  return latency;
 }
 
 /**

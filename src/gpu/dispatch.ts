@@ -30,6 +30,11 @@ export interface LaunchCommands {
    * encoding that recorded them ({@link EncodeOptions.skipVariableCopies}).
    */
   copyVariables?: EncoderCommands;
+  /**
+   * The dispatch itself only refreshes a copy of variables' data (e.g. packs a weight into a
+   * texture): skipped, as `copyVariables` are, while the variables are unchanged.
+   */
+  variableCopy?: boolean;
 }
 
 /** One kernel launch, ready to encode. */
@@ -62,15 +67,18 @@ function bindingResource(
   limits: GPUSupportedLimits,
 ): GPUBindingResource {
   const isView = arg instanceof GPUTextureView;
-  if (isView !== (kind === "texture")) {
+  const wantsView = kind === "texture" || kind === "storage_texture";
+  if (isView !== wantsView) {
     throw new Error(
       `Cannot prepare kernel "${what}": binding ${binding} is ${
         kind === "texture"
           ? "a texture"
+          : kind === "storage_texture"
+          ? "a storage texture"
           : kind === "uniform"
           ? "a uniform buffer"
           : `a "${kind}" storage buffer`
-      }, expected a ${kind === "texture" ? "GPUTextureView" : "buffer"}, received a ${
+      }, expected a ${wantsView ? "GPUTextureView" : "buffer"}, received a ${
         isView ? "GPUTextureView" : "buffer"
       }`,
     );
@@ -109,7 +117,7 @@ export async function prepareDispatch(
   args: readonly BindingArg[],
   params: PackedParams | undefined,
   workgroups: readonly [number, number, number],
-  { before, copyVariables }: LaunchCommands = {},
+  { before, copyVariables, variableCopy }: LaunchCommands = {},
 ): Promise<PreparedDispatch> {
   const what = `${spec.shader}.${spec.entryPoint}`;
   if (args.length !== spec.bindings.length) {
@@ -161,6 +169,7 @@ export async function prepareDispatch(
     paramsBuffer,
     before,
     copyVariables,
+    variableCopy,
   };
 }
 
@@ -196,7 +205,8 @@ export function encodeLaunchCommands(
 
 /**
  * Records `dispatches` in order into `encoder`, in one compute pass; a dispatch with commands to
- * record before it ends the open pass, records them and begins a new pass.
+ * record before it ends the open pass, records them and begins a new pass. With
+ * `skipVariableCopies`, dispatches that only copy variables are left out.
  */
 export function encodeDispatches(
   encoder: GPUCommandEncoder,
@@ -206,6 +216,7 @@ export function encodeDispatches(
 ): void {
   let pass: GPUComputePassEncoder | undefined;
   for (const d of dispatches) {
+    if (d.variableCopy && options.skipVariableCopies) continue;
     if (d.before || (d.copyVariables && !options.skipVariableCopies)) {
       pass?.end();
       pass = undefined;

@@ -4,7 +4,7 @@
  * and the GPU object label, so validation errors name the kernel.
  *
  * Binding convention for every rft kernel: group 0, bindings 0..n-1 in the order of `bindings`
- * (storage buffers, uniform buffers or sampled textures), then (when `params` is true) one uniform
+ * (storage buffers, uniform buffers, sampled or storage textures), then (when `params` is true) one uniform
  * struct at n.
  */
 
@@ -15,10 +15,11 @@ export type BindingAccess = "read" | "read_write";
  * What a binding is: a storage buffer with its access; `"uniform"`, a tensor's buffer read as a
  * `var<uniform>` (a few scalars every invocation reads, e.g. a learning rate the host writes or a
  * clip scale an earlier kernel computed: CPU adapters load a uniform value once, a storage value
- * once per lane); or `"texture"`, a `texture_2d<f32>` of an unfilterable float format (e.g.
- * rgba32float) read with `textureLoad`.
+ * once per lane); `"texture"`, a `texture_2d<f32>` of an unfilterable float format (e.g.
+ * rgba32float) read with `textureLoad`; or `"storage_texture"`, a
+ * `texture_storage_2d<rgba32float, write>` written with `textureStore`.
  */
-export type BindingKind = BindingAccess | "uniform" | "texture";
+export type BindingKind = BindingAccess | "uniform" | "texture" | "storage_texture";
 
 /** Everything needed to build (and cache) one compute pipeline. */
 export interface KernelSpec {

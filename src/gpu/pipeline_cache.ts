@@ -40,7 +40,10 @@ interface DeviceCaches {
 }
 
 /** The bind group layout's buffer type of each buffer binding kind. */
-const BUFFER_BINDING_TYPES: Record<Exclude<BindingKind, "texture">, GPUBufferBindingType> = {
+const BUFFER_BINDING_TYPES: Record<
+  Exclude<BindingKind, "texture" | "storage_texture">,
+  GPUBufferBindingType
+> = {
   read: "read-only-storage",
   read_write: "storage",
   uniform: "uniform",
@@ -112,19 +115,15 @@ async function compileKernel(
   }
   const params = paramsStructOf(spec, key);
   device.pushErrorScope("validation");
-  const entries: GPUBindGroupLayoutEntry[] = spec.bindings.map((kind, binding) =>
-    kind === "texture"
-      ? {
-        binding,
-        visibility: GPUShaderStage.COMPUTE,
-        texture: { sampleType: "unfilterable-float" },
-      }
-      : {
-        binding,
-        visibility: GPUShaderStage.COMPUTE,
-        buffer: { type: BUFFER_BINDING_TYPES[kind] },
-      }
-  );
+  const entries: GPUBindGroupLayoutEntry[] = spec.bindings.map((kind, binding) => ({
+    binding,
+    visibility: GPUShaderStage.COMPUTE,
+    ...(kind === "texture"
+      ? { texture: { sampleType: "unfilterable-float" } }
+      : kind === "storage_texture"
+      ? { storageTexture: { access: "write-only", format: "rgba32float" } }
+      : { buffer: { type: BUFFER_BINDING_TYPES[kind] } }),
+  }));
   if (spec.params) {
     entries.push({
       binding: spec.bindings.length,

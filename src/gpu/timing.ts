@@ -9,6 +9,7 @@ import type { GpuContext } from "./device.ts";
 import {
   encodeDispatch,
   encodeLaunchCommands,
+  type EncodeOptions,
   type EncoderCommands,
   type PreparedDispatch,
 } from "./dispatch.ts";
@@ -33,7 +34,9 @@ const MAX_QUERIES_PER_SET = 4096;
 /**
  * Encodes `dispatches` one pass each with timestamps (between the `before` and `after`
  * commands), submits, and returns their GPU times. A dispatch's own `before` commands are
- * recorded ahead of its pass, so its time leaves them out. Needs the `timestamp-query` feature.
+ * recorded ahead of its pass, so its time leaves them out; with `skipVariableCopies` its
+ * variable copies are left out, and so are dispatches that only copy variables (no time is
+ * listed for them). Needs the `timestamp-query` feature.
  * Graphs of more than 2048 dispatches use several query sets (one set that large would be
  * invalid, and so would the whole submit).
  */
@@ -42,8 +45,10 @@ export async function runTimed(
   dispatches: readonly PreparedDispatch[],
   before?: EncoderCommands,
   after?: EncoderCommands,
+  options: EncodeOptions = {},
 ): Promise<DispatchTime[]> {
   if (!gpu.hasTimestamps) throw new Error("Cannot time dispatches: no timestamp-query feature");
+  if (options.skipVariableCopies) dispatches = dispatches.filter((d) => !d.variableCopy);
   const { device } = gpu;
   const perSet = MAX_QUERIES_PER_SET / 2;
   const sets = Array.from({ length: Math.ceil(dispatches.length / perSet) }, (_, s) => {
@@ -60,7 +65,7 @@ export async function runTimed(
   const encoder = device.createCommandEncoder({ label: "timed" });
   before?.(encoder);
   dispatches.forEach((d, i) => {
-    encodeLaunchCommands(encoder, d);
+    encodeLaunchCommands(encoder, d, options);
     const at = i % perSet;
     const pass = encoder.beginComputePass({
       label: d.label,

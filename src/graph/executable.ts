@@ -40,6 +40,12 @@ export interface RunHooks {
    * of refreshing them. Ignored on the first run. Default false: every run refreshes them.
    */
   variablesUnchanged?: boolean;
+  /**
+   * Another executable whose latest run refreshed its copies of the variables, none written
+   * since: where it holds every shared variable texture this one reads (e.g. the prefill and
+   * decode graphs of one generate call), this run keeps them as they are, even on a first run.
+   */
+  variablesCopiedBy?: Executable;
 }
 
 /** Statistics of a compiled graph, for tests and `RFT_DEBUG`. */
@@ -64,6 +70,8 @@ export class Executable {
   readonly #steps: readonly OpStep[];
   /** Whether a run has recorded the launches' variable copies yet. */
   #variablesCopied = false;
+  /** Whether the latest run recorded the copies of the variables (see `variablesCopiedBy`). */
+  #copiedOnLastRun = false;
   /** What the last run compared with CPU references (validate mode, `RFT_VALIDATE=1`, only). */
   lastValidation?: ValidationReport;
 
@@ -121,8 +129,14 @@ export class Executable {
         }
       }
     };
-    const skipVariableCopies = Boolean(hooks.variablesUnchanged) && this.#variablesCopied;
+    const by = hooks.variablesCopiedBy;
+    const copiedElsewhere = by !== undefined && by.#copiedOnLastRun &&
+      this.#heldTextures.every((t) => by.#heldTextures.includes(t));
+    const skipVariableCopies = copiedElsewhere ||
+      (Boolean(hooks.variablesUnchanged) && this.#variablesCopied);
     this.#variablesCopied = true;
+    // A validating run records every copy.
+    this.#copiedOnLastRun = !skipVariableCopies || validateEnabled();
     if (validateEnabled()) {
       this.lastValidation = await runValidated(
         this.gpu,
@@ -136,7 +150,9 @@ export class Executable {
     }
     if (debugLevel() >= 2 && this.gpu.hasTimestamps) {
       printTimes(
-        await runTimed(this.gpu, this.dispatches, copyGpuFeeds, hooks.after),
+        await runTimed(this.gpu, this.dispatches, copyGpuFeeds, hooks.after, {
+          skipVariableCopies,
+        }),
         this.label,
       );
       return;

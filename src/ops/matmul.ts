@@ -112,21 +112,19 @@ async function launchMatmul(
   const problem = foldSharedB(matmulShapes(a.tensor.shape, b.tensor.shape, attrs));
   // Texture variants copy the operands, so their buffers (a variable's may not) need COPY_SRC.
   const textures = Boolean(a.buffer.usage & b.buffer.usage & GPUBufferUsage.COPY_SRC);
-  const variant = attrs.variant === undefined
-    ? await chooseMatmulVariant(ctx.gpu, problem, { textures })
-    : matmulVariant(attrs.variant);
   const constant = { a: ctx.isConstantVariable(a.tensor), b: ctx.isConstantVariable(b.tensor) };
-  return [
-    matmulLaunch(
-      ctx,
-      variant,
-      { ...problem, accumulate },
-      a.buffer,
-      b.buffer,
-      out.buffer,
-      constant,
-    ),
-  ];
+  const variant = attrs.variant === undefined
+    ? await chooseMatmulVariant(ctx.gpu, problem, { textures, constantB: constant.b })
+    : matmulVariant(attrs.variant);
+  return matmulLaunch(
+    ctx,
+    variant,
+    { ...problem, accumulate },
+    a.buffer,
+    b.buffer,
+    out.buffer,
+    constant,
+  );
 }
 
 const MATMUL: OpDef<MatmulAttrs> = {

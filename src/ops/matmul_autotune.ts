@@ -6,7 +6,7 @@
 
 import { autotune, autotuneEnabled, type TuneCandidate } from "../gpu/autotune.ts";
 import type { GpuContext } from "../gpu/device.ts";
-import { prepareDispatch } from "../gpu/dispatch.ts";
+import { encodeDispatches, prepareDispatch, releaseDispatch } from "../gpu/dispatch.ts";
 import {
   MATMUL_VARIANTS,
   matmulLaunch,
@@ -24,9 +24,10 @@ function usable(gpu: GpuContext, p: MatmulProblem, textures: boolean, variant: M
 }
 
 /**
- * The default without timing: on CPU adapters the texture variant where usable (on llvmpipe it
- * beat every storage variant from 64^3 and 1x768x768 up) with the fewest row groups that cover
- * M, else register blocks shaped to skinny problems. On GPUs the 4 x 16 register blocks, and the
+ * The default without timing: on CPU adapters the texture gemv for one or two rows by a weight
+ * (`constantB`), else the texture variant where usable (on llvmpipe it beat every storage
+ * variant from 64^3 and 1x768x768 up) with the fewest row groups that cover M, else register
+ * blocks shaped to skinny problems. On GPUs the 4 x 16 register blocks, and the
  * vec4 workgroup tiles for a transposed A (a weight gradient): of 62 shape classes an H100 tuned
  * (bench/README.md, GPU), `regblock_4x16` was within 5% of the fastest in 40 and every one with
  * M <= 32, `tiled_vec4_64x64` the fastest of every TN class, while the plain workgroup tiles
@@ -35,9 +36,12 @@ function usable(gpu: GpuContext, p: MatmulProblem, textures: boolean, variant: M
 export function heuristicVariant(
   gpu: GpuContext,
   p: MatmulProblem,
-  { textures = true }: { textures?: boolean } = {},
+  { textures = true, constantB = false }: MatmulOperandOptions = {},
 ): MatmulVariant {
   if (gpu.summary.isFallback) {
+    // A weight times a row or two (decode): neighbouring texels of the packed weight.
+    const gemv = matmulVariant(`texture_gemv_${p.m === 1 ? 1 : 2}x16`);
+    if (constantB && p.m <= 2 && usable(gpu, p, textures, gemv)) return gemv;
     // The fewest rows per block that still cover M (up to 32): skinny M wastes no work.
     const rows = Math.min(32, Math.max(4, pow2(p.m)));
     const texture = matmulVariant(`texture_${rows}x16`);
@@ -120,18 +124,28 @@ function standIn(gpu: GpuContext, p: MatmulProblem): MatmulProblem {
   };
 }
 
+/** What {@link chooseMatmulVariant} and {@link heuristicVariant} know of the operands. */
+export interface MatmulOperandOptions {
+  /** Texture variants may copy the operands (default true; false where they cannot be copied). */
+  textures?: boolean;
+  /**
+   * B is a variable the graph never writes (a weight at inference): its copies into textures,
+   * packing included, are made once per change of the variables, so they are not timed.
+   */
+  constantB?: boolean;
+}
+
 /**
  * The variant to use for `p`: the autotuned fastest of those that can compute it (timed once per
  * adapter and shape class on a stand-in problem, then cached), or the heuristic default for tiny
- * problems and when `RFT_AUTOTUNE=0`. `textures: false` leaves out the texture variants (for
- * operand buffers that cannot be copied from).
+ * problems and when `RFT_AUTOTUNE=0`.
  */
 export async function chooseMatmulVariant(
   gpu: GpuContext,
   p: MatmulProblem,
-  { textures = true }: { textures?: boolean } = {},
+  { textures = true, constantB = false }: MatmulOperandOptions = {},
 ): Promise<MatmulVariant> {
-  const fallback = heuristicVariant(gpu, p, { textures });
+  const fallback = heuristicVariant(gpu, p, { textures, constantB });
   if (!autotuneEnabled() || 2 * p.batch * p.m * p.n * p.k < tuneMinFlops(gpu)) return fallback;
   const variants = candidateVariants(gpu, p, textures);
   const s = standIn(gpu, p);
@@ -163,14 +177,29 @@ export async function chooseMatmulVariant(
   const candidates: TuneCandidate[] = variants.map((v) => ({
     name: v.name,
     prepare: async () => {
-      const l = matmulLaunch(ctx, v, s, a, b, c);
-      return [await prepareDispatch(gpu, l.spec, l.buffers, l.params, l.workgroups, l)];
+      const launches = matmulLaunch(ctx, v, s, a, b, c, { a: false, b: constantB });
+      const dispatches = [];
+      for (const l of launches) {
+        dispatches.push(
+          await prepareDispatch(gpu, l.spec, l.buffers, l.params, l.workgroups, l),
+        );
+      }
+      if (!constantB) return dispatches;
+      // B's copies (packing included) run once here, not in the timed runs.
+      const encoder = device.createCommandEncoder({ label: "autotune:copies" });
+      encodeDispatches(encoder, dispatches, "autotune:copies");
+      device.queue.submit([encoder.finish()]);
+      await device.queue.onSubmittedWorkDone();
+      dispatches.filter((d) => d.variableCopy).forEach(releaseDispatch);
+      return dispatches.filter((d) => !d.variableCopy)
+        .map((d) => ({ ...d, copyVariables: undefined }));
     },
   }));
   try {
     const name = await autotune(gpu, {
       op: "matmul",
-      shapeClass: matmulShapeClass(p, variants.some((v) => v.operands === "texture")),
+      shapeClass: matmulShapeClass(p, variants.some((v) => v.operands === "texture")) +
+        (constantB ? "-constB" : ""),
       candidates,
       fallback: fallback.name,
     });

@@ -4,7 +4,7 @@
  * variants handle every shape, transpose combination and batch layout; the vec4 and texture
  * variants only operand layouts they can load four elements at a time (and the texture ones copy
  * into textures; see `misfit`). They differ only in speed.
- * Shaders: shaders/matmul_regblock.wgsl, shaders/matmul_tiled.wgsl, shaders/matmul_tiled_vec4.wgsl, shaders/matmul_tiled_8x8.wgsl, shaders/matmul_texture.wgsl, shaders/matmul_skinny.wgsl
+ * Shaders: shaders/matmul_regblock.wgsl, shaders/matmul_tiled.wgsl, shaders/matmul_tiled_vec4.wgsl, shaders/matmul_tiled_8x8.wgsl, shaders/matmul_texture.wgsl, shaders/matmul_texture_gemv.wgsl, shaders/matmul_skinny.wgsl
  * Reference: src/reference/matmul.ts
  * Test: tests/ops/matmul_test.ts
  */
@@ -15,6 +15,7 @@ import { type PackedParams, packParams } from "../gpu/kernel_params.ts";
 import type { KernelSpec } from "../gpu/kernel_spec.ts";
 import type { KernelLaunch, LaunchContext } from "../graph/op.ts";
 import { linearTexture, textureMisfit, textureWidth } from "./operand_texture.ts";
+import { PACKED_BLOCK_COLUMNS, packedMisfit, packedWeightTexture } from "./packed_weight.ts";
 
 /** One matmul launch: `batch` products of op(A) [m, k] by op(B) [k, n], strides in elements. */
 export interface MatmulProblem {
@@ -57,7 +58,10 @@ export interface MatmulVariant {
   readonly alignedOperands: boolean;
   /** Why the variant cannot compute `p` on `gpu`, or undefined when it can. */
   misfit(gpu: GpuContext, p: MatmulProblem): string | undefined;
-  /** The launch computing `p` from the buffers of A and B into C; call via {@link matmulLaunch}. */
+  /**
+   * The launches computing `p` from the buffers of A and B into C (the product last, after any
+   * packing of B); call via {@link matmulLaunch}.
+   */
   launch(
     ctx: MatmulLaunchContext,
     p: MatmulProblem,
@@ -65,7 +69,7 @@ export interface MatmulVariant {
     b: GPUBuffer,
     c: GPUBuffer,
     constant: ConstantOperands,
-  ): KernelLaunch;
+  ): KernelLaunch[];
 }
 
 /** The override constants every variant takes from the problem (ACCUMULATE only when set). */
@@ -96,12 +100,12 @@ function storageVariant(
     operands: "storage",
     alignedOperands: aligned,
     misfit: (_gpu, p) => (aligned ? unalignedOperand(p) : undefined) ?? limit?.(p),
-    launch: (_ctx, p, a, b, c) => ({
+    launch: (_ctx, p, a, b, c) => [{
       spec: { ...spec(p), bindings: ["read", "read", "read_write"], params: true },
       buffers: [a, b, c],
       params: matmulParams(p),
       workgroups: workgroups(p),
-    }),
+    }],
   };
 }
 
@@ -230,12 +234,27 @@ function unalignedOperand(p: MatmulProblem): string | undefined {
   return undefined;
 }
 
+/** Whether `p`'s B is one matrix for the whole batch stored [N, K], as a linear layer's weight. */
+function sharedWeightB(p: MatmulProblem): boolean {
+  return p.transB && (p.batch === 1 || p.strideB === 0);
+}
+
+/** Why op(B) of `p` cannot be packed (`packed_weight.ts`) on `gpu`; undefined when it can. */
+function packedBMisfit(gpu: GpuContext, p: MatmulProblem): string | undefined {
+  if (p.batch > 1 && p.strideB !== 0) {
+    return "expected one B shared by every batch to pack, received a B per batch";
+  }
+  return packedMisfit(gpu, { n: p.n, k: p.k, transB: p.transB });
+}
+
 /**
  * `shaders/matmul_texture.wgsl`: the (4*rowGroups)x16 register block of the regblock variants,
  * reading A and B from textures that each launch first fills from their buffers
  * (`copyBufferToTexture`). Texel loads are far cheaper than storage loads on CPU adapters; fewer
- * row groups waste less work when M is small (decode). Needs the contiguous dimension of each
- * stored operand to be a multiple of 4 and each operand to fit one texture.
+ * row groups waste less work when M is small (decode). A constant weight B (stored [N, K],
+ * shared by the batch) is read packed where its packed texture fits (`packed_weight.ts`),
+ * packed only when the variables may have changed. Needs the contiguous dimension of each stored operand to be a multiple of 4 and each
+ * operand to fit one texture.
  */
 function texture(rowGroups: number): MatmulVariant {
   if (!(rowGroups >= 1 && rowGroups <= 8)) {
@@ -259,12 +278,15 @@ function texture(rowGroups: number): MatmulVariant {
     launch(ctx, p, a, b, c, constant) {
       const [la, lb] = operandLayouts(p);
       const ta = linearTexture(ctx, a, la.elements, "matmul:a", constant.a);
-      const tb = linearTexture(ctx, b, lb.elements, "matmul:b", constant.b);
+      const packed = constant.b && sharedWeightB(p) && !packedBMisfit(ctx.gpu, p)
+        ? packedWeightTexture(ctx, b, p, "matmul:b", true)
+        : undefined;
+      const tb = packed ? undefined : linearTexture(ctx, b, lb.elements, "matmul:b", constant.b);
       const copies = (which: boolean) => (encoder: GPUCommandEncoder) => {
         if (constant.a === which && !ta.copied) ta.copy(encoder);
-        if (constant.b === which && !tb.copied) tb.copy(encoder);
+        if (tb && constant.b === which && !tb.copied) tb.copy(encoder);
       };
-      return {
+      return [...(packed?.launches ?? []), {
         spec: {
           shader: "matmul_texture",
           entryPoint: "main",
@@ -273,19 +295,69 @@ function texture(rowGroups: number): MatmulVariant {
             TEX_W: textureWidth(ctx.gpu),
             ROW_GROUPS: rowGroups,
             VEC4_C: Number(p.n % 4 === 0),
+            ...(packed ? { PACKED_B: 1 } : {}),
             ...problemConstants(p),
           },
           bindings: ["texture", "texture", "read_write"],
           params: true,
         },
-        buffers: [ta.view, tb.view, c],
+        buffers: [ta.view, (packed ?? tb)!.view, c],
         params: matmulParams(p),
         workgroups: [Math.ceil(p.n / (16 * wgX)), Math.ceil(p.m / rows), p.batch],
         ...(constant.a && constant.b ? {} : { before: copies(false) }),
-        ...((constant.a && !ta.copied) || (constant.b && !tb.copied)
+        ...((constant.a && !ta.copied) || (tb && constant.b && !tb.copied)
           ? { copyVariables: copies(true) }
           : {}),
-      };
+      }];
+    },
+  };
+}
+
+/** The most rows of A {@link textureGemv} takes: beyond, it reads the weight once per 4 rows. */
+const GEMV_MAX_M = 16;
+
+/**
+ * `shaders/matmul_texture_gemv.wgsl`: `rows` (1..4) rows by 16 columns per invocation, A from
+ * its buffer, B (a weight stored [N, K] or [K, N], shared by the batch) packed
+ * (`packed_weight.ts`; once per change of the variables for a constant one, every run
+ * otherwise). For decode on CPU adapters: at one row each weight value is loaded once, from
+ * neighbouring texels, and nothing else is in the loop. Needs A not transposed with K a multiple
+ * of 4, and M <= {@link GEMV_MAX_M}.
+ */
+function textureGemv(rows: number): MatmulVariant {
+  if (!(rows >= 1 && rows <= 4)) {
+    throw new Error(`Cannot define texture gemv matmul with ${rows} rows: expected 1..4`);
+  }
+  return {
+    name: `texture_gemv_${rows}x16`,
+    operands: "texture",
+    alignedOperands: true,
+    misfit(gpu, p) {
+      if (p.transA) return "expected A not transposed";
+      if (p.m > GEMV_MAX_M) return `expected M <= ${GEMV_MAX_M}, received ${p.m}`;
+      const unaligned = unalignedOperand(p);
+      if (unaligned) return unaligned;
+      return packedBMisfit(gpu, p);
+    },
+    launch(ctx, p, a, b, c, constant) {
+      const tb = packedWeightTexture(ctx, b, p, "matmul:b", constant.b);
+      return [...tb.launches, {
+        spec: {
+          shader: "matmul_texture_gemv",
+          entryPoint: "main",
+          constants: {
+            TEX_W: textureWidth(ctx.gpu),
+            ROWS: rows,
+            VEC4_C: Number(p.n % 4 === 0),
+            ...(p.accumulate ? { ACCUMULATE: 1 } : {}),
+          },
+          bindings: ["read", "texture", "read_write"],
+          params: true,
+        },
+        buffers: [a, tb.view, c],
+        params: matmulParams(p),
+        workgroups: [Math.ceil(p.n / PACKED_BLOCK_COLUMNS), Math.ceil(p.m / rows), p.batch],
+      }];
     },
   };
 }
@@ -307,6 +379,9 @@ export const MATMUL_VARIANTS: readonly MatmulVariant[] = [
   texture(4),
   texture(2),
   texture(1),
+  textureGemv(1),
+  textureGemv(2),
+  textureGemv(4),
 ];
 
 /** The variant called `name`; throws listing the known names. */
@@ -335,8 +410,9 @@ export function matmulParams(p: MatmulProblem): PackedParams {
 }
 
 /**
- * The launch of `variant` for `p` on the given buffers; throws when the variant cannot do `p`.
- * `constant` says which operands are never-written variables (default: neither).
+ * The launches of `variant` for `p` on the given buffers (the product last); throws when the
+ * variant cannot do `p`. `constant` says which operands are never-written variables (default:
+ * neither).
  */
 export function matmulLaunch(
   ctx: MatmulLaunchContext,
@@ -346,7 +422,7 @@ export function matmulLaunch(
   b: GPUBuffer,
   c: GPUBuffer,
   constant: ConstantOperands = { a: false, b: false },
-): KernelLaunch {
+): KernelLaunch[] {
   const why = variant.misfit(ctx.gpu, p);
   if (why) {
     throw new Error(

@@ -35,6 +35,31 @@ export function textureRows(texels: number, width: number): number {
 }
 
 /**
+ * An rgba32float texture of at least `texels` texels for an operand copied from `buffer`: a
+ * power of two wide (at most {@link textureWidth}), rows as {@link textureRows} says. A
+ * `constant` buffer (a variable the graph never writes) gets the texture every launch copying
+ * it into this shape shares; `copied` then says another launch of the graph already fills it.
+ */
+export function operandTexture(
+  ctx: TextureLaunchContext,
+  buffer: GPUBuffer,
+  texels: number,
+  usage: GPUTextureUsageFlags,
+  label: string,
+  constant: boolean,
+): { texture: GPUTexture; copied: boolean } {
+  const width = textureWidth(ctx.gpu);
+  const descriptor: GPUTextureDescriptor = {
+    size: [Math.min(width, pow2(texels)), textureRows(texels, width)],
+    format: "rgba32float",
+    usage,
+  };
+  return constant
+    ? ctx.variableTexture(buffer, descriptor, label)
+    : { texture: ctx.texture(descriptor, label), copied: false };
+}
+
+/**
  * A texture holding the first `elements` values of `buffer` as linear rgba32float texels (texel
  * t at (t % width, t / width)), and the copy that fills it; `elements` is a multiple of 4. Its
  * width is a power of two and its height is not ({@link textureRows}). A `constant`
@@ -57,14 +82,14 @@ export function linearTexture(
   const texels = elements / 4;
   const fullRows = Math.floor(texels / width);
   const tail = texels % width;
-  const descriptor: GPUTextureDescriptor = {
-    size: [Math.min(width, pow2(texels)), textureRows(texels, width)],
-    format: "rgba32float",
-    usage: GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.COPY_DST,
-  };
-  const { texture, copied } = constant
-    ? ctx.variableTexture(buffer, descriptor, label)
-    : { texture: ctx.texture(descriptor, label), copied: false };
+  const { texture, copied } = operandTexture(
+    ctx,
+    buffer,
+    texels,
+    GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.COPY_DST,
+    label,
+    constant,
+  );
   // A multiple of 256 bytes (width is a power of two >= 8192), as buffer-texture copies require.
   const bytesPerRow = width * BYTES_PER_TEXEL;
   return {

@@ -29,6 +29,8 @@ interface Case {
   b: number[];
   transA?: boolean;
   transB?: boolean;
+  /** Absolute and relative tolerance (default 1e-5): one f32 sum over a long K drifts more. */
+  tolerance?: number;
 }
 
 // Odd sizes: none is a multiple of any tile, vector width or workgroup size.
@@ -63,6 +65,17 @@ const ALIGNED_CASES: Case[] = [
   { label: "A on two texture rows", a: [37, 1028], b: [29, 1028], transB: true },
 ];
 
+// The gemv variants take A not transposed and M <= 16 (a batch over a shared B folds into rows),
+// B stored either way; N spans two packed blocks of 128 columns in one case.
+const GEMV_CASES: Case[] = [
+  { label: "NT, M=1", a: [1, 52], b: [29, 52], transB: true },
+  { label: "NT, N spans blocks", a: [3, 52], b: [133, 52], transB: true },
+  { label: "NN", a: [5, 52], b: [52, 28] },
+  { label: "batched, shared B^T", a: [3, 3, 12], b: [7, 12], transB: true },
+  // 2056 products summed in f32, one after another: ~3e-5 off the f64 sum.
+  { label: "M=16, long K", a: [16, 2056], b: [9, 2056], transB: true, tolerance: 1e-4 },
+];
+
 /** The cases of `cases` with these labels. */
 function pick(cases: readonly Case[], labels: readonly string[]): Case[] {
   return cases.filter((c) => labels.includes(c.label));
@@ -79,7 +92,8 @@ async function forwardMatchesCpu(variant: string, cases: readonly Case[]) {
   const outputs = await runOps(inputs, build);
   cases.forEach((c, i) => {
     const ref = matmulRef(inputs[2 * i].data, inputs[2 * i + 1].data, matmulShapes(c.a, c.b, c));
-    assertClose(outputs[i], ref, { atol: 1e-5, rtol: 1e-5, label: `${variant} ${c.label}` });
+    const tol = c.tolerance ?? 1e-5;
+    assertClose(outputs[i], ref, { atol: tol, rtol: tol, label: `${variant} ${c.label}` });
   });
 }
 
@@ -118,10 +132,12 @@ for (const variant of MATMUL_VARIANTS.filter((v) => !v.alignedOperands)) {
 }
 
 for (const variant of MATMUL_VARIANTS.filter((v) => v.alignedOperands)) {
+  const gemv = variant.name.startsWith("texture_gemv");
+  const cases = gemv ? GEMV_CASES : ALIGNED_CASES;
   Deno.test(`matmul ${variant.name}: forward matches CPU on odd shapes it takes`, () =>
-    forwardMatchesCpu(variant.name, ALIGNED_CASES));
+    forwardMatchesCpu(variant.name, cases));
   Deno.test(`matmul ${variant.name}: accumulating into C matches CPU on odd shapes it takes`, () =>
-    accumulateMatchesCpu(variant.name, pick(ALIGNED_CASES, ["NN", "NT"])));
+    accumulateMatchesCpu(variant.name, pick(cases, ["NN", gemv ? "NT, M=1" : "NT"])));
 }
 
 Deno.test("matmul texture_32x16: later ops reuse earlier ops' operand textures, A and B stay apart", async () => {
@@ -300,9 +316,11 @@ Deno.test("autotune candidates: texture variants alone on a CPU adapter where th
   const all = MATMUL_VARIANTS.map((v) => v.name);
   const storage = MATMUL_VARIANTS.filter((v) => v.operands === "storage");
   const aligned = matmulShapes([64, 64], [64, 64]);
+  // The gemv variants take M <= 16.
+  const fitting = all.filter((n) => !n.startsWith("texture_gemv"));
   assertEquals(
     names(aligned),
-    gpu.summary.isFallback ? all.filter((n) => n.startsWith("texture_")) : all,
+    gpu.summary.isFallback ? fitting.filter((n) => n.startsWith("texture_")) : fitting,
   );
   assertEquals(names(aligned, false), storage.map((v) => v.name));
   // N = 63: neither texture nor vec4 variants fit, every scalar storage variant is a candidate.
@@ -318,14 +336,23 @@ Deno.test("untimed default: textures on a CPU adapter; register blocks, vec4 til
   const cpuLike = { ...cpu, summary: { ...cpu.summary, isFallback: true } };
   const decode = matmulShapes([1, 576], [1536, 576], { transB: true });
   const gradient = matmulShapes([64, 576], [64, 1536], { transA: true });
-  const pick = (gpu: typeof cpu, p: MatmulProblem, textures = true) =>
-    heuristicVariant(gpu, p, { textures }).name;
+  const pick = (gpu: typeof cpu, p: MatmulProblem, textures = true, constantB = false) =>
+    heuristicVariant(gpu, p, { textures, constantB }).name;
   assertEquals(pick(gpuLike, decode), "regblock_4x16");
   assertEquals(pick(gpuLike, gradient), "tiled_vec4_64x64");
   // N = 63: the vec4 tiles do not fit.
   assertEquals(pick(gpuLike, matmulShapes([64, 5], [64, 63], { transA: true })), "regblock_4x16");
   assertEquals(pick(cpuLike, decode), "texture_4x16");
   assertEquals(pick(cpuLike, decode, false), "regblock_4x16");
+  // By a weight (a constant B): the gemv over the packed weight, for one row or two.
+  assertEquals(pick(cpuLike, decode, true, true), "texture_gemv_1x16");
+  const twoRows = matmulShapes([2, 576], [1536, 576], { transB: true });
+  assertEquals(pick(cpuLike, twoRows, true, true), "texture_gemv_2x16");
+  assertEquals(
+    pick(cpuLike, matmulShapes([3, 576], [1536, 576], { transB: true }), true, true),
+    "texture_4x16",
+  );
+  assertEquals(pick(gpuLike, decode, true, true), "regblock_4x16");
 });
 
 Deno.test("autotune: the default stays unless another candidate is more than 5% faster", () => {
@@ -355,7 +382,7 @@ Deno.test({
       throw new Error("a storage variant asked for a texture");
     },
   };
-  const launch = matmulLaunch(storageOnly, matmulVariant("regblock_32x16"), p, a, b, c);
+  const [launch] = matmulLaunch(storageOnly, matmulVariant("regblock_32x16"), p, a, b, c);
   const candidate = (name: string) => ({
     name,
     prepare: async () => [

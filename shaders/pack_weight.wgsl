@@ -1,0 +1,54 @@
+// Packs the B operand of a matmul (a weight) into the texture layout the packed-B matmul kernels
+// read (matmul_texture.wgsl with PACKED_B, matmul_texture_gemv.wgsl): output columns in blocks of
+// 128 (the 8 invocations of a workgroup, 16 columns each), and within a block, for every four
+// values of K, the 128 columns' texels interleaved so that the 8 invocations' loads of one step
+// are 8 consecutive texels:
+//
+//   column n = 128 b + 16 l + c (block b, invocation l, its column c), kq = k / 4
+//   texel (b * K4 + kq) * 128 + 8 c + l = op(B)[4 kq .. 4 kq + 3, n]   (K4 = ceil(K / 4))
+//   texel t sits at (t % TEX_W, t / TEX_W)
+//
+// Values past K are zeros; columns past N are left as they are (never stored by the readers).
+// On CPU adapters a texel load is far cheaper when the lanes of a load read neighbouring memory:
+// in the linear layout each invocation reads its own columns' rows, K values apart.
+//
+// Bindings: b (read) B [K, N], or B^T [N, K] with TRANS_B, from column first_block * 128 on
+//           (with TRANS_B the binding may start there: a weight larger than one storage binding
+//           is packed in several launches of whole blocks)
+//           out (storage texture) the packed texture, TEX_W texels wide
+//           p (uniform) Params
+// Grid: x = 2 * K4 (64 invocations per workgroup, 128 texels per kq), y = blocks of this launch.
+
+override TEX_W: u32 = 8192u;
+override TRANS_B: bool = true;
+
+struct Params {
+  n: u32,
+  k: u32,
+  first_block: u32,
+}
+
+@group(0) @binding(0) var<storage, read> b: array<f32>;
+@group(0) @binding(1) var out: texture_storage_2d<rgba32float, write>;
+@group(0) @binding(2) var<uniform> p: Params;
+
+// op(B)[k, n] for a column n of this launch, zero past K.
+fn value(k: u32, n: u32) -> f32 {
+  if (k >= p.k) { return 0.0; }
+  if (TRANS_B) { return b[(n - p.first_block * 128u) * p.k + k]; }
+  return b[k * p.n + n];
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(workgroup_id) wid: vec3u) {
+  let k4 = (p.k + 3u) / 4u;
+  let kq = gid.x / 128u;
+  let slot = gid.x % 128u;
+  let block = p.first_block + wid.y;
+  let n = block * 128u + 16u * (slot % 8u) + slot / 8u;
+  if (kq >= k4 || n >= p.n) { return; }
+  let k = 4u * kq;
+  let texel = vec4f(value(k, n), value(k + 1u, n), value(k + 2u, n), value(k + 3u, n));
+  let t = (block * k4 + kq) * 128u + slot;
+  textureStore(out, vec2u(t % TEX_W, t / TEX_W), texel);
+}

@@ -1,0 +1,126 @@
+/**
+ * Packed weights: the B operand of a matmul (a weight) rearranged into an rgba32float texture so
+ * that the 8 invocations of a texture matmul workgroup load neighbouring texels at every step
+ * (layout in `shaders/pack_weight.wgsl`). On llvmpipe a load of 8 neighbouring texels costs about
+ * half of 8 texels K values apart (the linear layout), which bounds a batch-1 decode. A constant
+ * weight's texture is shared like an operand texture and packed only when the graph's variables
+ * may have changed (the pack launches are variable copies).
+ * Shader: shaders/pack_weight.wgsl
+ * Reference: src/reference/packed_weight.ts
+ * Test: tests/ops/packed_weight_test.ts
+ */
+
+import type { GpuContext } from "../gpu/device.ts";
+import { packParams } from "../gpu/kernel_params.ts";
+import type { KernelLaunch } from "../graph/op.ts";
+import {
+  operandTexture,
+  type TextureLaunchContext,
+  textureMisfit,
+  textureWidth,
+} from "./operand_texture.ts";
+
+/** Output columns per packed block: 8 invocations of 16 columns each. */
+export const PACKED_BLOCK_COLUMNS = 128;
+
+/** The matrix a packed texture holds: op(B) [k, n], stored [n, k] when `transB`. */
+export interface PackedShape {
+  n: number;
+  k: number;
+  transB: boolean;
+}
+
+/** Texels of the packed texture of `shape`: whole blocks of columns by ceil(K / 4). */
+export function packedTexels({ n, k }: PackedShape): number {
+  return Math.ceil(n / PACKED_BLOCK_COLUMNS) * PACKED_BLOCK_COLUMNS * Math.ceil(k / 4);
+}
+
+/**
+ * Why `shape` cannot be packed on `gpu`, or undefined: the texture must fit, and a B stored
+ * [k, n] must fit one storage binding (one stored [n, k] is packed a range of blocks at a time).
+ */
+export function packedMisfit(gpu: GpuContext, shape: PackedShape): string | undefined {
+  const misfit = textureMisfit(gpu, 4 * packedTexels(shape), "packed b");
+  if (misfit) return misfit;
+  const limits = gpu.device.limits;
+  const bytes = (shape.transB ? PACKED_BLOCK_COLUMNS * shape.k : shape.n * shape.k) * 4;
+  if (bytes > limits.maxStorageBufferBindingSize) {
+    return `expected ${shape.transB ? "128 rows of b" : "b"} to fit one storage binding of ` +
+      `${limits.maxStorageBufferBindingSize} bytes to pack, received ${bytes} bytes`;
+  }
+  if (2 * Math.ceil(shape.k / 4) > limits.maxComputeWorkgroupsPerDimension) {
+    return `expected K <= ${
+      2 * limits.maxComputeWorkgroupsPerDimension
+    } to pack b, received ${shape.k}`;
+  }
+  return undefined;
+}
+
+/**
+ * The launches packing `buffer` (op(B) of `shape`) into `texture`, each binding a range of
+ * whole blocks no larger than `maxBindingBytes` (default: the device's storage binding limit).
+ * `variableCopy`: `buffer` is a constant variable's, so runs skip them while it is unchanged.
+ */
+export function packWeightLaunches(
+  gpu: GpuContext,
+  buffer: GPUBuffer,
+  texture: GPUTexture,
+  shape: PackedShape,
+  variableCopy: boolean,
+  maxBindingBytes = gpu.device.limits.maxStorageBufferBindingSize,
+): KernelLaunch[] {
+  const { n, k, transB } = shape;
+  const blocks = Math.ceil(n / PACKED_BLOCK_COLUMNS);
+  const blockBytes = PACKED_BLOCK_COLUMNS * k * 4;
+  const perLaunch = transB ? Math.max(1, Math.floor(maxBindingBytes / blockBytes)) : blocks;
+  const view = texture.createView();
+  const launches: KernelLaunch[] = [];
+  for (let first = 0; first < blocks; first += perLaunch) {
+    const count = Math.min(perLaunch, blocks - first);
+    const columns = Math.min(n, (first + count) * PACKED_BLOCK_COLUMNS) -
+      first * PACKED_BLOCK_COLUMNS;
+    const range = transB
+      ? { buffer, offset: first * blockBytes, size: columns * k * 4 }
+      : { buffer, size: n * k * 4 };
+    launches.push({
+      spec: {
+        shader: "pack_weight",
+        entryPoint: "main",
+        constants: { TEX_W: textureWidth(gpu), TRANS_B: Number(transB) },
+        bindings: ["read", "storage_texture"],
+        params: true,
+      },
+      buffers: [range, view],
+      params: packParams({ n, k, first_block: first }),
+      workgroups: [2 * Math.ceil(k / 4), count, 1],
+      variableCopy,
+    });
+  }
+  return launches;
+}
+
+/**
+ * The packed texture of `buffer` (op(B) of `shape`) and the launches filling it. A `constant`
+ * buffer (a variable the graph never writes) gets the texture every launch packing it shares,
+ * and no launches where another launch of the graph already packs it.
+ */
+export function packedWeightTexture(
+  ctx: TextureLaunchContext,
+  buffer: GPUBuffer,
+  shape: PackedShape,
+  label: string,
+  constant: boolean,
+): { view: GPUTextureView; launches: KernelLaunch[] } {
+  const { texture, copied } = operandTexture(
+    ctx,
+    buffer,
+    packedTexels(shape),
+    GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.STORAGE_BINDING,
+    label,
+    constant,
+  );
+  return {
+    view: texture.createView(),
+    launches: copied ? [] : packWeightLaunches(ctx.gpu, buffer, texture, shape, constant),
+  };
+}
