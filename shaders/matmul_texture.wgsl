@@ -11,10 +11,12 @@
 // (K of A, M of A^T, N of B, K of B^T) must be a multiple of 4. M and N are otherwise free: rows
 // and columns past them are computed from whatever the texture holds there and never stored. K is
 // free when neither operand is contiguous along it (A^T with B): values past K read as zeros.
-// With PACKED_B (a weight shared by the batch, with TRANS_B, and WG_X 8) B comes packed by
-// pack_weight.wgsl instead, the layout matmul_texture_gemv.wgsl reads, so a weight's texture
-// serves prefill and decode alike (here, whose loop is bound by more than B's loads, it measured
-// within +-25% of the linear layout on llvmpipe, by shape).
+// With PACKED_B (a weight shared by the batch, WG_X 8) B comes packed by pack_weight.wgsl
+// instead, its stored rows packed as output columns: with TRANS_B the layout
+// matmul_texture_gemv.wgsl reads, so one texture per weight serves prefill, decode and the
+// forward of training; without, B [K, N] read from that same texture, so the backward product
+// by the same weight shares it too. (In this kernel, whose loop is bound by more than B's loads,
+// the packed layout measured within +-25% of the linear one on llvmpipe, by shape.)
 //
 // Bindings: ta (texture) A [batch][M, K], or [batch][K, M] with TRANS_A; batch stride p.stride_a
 //           tb (texture) B [batch][K, N], or [batch][N, K] with TRANS_B; batch stride p.stride_b;
@@ -30,7 +32,7 @@ override TRANS_B: bool = false;
 override ROW_GROUPS: u32 = 8u; // 1..8 groups of 4 rows per invocation
 override VEC4_C: bool = false; // N % 4 == 0: C rows are whole vec4s, stored as such
 override ACCUMULATE: bool = false;
-override PACKED_B: bool = false; // B^T is a weight packed by pack_weight.wgsl (TRANS_B, shared)
+override PACKED_B: bool = false; // B is a weight packed by pack_weight.wgsl (shared by the batch)
 
 // #include matmul_params
 @group(0) @binding(0) var ta: texture_2d<f32>;
@@ -56,6 +58,12 @@ fn quad(t: texture_2d<f32>, e: u32) -> vec4f {
 // Texel i of a texture, texel t at (t % TEX_W, t / TEX_W).
 fn texel(t: texture_2d<f32>, i: u32) -> vec4f {
   return textureLoad(t, vec2u(i % TEX_W, i / TEX_W), 0);
+}
+
+// The texel of row r, elements c .. c+3 (c a multiple of 4), of a matrix whose rows hold
+// n4 texels each, packed by rows (pack_weight.wgsl with TRANS_B).
+fn packed_row_texel(r: u32, c: u32, n4: u32) -> u32 {
+  return ((r / 128u) * n4 + c / 4u) * 128u + 8u * (r % 16u) + (r % 128u) / 16u;
 }
 
 // A quad along M or N at the kk-th of the current k values, zeros when that k is not among the
@@ -85,6 +93,18 @@ fn load_a(g: u32, k0: u32, kv: u32) -> mat4x4f {
 // B at the current four values of k and columns col0+4v .. +4, into bk[v].
 fn load_b(v: u32, k0: u32, kv: u32) {
   let col = col0 + 4u * v;
+  if (PACKED_B && !TRANS_B) {
+    // B [K, N] packed by its rows (as B^T of the NT product with this weight): B[k, col..+3] is
+    // one texel of row k's block.
+    let n4 = (p.n + 3u) / 4u;
+    bk[v] = mat4x4f(
+      select(vec4f(0.0), texel(tb, packed_row_texel(k0, col, n4)), 0u < kv),
+      select(vec4f(0.0), texel(tb, packed_row_texel(k0 + 1u, col, n4)), 1u < kv),
+      select(vec4f(0.0), texel(tb, packed_row_texel(k0 + 2u, col, n4)), 2u < kv),
+      select(vec4f(0.0), texel(tb, packed_row_texel(k0 + 3u, col, n4)), 3u < kv),
+    );
+    return;
+  }
   if (PACKED_B) {
     // This invocation's columns 4v .. 4v+3 at the current four values of k: texels 8 apart.
     let t = b_packed + (k0 / 4u) * 128u + 32u * v;

@@ -234,9 +234,9 @@ function unalignedOperand(p: MatmulProblem): string | undefined {
   return undefined;
 }
 
-/** Whether `p`'s B is one matrix for the whole batch stored [N, K], as a linear layer's weight. */
-function sharedWeightB(p: MatmulProblem): boolean {
-  return p.transB && (p.batch === 1 || p.strideB === 0);
+/** Whether `p`'s B is one matrix for the whole batch, as a linear layer's weight. */
+function sharedB(p: MatmulProblem): boolean {
+  return p.batch === 1 || p.strideB === 0;
 }
 
 /** Why op(B) of `p` cannot be packed (`packed_weight.ts`) on `gpu`; undefined when it can. */
@@ -251,8 +251,9 @@ function packedBMisfit(gpu: GpuContext, p: MatmulProblem): string | undefined {
  * `shaders/matmul_texture.wgsl`: the (4*rowGroups)x16 register block of the regblock variants,
  * reading A and B from textures that each launch first fills from their buffers
  * (`copyBufferToTexture`). Texel loads are far cheaper than storage loads on CPU adapters; fewer
- * row groups waste less work when M is small (decode). A constant weight B (stored [N, K],
- * shared by the batch) is read packed where its packed texture fits (`packed_weight.ts`),
+ * row groups waste less work when M is small (decode). A constant B shared by the batch (a
+ * weight) is read packed where its packed texture fits (`packed_weight.ts`; its stored rows as
+ * output columns, so the NT product by a weight and the NN product by it share the texture),
  * packed only when the variables may have changed. Needs the contiguous dimension of each stored operand to be a multiple of 4 and each
  * operand to fit one texture.
  */
@@ -278,8 +279,11 @@ function texture(rowGroups: number): MatmulVariant {
     launch(ctx, p, a, b, c, constant) {
       const [la, lb] = operandLayouts(p);
       const ta = linearTexture(ctx, a, la.elements, "matmul:a", constant.a);
-      const packed = constant.b && sharedWeightB(p) && !packedBMisfit(ctx.gpu, p)
-        ? packedWeightTexture(ctx, b, p, "matmul:b", true)
+      // A weight's stored rows packed as columns: the texture of the NT product by it, which
+      // the NN product by it (a backward) reads as well.
+      const byRows = { n: p.transB ? p.n : p.k, k: p.transB ? p.k : p.n, transB: true };
+      const packed = constant.b && sharedB(p) && !packedMisfit(ctx.gpu, byRows)
+        ? packedWeightTexture(ctx, b, byRows, "matmul:b", true)
         : undefined;
       const tb = packed ? undefined : linearTexture(ctx, b, lb.elements, "matmul:b", constant.b);
       const copies = (which: boolean) => (encoder: GPUCommandEncoder) => {

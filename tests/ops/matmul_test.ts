@@ -164,6 +164,50 @@ Deno.test("matmul texture_32x16: later ops reuse earlier ops' operand textures, 
   assertClose(out, ref, { atol: 1e-4, rtol: 1e-4, label: "chain" });
 });
 
+// A constant B (a weight variable) is read packed by the texture variants in every layout they
+// take: NT (forward), NN (a backward, from the same packed texture), TN with K odd, and a batch
+// over it; the gemv reads it packed by output columns.
+const PACKED_CASES: [string, Case[]][] = [
+  ["texture_8x16", [
+    { label: "NT", a: [37, 52], b: [133, 52], transB: true },
+    { label: "NN", a: [37, 132], b: [132, 28] },
+    { label: "TN, K odd", a: [53, 36], b: [53, 28], transA: true },
+    { label: "batched, shared B^T", a: [3, 9, 12], b: [7, 12], transB: true },
+  ]],
+  ["texture_gemv_2x16", pick(GEMV_CASES, ["NT, N spans blocks", "NN"])],
+];
+for (const [variant, cases] of PACKED_CASES) {
+  Deno.test(`matmul ${variant}: a constant B is read packed and matches CPU`, async () => {
+    const gpu = await getGpu();
+    const g = new Graph();
+    const data = cases.map((c, i) => [randomInput(c.a, 60 + 2 * i), randomInput(c.b, 61 + 2 * i)]);
+    const weights = cases.map((c, i) => {
+      const buffer = gpu.device.createBuffer({
+        size: data[i][1].data.length * 4,
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+      });
+      gpu.device.queue.writeBuffer(buffer, 0, Float32Array.from(data[i][1].data));
+      return { name: `w${i}`, shape: c.b, dtype: "f32" as const, buffer };
+    });
+    const xs = cases.map((c, i) => g.input(c.a, "f32", `x${i}`));
+    const ys = cases.map((c, i) => matmul(xs[i], g.variable(weights[i]), { ...c, variant }));
+    const exe = await compileGraph(gpu, ys, `packed ${variant}`);
+    try {
+      const packs = exe.dispatches.filter((d) => d.label.startsWith("pack_weight")).length;
+      assertEquals(packs, cases.length, "one pack per weight");
+      await exe.run(new Map(xs.map((x, i) => [x, Float32Array.from(data[i][0].data)])));
+      const outs = await exe.read(ys);
+      cases.forEach((c, i) => {
+        const ref = matmulRef(data[i][0].data, data[i][1].data, matmulShapes(c.a, c.b, c));
+        assertClose(outs[i], ref, { atol: 1e-5, rtol: 1e-5, label: `${variant} ${c.label}` });
+      });
+    } finally {
+      exe.destroy();
+      weights.forEach((w) => w.buffer.destroy());
+    }
+  });
+}
+
 Deno.test("matmul: a batch over a shared B folds into rows; other layouts stay as they are", () => {
   const folded = foldSharedB(matmulShapes([32, 1, 576], [1536, 576], { transB: true }));
   assertEquals(
