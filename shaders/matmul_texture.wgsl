@@ -35,6 +35,7 @@ override ACCUMULATE: bool = false;
 override PACKED_B: bool = false; // B is a weight packed by pack_weight.wgsl (shared by the batch)
 
 // #include matmul_params
+// #include packed_b
 @group(0) @binding(0) var ta: texture_2d<f32>;
 @group(0) @binding(1) var tb: texture_2d<f32>;
 @group(0) @binding(2) var<storage, read_write> c: array<vec4f>;
@@ -55,16 +56,6 @@ fn quad(t: texture_2d<f32>, e: u32) -> vec4f {
   return texel(t, e / 4u);
 }
 
-// Texel i of a texture, texel t at (t % TEX_W, t / TEX_W).
-fn texel(t: texture_2d<f32>, i: u32) -> vec4f {
-  return textureLoad(t, vec2u(i % TEX_W, i / TEX_W), 0);
-}
-
-// The texel of row r, elements c .. c+3 (c a multiple of 4), of a matrix whose rows hold
-// n4 texels each, packed by rows (pack_weight.wgsl with TRANS_B).
-fn packed_row_texel(r: u32, c: u32, n4: u32) -> u32 {
-  return ((r / 128u) * n4 + c / 4u) * 128u + 8u * (r % 16u) + (r % 128u) / 16u;
-}
 
 // A quad along M or N at the kk-th of the current k values, zeros when that k is not among the
 // kv values inside K.
@@ -106,11 +97,8 @@ fn load_b(v: u32, k0: u32, kv: u32) {
     return;
   }
   if (PACKED_B) {
-    // This invocation's columns 4v .. 4v+3 at the current four values of k: texels 8 apart.
-    let t = b_packed + (k0 / 4u) * 128u + 32u * v;
-    bk[v] = transpose(
-      mat4x4f(texel(tb, t), texel(tb, t + 8u), texel(tb, t + 16u), texel(tb, t + 24u)),
-    );
+    // This invocation's columns 4v .. 4v+3 at the current four values of k.
+    bk[v] = packed_columns(tb, b_packed + (k0 / 4u) * 128u + 32u * v);
     return;
   }
   if (TRANS_B) {

@@ -20,22 +20,13 @@ override VEC4_C: bool = false; // N % 4 == 0: C rows are whole vec4s, stored as 
 override ACCUMULATE: bool = false;
 
 // #include matmul_params
+// #include packed_b
 @group(0) @binding(0) var<storage, read> a: array<vec4f>;
 @group(0) @binding(1) var tb: texture_2d<f32>;
 @group(0) @binding(2) var<storage, read_write> c: array<vec4f>;
 
 // acc[4r + v] = C[row0 + r, col0 + 4v .. +4].
 var<private> acc: array<vec4f, 16>;
-
-fn texel(t: texture_2d<f32>, i: u32) -> vec4f {
-  return textureLoad(t, vec2u(i % TEX_W, i / TEX_W), 0);
-}
-
-// op(B) at the current four values of k and this invocation's columns 4v .. 4v+3, whose texels
-// are 8 apart from texel t: column j of the result holds k's value kk at row kk.
-fn b_quad(t: u32) -> mat4x4f {
-  return transpose(mat4x4f(texel(tb, t), texel(tb, t + 8u), texel(tb, t + 16u), texel(tb, t + 24u)));
-}
 
 // acc of row r += (A at row row0+r and the current four values of k) @ the four column quads.
 fn multiply_row(r: u32, ar: vec4f, b0: mat4x4f, b1: mat4x4f, b2: mat4x4f, b3: mat4x4f) {
@@ -71,10 +62,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
   let b_first = wid.x * k4 * 128u + lid.x;
   for (var kq = 0u; kq < k4; kq++) {
     let t = b_first + kq * 128u;
-    let b0 = b_quad(t);
-    let b1 = b_quad(t + 32u);
-    let b2 = b_quad(t + 64u);
-    let b3 = b_quad(t + 96u);
+    let b0 = packed_columns(tb, t);
+    let b1 = packed_columns(tb, t + 32u);
+    let b2 = packed_columns(tb, t + 64u);
+    let b3 = packed_columns(tb, t + 96u);
     multiply_row(0u, a[a0 + kq], b0, b1, b2, b3);
     if (ROWS > 1u) { multiply_row(1u, a[a1 + kq], b0, b1, b2, b3); }
     if (ROWS > 2u) { multiply_row(2u, a[a2 + kq], b0, b1, b2, b3); }

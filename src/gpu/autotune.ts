@@ -174,24 +174,52 @@ async function measure(gpu: GpuContext, req: TuneRequest): Promise<TuneChoice> {
 
 /**
  * Microseconds per repetition of `dispatches`, encoded `reps` times in one compute pass and one
- * submit (see {@link timeEncoded}). On a CPU adapter by wall clock instead, less the fixed wait
- * for a submit's end (that of an empty submit, {@link submitLatency}): lavapipe's timestamps can
- * close a pass before its dispatches finish (seen with textures written by a storage-texture
- * dispatch in an earlier submit, then read: ~5 us reported for a dispatch of 1.5 ms of wall
- * clock).
+ * submit (see {@link timeEncoded}).
  */
-export async function timeDispatches(
+export function timeDispatches(
   gpu: GpuContext,
   dispatches: readonly PreparedDispatch[],
   reps: number,
 ): Promise<number> {
-  const encodeReps = (n: number) => {
-    const all = Array.from({ length: n }, () => dispatches).flat();
-    return (encoder: GPUCommandEncoder) => encodeDispatches(encoder, all, "autotune");
-  };
-  if (!gpu.summary.isFallback) return timeEncoded(gpu, encodeReps(reps), reps);
-  const latency = await submitLatency(gpu);
-  return Math.max(0, (await wallMicros(gpu, encodeReps(reps))) - latency) / reps;
+  const all = Array.from({ length: reps }, () => dispatches).flat();
+  return timeEncoded(gpu, (encoder) => encodeDispatches(encoder, all, "autotune"), reps);
+}
+
+/**
+ * Microseconds per repetition of the GPU work `encode` records (`reps` repetitions of it) in one
+ * submit: from GPU timestamps on a GPU that has them; else, and on CPU adapters, by wall clock
+ * around the submit and `onSubmittedWorkDone` less that of an empty submit
+ * ({@link submitLatency}). lavapipe's timestamps can close a pass before its dispatches finish
+ * (seen with textures written by a storage-texture dispatch in an earlier submit, then read:
+ * ~5 us reported for a dispatch of 1.5 ms of wall clock).
+ */
+export async function timeEncoded(
+  gpu: GpuContext,
+  encode: (encoder: GPUCommandEncoder) => void,
+  reps: number,
+): Promise<number> {
+  if (!gpu.hasTimestamps || gpu.summary.isFallback) {
+    const latency = await submitLatency(gpu);
+    return Math.max(0, (await wallMicros(gpu, encode)) - latency) / reps;
+  }
+  const { device } = gpu;
+  const encoder = device.createCommandEncoder({ label: "timed" });
+  // Empty passes before and after carry the timestamps, so the timed work is encoded as usual.
+  const querySet = device.createQuerySet({ type: "timestamp", count: 2 });
+  const resolved = device.createBuffer({
+    size: 16,
+    usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+  });
+  encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 0 } }).end();
+  encode(encoder);
+  encoder.beginComputePass({ timestampWrites: { querySet, endOfPassWriteIndex: 1 } }).end();
+  encoder.resolveQuerySet(querySet, 0, 2, resolved, 0);
+  device.queue.submit([encoder.finish()]);
+  const [raw] = await readBuffers(device, [{ buffer: resolved, bytes: 16 }]);
+  querySet.destroy();
+  resolved.destroy();
+  const [begin, end] = new BigUint64Array(raw);
+  return Number(end - begin) / 1000 / reps;
 }
 
 /** Wall-clock microseconds from submitting what `encode` records to the submit's end. */
@@ -218,43 +246,6 @@ function submitLatency(gpu: GpuContext): Promise<number> {
     latencies.set(gpu.device, latency);
   }
   return latency;
-}
-
-/**
- * Microseconds per repetition of the GPU work `encode` records (`reps` repetitions of it) in one
- * submit: from GPU timestamps when the device has them, else wall clock around the submit and
- * `onSubmittedWorkDone` (which adds a fixed ~10 ms wait on the fallback adapter).
- */
-export async function timeEncoded(
-  gpu: GpuContext,
-  encode: (encoder: GPUCommandEncoder) => void,
-  reps: number,
-): Promise<number> {
-  const { device } = gpu;
-  const encoder = device.createCommandEncoder({ label: "timed" });
-  if (!gpu.hasTimestamps) {
-    encode(encoder);
-    const start = performance.now();
-    device.queue.submit([encoder.finish()]);
-    await device.queue.onSubmittedWorkDone();
-    return ((performance.now() - start) * 1000) / reps;
-  }
-  // Empty passes before and after carry the timestamps, so the timed work is encoded as usual.
-  const querySet = device.createQuerySet({ type: "timestamp", count: 2 });
-  const resolved = device.createBuffer({
-    size: 16,
-    usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
-  });
-  encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 0 } }).end();
-  encode(encoder);
-  encoder.beginComputePass({ timestampWrites: { querySet, endOfPassWriteIndex: 1 } }).end();
-  encoder.resolveQuerySet(querySet, 0, 2, resolved, 0);
-  device.queue.submit([encoder.finish()]);
-  const [raw] = await readBuffers(device, [{ buffer: resolved, bytes: 16 }]);
-  querySet.destroy();
-  resolved.destroy();
-  const [begin, end] = new BigUint64Array(raw);
-  return Number(end - begin) / 1000 / reps;
 }
 
 function readCacheFile(path: string): CacheFile {

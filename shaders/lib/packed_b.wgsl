@@ -1,0 +1,20 @@
+// Reading a matmul's B from a texture: linear texel addressing, and the packed layout of
+// pack_weight.wgsl; shared by matmul_texture.wgsl and matmul_texture_gemv.wgsl, which pull it in
+// with the line `// #include packed_b`. Needs in the including shader: `override TEX_W: u32`.
+
+// Texel i of a texture, texel t at (t % TEX_W, t / TEX_W).
+fn texel(t: texture_2d<f32>, i: u32) -> vec4f {
+  return textureLoad(t, vec2u(i % TEX_W, i / TEX_W), 0);
+}
+
+// Packed op(B) at four values of k and an invocation's four columns whose texels are 8 apart
+// from texel i: column j of the result holds k's value kk at row kk.
+fn packed_columns(t: texture_2d<f32>, i: u32) -> mat4x4f {
+  return transpose(mat4x4f(texel(t, i), texel(t, i + 8u), texel(t, i + 16u), texel(t, i + 24u)));
+}
+
+// The texel of row r, elements c .. c+3 (c a multiple of 4), of a matrix whose rows hold n4
+// texels each, packed by rows (pack_weight.wgsl with TRANS_B).
+fn packed_row_texel(r: u32, c: u32, n4: u32) -> u32 {
+  return ((r / 128u) * n4 + c / 4u) * 128u + 8u * (r % 16u) + (r % 128u) / 16u;
+}
