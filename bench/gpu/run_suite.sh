@@ -69,6 +69,10 @@ step info 40 ./rft info
 if ! grep -q "^fallback     no" "$log"; then # no GPU adapter through Vulkan: try GL (EGL)
   export DENO_WEBGPU_BACKEND=gl
   step info-gl 40 ./rft info
+  if [ -z "${RFT_SUITE_SMALL:-}" ] && ! grep -q "^fallback     no" "$log"; then
+    echo "=== no GPU adapter through Vulkan or GL: stopping (see suite.log)" | tee -a "$log"
+    exit 3
+  fi
 fi
 step decode 130 ./rft deno run -A bench/decode.ts --models $model --batches $batches \
   --wasm-batches "" --ort-node-webgpu --json $j/decode.json
