@@ -8,6 +8,8 @@
 # (an earlier run's cache) becomes the autotune cache where there is none, so kernels are not
 # timed again.
 # RFT_SUITE_SMALL=1 runs the same steps at tiny shapes (a dry run on a CPU adapter).
+# RFT_SUITE_BATCHES=32 sets decode's batches (default 1,32); RFT_SUITE_NO_NODE_WEBGPU=1 leaves out
+# ORT-node's WebGPU EP (minutes at batch 32).
 set -u
 OUT=${OUT:?set OUT to a folder for the results}
 start=$(date +%s)
@@ -61,9 +63,11 @@ step() {
 if [ -n "${RFT_SUITE_SMALL:-}" ]; then
   model=tiny sizes=128,256 seqs=64 rows=2 len=32 batches=1,8
 else
-  model=smollm2-135m sizes=256,1024,2048,4096 seqs=128 rows=8 len=256 batches=1,32
+  model=smollm2-135m sizes=256,1024,2048,4096 seqs=128 rows=8 len=256 batches=${RFT_SUITE_BATCHES:-1,32}
 fi
 j=$OUT/json
+node_webgpu=--ort-node-webgpu
+[ -n "${RFT_SUITE_NO_NODE_WEBGPU:-}" ] && node_webgpu=
 ls /usr/local/nvidia/share/vulkan/icd.d /etc/vulkan/icd.d /usr/share/vulkan/icd.d >>"$log" 2>&1
 step info 40 ./rft info
 if ! grep -q "^fallback     no" "$log"; then # no GPU adapter through Vulkan: try GL (EGL)
@@ -75,9 +79,9 @@ if ! grep -q "^fallback     no" "$log"; then # no GPU adapter through Vulkan: tr
   fi
 fi
 step decode 130 ./rft deno run -A bench/decode.ts --models $model --batches $batches \
-  --wasm-batches "" --ort-node-webgpu --json $j/decode.json
+  --wasm-batches "" $node_webgpu --json $j/decode.json
 step forward 100 ./rft deno run -A bench/forward.ts --models $model --seqs $seqs --batches 1,8 \
-  --webgpu-batches 1 --ort-node-webgpu --min-ms 300 --rounds 1 --json $j/forward.json
+  --webgpu-batches 1 $node_webgpu --min-ms 300 --rounds 1 --json $j/forward.json
 step matmul 70 ./rft deno run -A bench/matmul.ts --sizes $sizes --json $j/matmul.json
 step train 100 ./rft deno run -A bench/train.ts --models $model --rows $rows --len $len \
   --json $j/train.json

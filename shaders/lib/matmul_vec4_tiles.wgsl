@@ -21,7 +21,36 @@ fn quad(src: u32, base: u32, r: u32, c4: u32, rows: u32, cols: u32) -> vec4f {
   return b[i];
 }
 
-// Stages quad q (of BM * BK / 4) of the A tile at k0.
+// The 4 x 4 block of a stored [rows, cols] matrix at element `base` + rows r .. r+3 and columns
+// c .. c+3 (zeros outside), transposed: block[j] = the four rows' elements of column c + j. The
+// stagers write these whole vec4s; storing single components of workgroup vec4s instead (one per
+// row) made the NN and NT products ~20x slower per k on an H100 than the TN product.
+fn quad_block_t(src: u32, base: u32, r: u32, c4: u32, rows: u32, cols: u32) -> array<vec4f, 4> {
+  let q0 = quad(src, base, r, c4, rows, cols);
+  let q1 = quad(src, base, r + 1u, c4, rows, cols);
+  let q2 = quad(src, base, r + 2u, c4, rows, cols);
+  let q3 = quad(src, base, r + 3u, c4, rows, cols);
+  return array<vec4f, 4>(
+    vec4f(q0.x, q1.x, q2.x, q3.x),
+    vec4f(q0.y, q1.y, q2.y, q3.y),
+    vec4f(q0.z, q1.z, q2.z, q3.z),
+    vec4f(q0.w, q1.w, q2.w, q3.w),
+  );
+}
+
+// The number of staging steps of the A tile: vec4s along M with TRANS_A, else 4 x 4 blocks.
+fn a_steps() -> u32 {
+  if (TRANS_A) { return BM * BK / 4u; }
+  return BM * BK / 16u;
+}
+
+// The number of staging steps of the B tile: vec4s along N, else (TRANS_B) 4 x 4 blocks.
+fn b_steps() -> u32 {
+  if (TRANS_B) { return BK * BN / 16u; }
+  return BK * BN / 4u;
+}
+
+// Stages step q (of a_steps()) of the A tile at k0.
 fn stage_a(q: u32, base: u32, row0: u32, k0: u32) {
   if (TRANS_A) {
     // Stored [K, M]: the quad runs along M, a whole vec4 of the tile.
@@ -30,21 +59,27 @@ fn stage_a(q: u32, base: u32, row0: u32, k0: u32) {
     tile_a[q] = quad(0u, base, k0 + kk, row0 + 4u * i, p.k, p.m);
     return;
   }
-  // Stored [M, K]: the quad runs along K, one component of four tile vec4s.
-  let r = q / (BK / 4u);
+  // Stored [M, K]: a block of rows 4 i .. 4 i + 3 and K kk .. kk + 3, four tile vec4s.
+  let i = q / (BK / 4u);
   let kk = 4u * (q % (BK / 4u));
-  let v = quad(0u, base, row0 + r, k0 + kk, p.m, p.k);
-  for (var j = 0u; j < 4u; j++) { tile_a[(kk + j) * (BM / 4u) + r / 4u][r % 4u] = v[j]; }
+  let t = quad_block_t(0u, base, row0 + 4u * i, k0 + kk, p.m, p.k);
+  tile_a[kk * (BM / 4u) + i] = t[0];
+  tile_a[(kk + 1u) * (BM / 4u) + i] = t[1];
+  tile_a[(kk + 2u) * (BM / 4u) + i] = t[2];
+  tile_a[(kk + 3u) * (BM / 4u) + i] = t[3];
 }
 
-// Stages quad q (of BK * BN / 4) of the B tile at k0.
+// Stages step q (of b_steps()) of the B tile at k0.
 fn stage_b(q: u32, base: u32, col0: u32, k0: u32) {
   if (TRANS_B) {
-    // Stored [N, K]: the quad runs along K, one component of four tile vec4s.
-    let col = q / (BK / 4u);
+    // Stored [N, K]: a block of columns 4 j .. 4 j + 3 and K kk .. kk + 3, four tile vec4s.
+    let j = q / (BK / 4u);
     let kk = 4u * (q % (BK / 4u));
-    let v = quad(1u, base, col0 + col, k0 + kk, p.n, p.k);
-    for (var j = 0u; j < 4u; j++) { tile_b[(kk + j) * (BN / 4u) + col / 4u][col % 4u] = v[j]; }
+    let t = quad_block_t(1u, base, col0 + 4u * j, k0 + kk, p.n, p.k);
+    tile_b[kk * (BN / 4u) + j] = t[0];
+    tile_b[(kk + 1u) * (BN / 4u) + j] = t[1];
+    tile_b[(kk + 2u) * (BN / 4u) + j] = t[2];
+    tile_b[(kk + 3u) * (BN / 4u) + j] = t[3];
     return;
   }
   // Stored [K, N]: the quad runs along N, a whole vec4 of the tile.
@@ -53,10 +88,10 @@ fn stage_b(q: u32, base: u32, col0: u32, k0: u32) {
   tile_b[q] = quad(1u, base, k0 + kk, col0 + 4u * j, p.k, p.n);
 }
 
-// Stages both tiles at k0, invocation `li` of `threads` taking every threads-th quad.
+// Stages both tiles at k0, invocation `li` of `threads` taking every threads-th step.
 fn stage_tiles(li: u32, threads: u32, a_base: u32, b_base: u32, row0: u32, col0: u32, k0: u32) {
-  for (var q = li; q < BM * BK / 4u; q += threads) { stage_a(q, a_base, row0, k0); }
-  for (var q = li; q < BK * BN / 4u; q += threads) { stage_b(q, b_base, col0, k0); }
+  for (var q = li; q < a_steps(); q += threads) { stage_a(q, a_base, row0, k0); }
+  for (var q = li; q < b_steps(); q += threads) { stage_b(q, b_base, col0, k0); }
 }
 
 // Stores v as C[row, col .. col+3] of the batch at c_base (adding what C holds with ACCUMULATE),

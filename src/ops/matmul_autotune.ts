@@ -27,11 +27,12 @@ function usable(gpu: GpuContext, p: MatmulProblem, textures: boolean, variant: M
  * The default without timing: on CPU adapters the texture gemv for one or two rows by a weight
  * (`constantB`), else the texture variant where usable (on llvmpipe it beat every storage
  * variant from 64^3 and 1x768x768 up) with the fewest row groups that cover M, else register
- * blocks shaped to skinny problems. On GPUs the 4 x 16 register blocks, and the
- * vec4 workgroup tiles for a transposed A (a weight gradient): of 62 shape classes an H100 tuned
- * (bench/README.md, GPU), `regblock_4x16` was within 5% of the fastest in 40 and every one with
- * M <= 32, `tiled_vec4_64x64` the fastest of every TN class, while the plain workgroup tiles
- * were a median 6x slower than the fastest. `textures` as in {@link chooseMatmulVariant}.
+ * blocks shaped to skinny problems. On GPUs, by the classes an H100 tuned (bench/README.md, GPU):
+ * the vec4 workgroup tiles for a transposed A (a weight gradient; the fastest of every TN class),
+ * the split-K `skinny_4x8` for up to 64 rows (the fastest of nearly every such class), the 8 x 8
+ * workgroup tiles for big aligned products (2.4x to 3.8x `regblock_4x16` and the texture variants
+ * from 512 x 256 x 256 up), else the 4 x 16 register blocks (small products: the fastest there).
+ * `textures` as in {@link chooseMatmulVariant}.
  */
 export function heuristicVariant(
   gpu: GpuContext,
@@ -52,6 +53,11 @@ export function heuristicVariant(
   }
   const vec4Tiles = matmulVariant("tiled_vec4_64x64");
   if (p.transA && usable(gpu, p, textures, vec4Tiles)) return vec4Tiles;
+  const skinny = matmulVariant("skinny_4x8");
+  if (usable(gpu, p, textures, skinny)) return skinny;
+  const tiles8x8 = matmulVariant("tiled_8x8_64x64");
+  const big = p.m >= 256 && p.n >= 256 && p.k >= 256;
+  if (big && usable(gpu, p, textures, tiles8x8)) return tiles8x8;
   return matmulVariant("regblock_4x16");
 }
 

@@ -374,7 +374,7 @@ Deno.test("autotune candidates: texture variants alone on a CPU adapter where th
   );
 });
 
-Deno.test("untimed default: textures on a CPU adapter; register blocks, vec4 tiles for A^T on a GPU", async () => {
+Deno.test("untimed default: textures on a CPU adapter; on a GPU split K for few rows, tiles for A^T and big products", async () => {
   const cpu = await getGpu();
   const gpuLike = { ...cpu, summary: { ...cpu.summary, isFallback: false } };
   const cpuLike = { ...cpu, summary: { ...cpu.summary, isFallback: true } };
@@ -382,10 +382,19 @@ Deno.test("untimed default: textures on a CPU adapter; register blocks, vec4 til
   const gradient = matmulShapes([64, 576], [64, 1536], { transA: true });
   const pick = (gpu: typeof cpu, p: MatmulProblem, textures = true, constantB = false) =>
     heuristicVariant(gpu, p, { textures, constantB }).name;
-  assertEquals(pick(gpuLike, decode), "regblock_4x16");
+  assertEquals(pick(gpuLike, decode), "skinny_4x8");
   assertEquals(pick(gpuLike, gradient), "tiled_vec4_64x64");
-  // N = 63: the vec4 tiles do not fit.
-  assertEquals(pick(gpuLike, matmulShapes([64, 5], [64, 63], { transA: true })), "regblock_4x16");
+  // N = 63: the vec4 tiles do not fit; 65 rows are past the split-K variant.
+  assertEquals(pick(gpuLike, matmulShapes([64, 5], [64, 63], { transA: true })), "skinny_4x8");
+  const prefill = matmulShapes([1024, 576], [1536, 576], { transB: true });
+  assertEquals(pick(gpuLike, prefill), "tiled_8x8_64x64");
+  // K = 575: the vec4 tiles do not fit.
+  assertEquals(
+    pick(gpuLike, matmulShapes([1024, 575], [1536, 575], { transB: true })),
+    "regblock_4x16",
+  );
+  assertEquals(pick(gpuLike, matmulShapes([1024, 64], [64, 64])), "regblock_4x16");
+  assertEquals(pick(gpuLike, matmulShapes([65, 5], [5, 63])), "regblock_4x16");
   assertEquals(pick(cpuLike, decode), "texture_4x16");
   assertEquals(pick(cpuLike, decode, false), "regblock_4x16");
   // By a weight (a constant B): the gemv over the packed weight, for one row or two.
@@ -396,7 +405,7 @@ Deno.test("untimed default: textures on a CPU adapter; register blocks, vec4 til
     pick(cpuLike, matmulShapes([3, 576], [1536, 576], { transB: true }), true, true),
     "texture_4x16",
   );
-  assertEquals(pick(gpuLike, decode, true, true), "regblock_4x16");
+  assertEquals(pick(gpuLike, decode, true, true), "skinny_4x8");
 });
 
 Deno.test("autotune: the default stays unless another candidate is more than 5% faster", () => {
