@@ -112,6 +112,7 @@ export async function loadWeights(
     for (const v of model.trainableVariables()) {
       const bytes = shapeSize(v.shape) * 4;
       model.gpu.device.queue.writeBuffer(v.buffer, 0, data, offset, bytes);
+      model.gpu.variableTextures.written(v.buffer);
       offset += bytes;
     }
     return Promise.resolve();

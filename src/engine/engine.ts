@@ -348,15 +348,7 @@ export class GenerationEngine {
             [decode.settings, settings],
             [decode.rng, packRngState(seeds, step)],
           ]),
-          // The weights cannot change during one generate call (callers hold the model's GPU
-          // lock, as the trainer and the weight sync do), so only its first decode step
-          // refreshes the decode graph's copies of them (e.g. packed weights), and not those
-          // the prefill graph refreshed.
-          {
-            after: record(decode, inBlock),
-            variablesUnchanged: step > 1,
-            variablesCopiedBy: step === 1 ? prefill.exe : undefined,
-          },
+          { after: record(decode, inBlock) },
         );
         this.stats.decodeSteps++;
         previous = decode;

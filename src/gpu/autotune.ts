@@ -8,6 +8,7 @@
 import { adapterKey, type GpuContext } from "./device.ts";
 import { encodeDispatches, type PreparedDispatch, releaseDispatch } from "./dispatch.ts";
 import { readBuffers } from "./readback.ts";
+import { submitLatency, wallMicros } from "./timing.ts";
 
 /** One variant to time: prepares the dispatches of one run on buffers the caller owns. */
 export interface TuneCandidate {
@@ -220,32 +221,6 @@ export async function timeEncoded(
   resolved.destroy();
   const [begin, end] = new BigUint64Array(raw);
   return Number(end - begin) / 1000 / reps;
-}
-
-/** Wall-clock microseconds from submitting what `encode` records to the submit's end. */
-async function wallMicros(gpu: GpuContext, encode: (encoder: GPUCommandEncoder) => void) {
-  const encoder = gpu.device.createCommandEncoder({ label: "timed" });
-  encode(encoder);
-  const start = performance.now();
-  gpu.device.queue.submit([encoder.finish()]);
-  await gpu.device.queue.onSubmittedWorkDone();
-  return (performance.now() - start) * 1000;
-}
-
-const latencies = new WeakMap<GPUDevice, Promise<number>>();
-
-/** The fastest of five empty submits' wall-clock microseconds on `gpu` (measured once). */
-function submitLatency(gpu: GpuContext): Promise<number> {
-  let latency = latencies.get(gpu.device);
-  if (!latency) {
-    latency = (async () => {
-      let best = Infinity;
-      for (let i = 0; i < 5; i++) best = Math.min(best, await wallMicros(gpu, () => {}));
-      return best;
-    })();
-    latencies.set(gpu.device, latency);
-  }
-  return latency;
 }
 
 function readCacheFile(path: string): CacheFile {

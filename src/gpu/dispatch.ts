@@ -26,8 +26,8 @@ export interface LaunchCommands {
   before?: EncoderCommands;
   /**
    * Copies of variables' data into storage the launch owns (e.g. a weight's texture): recorded
-   * before every encoding unless the encoder is told the variables are unchanged since the last
-   * encoding that recorded them ({@link EncodeOptions.skipVariableCopies}).
+   * before every encoding unless the encoder is told the copies hold the variables' latest
+   * versions ({@link EncodeOptions.skipVariableCopies}).
    */
   copyVariables?: EncoderCommands;
   /**
@@ -187,7 +187,7 @@ export function encodeDispatch(pass: GPUComputePassEncoder, d: PreparedDispatch)
 
 /** Options of {@link encodeDispatches}. */
 export interface EncodeOptions {
-  /** The variables are unchanged since these dispatches last recorded their variable copies. */
+  /** The variable copies these dispatches fill hold the variables' latest versions. */
   skipVariableCopies?: boolean;
 }
 

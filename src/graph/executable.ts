@@ -30,22 +30,10 @@ import { type OpStep, runValidated, validateEnabled, type ValidationReport } fro
 /** Host data for an input tensor, or a GPU buffer to copy it from. */
 export type Feed = HostData | GPUBuffer;
 
-/** Extra commands recorded into a run's command buffer, and what the caller vouches for. */
+/** Extra commands recorded into a run's command buffer. */
 export interface RunHooks {
   /** Recorded after the graph's dispatches. */
   after?: (encoder: GPUCommandEncoder) => void;
-  /**
-   * No variable this graph reads was written since this executable's previous run (other than
-   * by the graph itself), so launches keep their copies of them (e.g. weight textures) instead
-   * of refreshing them. Ignored on the first run. Default false: every run refreshes them.
-   */
-  variablesUnchanged?: boolean;
-  /**
-   * Another executable whose latest run refreshed its copies of the variables, none written
-   * since: where it holds every shared variable texture this one reads (e.g. the prefill and
-   * decode graphs of one generate call), this run keeps them as they are, even on a first run.
-   */
-  variablesCopiedBy?: Executable;
 }
 
 /** Statistics of a compiled graph, for tests and `RFT_DEBUG`. */
@@ -68,10 +56,8 @@ export class Executable {
   readonly #textures: readonly GPUTexture[];
   readonly #heldTextures: readonly GPUTexture[];
   readonly #steps: readonly OpStep[];
-  /** Whether a run has recorded the launches' variable copies yet. */
-  #variablesCopied = false;
-  /** Whether the latest run recorded the copies of the variables (see `variablesCopiedBy`). */
-  #copiedOnLastRun = false;
+  /** Buffers of the variables this graph writes in place (their versions move on each run). */
+  readonly #writtenVariables: readonly GPUBuffer[];
   /** What the last run compared with CPU references (validate mode, `RFT_VALIDATE=1`, only). */
   lastValidation?: ValidationReport;
 
@@ -87,7 +73,9 @@ export class Executable {
     textures: readonly GPUTexture[],
     heldTextures: readonly GPUTexture[],
     steps: readonly OpStep[],
+    writtenVariables: readonly GPUBuffer[],
   ) {
+    this.#writtenVariables = writtenVariables;
     this.#bufferOf = bufferOf;
     this.#owned = owned;
     this.#textures = textures;
@@ -129,14 +117,16 @@ export class Executable {
         }
       }
     };
-    const by = hooks.variablesCopiedBy;
-    const copiedElsewhere = by !== undefined && by.#copiedOnLastRun &&
-      this.#heldTextures.every((t) => by.#heldTextures.includes(t));
-    const skipVariableCopies = copiedElsewhere ||
-      (Boolean(hooks.variablesUnchanged) && this.#variablesCopied);
-    this.#variablesCopied = true;
+    // The launches' copies of variables (e.g. packed weights) are left out while every texture
+    // they fill holds its variable's latest version, filled by this executable or another one
+    // (the prefill and decode graphs of a generate call, every call until the weights change).
     // A validating run records every copy.
-    this.#copiedOnLastRun = !skipVariableCopies || validateEnabled();
+    const textures = this.gpu.variableTextures;
+    const skipVariableCopies = !validateEnabled() && this.#heldTextures.length > 0 &&
+      textures.current(this.#heldTextures);
+    if (!skipVariableCopies) textures.filled(this.#heldTextures);
+
+    for (const b of this.#writtenVariables) textures.written(b);
     if (validateEnabled()) {
       this.lastValidation = await runValidated(
         this.gpu,
@@ -148,7 +138,7 @@ export class Executable {
       );
       return;
     }
-    if (debugLevel() >= 2 && this.gpu.hasTimestamps) {
+    if (debugLevel() >= 2) {
       printTimes(
         await runTimed(this.gpu, this.dispatches, copyGpuFeeds, hooks.after, {
           skipVariableCopies,
@@ -273,8 +263,13 @@ export async function compileGraph(
       opTextures.push([key, texture]);
       return texture;
     },
-    variableTexture: (source, descriptor, name) => {
-      const texture = gpu.variableTextures.acquire(source, descriptor, `${source.label}:${name}`);
+    variableTexture: (source, descriptor, name, layout) => {
+      const texture = gpu.variableTextures.acquire(
+        source,
+        descriptor,
+        `${source.label}:${name}`,
+        layout,
+      );
       if (heldTextures.includes(texture)) {
         gpu.variableTextures.release(texture); // one hold per executable
         return { texture, copied: true };
@@ -353,5 +348,6 @@ export async function compileGraph(
     textures,
     heldTextures,
     steps,
+    [...written].filter((t) => t.source.kind === "variable").map(bufferOf),
   );
 }

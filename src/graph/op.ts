@@ -52,15 +52,16 @@ export interface LaunchContext {
   texture(descriptor: GPUTextureDescriptor, label: string): GPUTexture;
   /**
    * A texture of `descriptor`'s shape for copies of the buffer of a variable the graph never
-   * writes ({@link isConstantVariable}), shared with every other launch and executable that
-   * copies the same buffer into the same shape (`GpuContext.variableTextures`; held as long as
-   * the executable). `copied`: an earlier launch of this executable records the copy, so this
-   * one need not.
+   * writes ({@link isConstantVariable}) laid out as `layout` names, shared with every other
+   * launch and executable that copies the same buffer into the same shape and layout
+   * (`GpuContext.variableTextures`; held as long as the executable). `copied`: an earlier launch
+   * of this executable records the copy, so this one need not.
    */
   variableTexture(
     source: GPUBuffer,
     descriptor: GPUTextureDescriptor,
     label: string,
+    layout: string,
   ): { texture: GPUTexture; copied: boolean };
   /**
    * Whether `t` is a variable's data (directly or through views) that this graph never writes:

@@ -38,7 +38,8 @@ export function textureRows(texels: number, width: number): number {
  * An rgba32float texture of at least `texels` texels for an operand copied from `buffer`: a
  * power of two wide (at most {@link textureWidth}), rows as {@link textureRows} says. A
  * `constant` buffer (a variable the graph never writes) gets the texture every launch copying
- * it into this shape shares; `copied` then says another launch of the graph already fills it.
+ * it into this shape and `layout` (a name of how its texels hold the buffer) shares; `copied`
+ * then says another launch of the graph already fills it.
  */
 export function operandTexture(
   ctx: TextureLaunchContext,
@@ -47,6 +48,7 @@ export function operandTexture(
   usage: GPUTextureUsageFlags,
   label: string,
   constant: boolean,
+  layout: string,
 ): { texture: GPUTexture; copied: boolean } {
   const width = textureWidth(ctx.gpu);
   const descriptor: GPUTextureDescriptor = {
@@ -55,7 +57,7 @@ export function operandTexture(
     usage,
   };
   return constant
-    ? ctx.variableTexture(buffer, descriptor, label)
+    ? ctx.variableTexture(buffer, descriptor, label, layout)
     : { texture: ctx.texture(descriptor, label), copied: false };
 }
 
@@ -89,6 +91,7 @@ export function linearTexture(
     GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.COPY_DST,
     label,
     constant,
+    "linear",
   );
   // A multiple of 256 bytes (width is a power of two >= 8192), as buffer-texture copies require.
   const bytesPerRow = width * BYTES_PER_TEXEL;

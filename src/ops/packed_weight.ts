@@ -118,6 +118,7 @@ export function packedWeightTexture(
     GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.STORAGE_BINDING,
     label,
     constant,
+    `packed ${shape.n}x${shape.k}${shape.transB ? " B^T" : ""}`,
   );
   return {
     view: texture.createView(),

@@ -32,6 +32,7 @@ export async function copyWeights(
           );
         }
         encoder.copyBufferToBuffer(source.buffer, 0, target.buffer, 0, shapeSize(source.shape) * 4);
+        to.gpu.variableTextures.written(target.buffer);
       }
       from.gpu.device.queue.submit([encoder.finish()]);
       then();

@@ -275,6 +275,8 @@ export class AdamW {
     for (const { moments, entry } of writes) {
       queue.writeBuffer(moments.m.buffer, 0, entry.m);
       queue.writeBuffer(moments.v.buffer, 0, entry.v);
+      this.#gpu.variableTextures.written(moments.m.buffer);
+      this.#gpu.variableTextures.written(moments.v.buffer);
     }
     this.#step = state.step;
   }

@@ -252,9 +252,8 @@ export class TrainStep {
       usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
     });
     const weights = plan.map((micro) => this.#termWeights(experiences, micro));
-    // The weights change only in the update after the last micro-batch: a graph that already ran
-    // in this step keeps its weight textures instead of copying them again.
-    const ranThisStep = new Set<MicroGraph>();
+    // The weights change only in the update after the last micro-batch: the micro-batches' runs
+    // share their weight textures (filled once per step: `VariableTextures`).
     for (let m = 0; m < plan.length; m++) {
       const graph = await microGraph(m);
       terms.push(graph.terms);
@@ -266,9 +265,7 @@ export class TrainStep {
           outputs.forEach((t, j) =>
             encoder.copyBufferToBuffer(graph.exe.buffer(t), 0, collected, (m * perRun + j) * 4, 4)
           ),
-        variablesUnchanged: ranThisStep.has(graph),
       });
-      ranThisStep.add(graph);
     }
     this.#update ??= await compileUpdateGraph(this.model.gpu, this.optimizer, this.#accumulator, {
       gradClip: this.config.gradClip,

@@ -1,7 +1,8 @@
 // Launch copies of variables (a weight's packed texture in the texture matmuls, a texture copy
-// of any other variable): refreshed on every run by default, kept while the caller vouches the
-// variables are unchanged (not on a first run), and never kept for a variable the graph itself
-// writes in place (a KV cache).
+// of any other variable): made once per version of the variable, by whichever graph runs first
+// after a write (a write outside a graph is announced with `variableTextures.written`; a graph
+// that writes a variable in place moves its version on each run), and never kept for a variable
+// the graph itself writes in place (a KV cache).
 
 import { assertEquals } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
@@ -31,7 +32,7 @@ async function variableOf(
 }
 
 for (const weightVariant of [variant, "texture_gemv_2x16"]) {
-  Deno.test(`${weightVariant}: a weight's packing is refreshed per run unless the caller says variables are unchanged`, async () => {
+  Deno.test(`${weightVariant}: a weight is packed once per version`, async () => {
     const gpu = await getGpu();
     const [w0, w1] = [uniformArray(N * K, 1), uniformArray(N * K, 2)];
     const weight = await variableOf("w", [N, K], w0);
@@ -58,14 +59,17 @@ for (const weightVariant of [variant, "texture_gemv_2x16"]) {
       const check = async (w: Float32Array<ArrayBuffer>, label: string) =>
         assertClose((await exe.read([y]))[0], expect(w), { atol: 1e-5, rtol: 1e-5, label });
 
-      // A first run copies even when told the variables are unchanged.
-      await exe.run(new Map([[x, xv]]), { variablesUnchanged: true });
+      await exe.run(new Map([[x, xv]]));
       await check(w0, "first run");
+      // A write nobody announces is not seen: the run keeps the packing of the weight's version.
       gpu.device.queue.writeBuffer(weight.buffer, 0, w1);
-      await exe.run(new Map(), { variablesUnchanged: true });
-      await check(w0, "copies kept: the run reads the weights of its previous run");
       await exe.run();
-      await check(w1, "default: copies refreshed");
+      await check(w0, "copies kept: the version did not move");
+      gpu.variableTextures.written(weight.buffer);
+      await exe.run();
+      await check(w1, "announced write: copies refreshed");
+      await exe.run();
+      await check(w1, "kept again");
     } finally {
       exe.destroy();
       weight.buffer.destroy();
@@ -91,10 +95,7 @@ Deno.test("a variable the graph writes in place is copied on every run", async (
     const keys = new Float32Array(maxLen * K);
     for (const [t, rv] of rows.entries()) {
       keys.set(rv, t * K);
-      await exe.run(
-        new Map<Tensor, Feed>([[q, qv], [row, rv], [position, Int32Array.of(t)]]),
-        { variablesUnchanged: true },
-      );
+      await exe.run(new Map<Tensor, Feed>([[q, qv], [row, rv], [position, Int32Array.of(t)]]));
       const [out] = await exe.read([y]);
       const expected = matmulRef(qv, keys, { m: M, n: maxLen, k: K, transB: true });
       assertClose(out, expected, { atol: 1e-5, rtol: 1e-5, label: `after write ${t}` });
@@ -105,9 +106,9 @@ Deno.test("a variable the graph writes in place is copied on every run", async (
   }
 });
 
-Deno.test("a graph keeps the packed weights another graph's latest run refreshed, where it holds no others", async () => {
+Deno.test("graphs share a weight's packing per version; a graph writing the weight in place moves it", async () => {
   const gpu = await getGpu();
-  const [w0, w1, v] = [11, 12, 13].map((seed) => uniformArray(N * K, seed));
+  const [w0, v] = [11, 13].map((seed) => uniformArray(N * K, seed));
   const weight = await variableOf("w", [N, K], w0);
   const other = await variableOf("v", [N, K], v);
   // Graphs of different shapes reading the weight, as prefill and decode do; the third also
@@ -119,34 +120,50 @@ Deno.test("a graph keeps the packed weights another graph's latest run refreshed
     const out = alsoOther
       ? matmulAccumulate(y, x, g.variable(other), { transB: true, variant })
       : y;
-    return { exe: await compileGraph(gpu, [out], `copied-by-${rows}`), x, out, rows };
+    return { exe: await compileGraph(gpu, [out], `shared-${rows}`), x, out, rows };
   };
+  // A graph writing one row of the weight in place (through a view of its buffer as a cache).
+  const asCache: Variable = { ...weight, name: "w-as-cache", shape: [1, N, 1, K] };
+  const w = new Graph();
+  const row = w.input([1, 1, 1, K], "f32", "row");
+  const position = w.input([1, 1], "i32", "position");
+  const writer = await compileGraph(gpu, [writeKvCache(w.variable(asCache), row, position)], "w");
   const first = await graph(M, false);
   const second = await graph(2, false);
   const third = await graph(3, true);
-  /** The graph's output run after the first graph's, and x W^T (+ x V^T) of the given W. */
-  const run = async (g: typeof first, w: Float32Array<ArrayBuffer>) => {
+  const current = Float32Array.from(w0);
+  /** The graph's output, and x W^T (+ x V^T) of the weight as it is now (`current`). */
+  const run = async (g: typeof first) => {
     const xv = uniformArray(g.rows * K, 14);
-    await g.exe.run(new Map([[g.x, xv]]), { variablesCopiedBy: first.exe });
+    await g.exe.run(new Map([[g.x, xv]]));
     const shape = { m: g.rows, n: N, k: K, transB: true };
-    const expected = matmulRef(xv, w, shape);
+    const expected = matmulRef(xv, current, shape);
     if (g === third) matmulRef(xv, v, shape).forEach((x, i) => expected[i] += x);
     return { out: (await g.exe.read([g.out]))[0], expected };
   };
+  const tolerance = { atol: 1e-5, rtol: 1e-5 };
   try {
-    await first.exe.run(new Map([[first.x, uniformArray(M * K, 15)]]));
-    // The weight changes behind the callers' backs: a graph that keeps the pack still reads w0.
+    const ran = await run(first);
+    assertClose(ran.out, ran.expected, { ...tolerance, label: "first graph" });
+    // An unannounced write shows which graphs pack again: the second graph's first run keeps
+    // the first graph's packing (still w0), the third packs both weights (it holds a texture
+    // the first does not).
+    const w1 = uniformArray(N * K, 12);
     gpu.device.queue.writeBuffer(weight.buffer, 0, w1);
-    const kept = await run(second, w0);
-    assertClose(kept.out, kept.expected, { atol: 1e-5, rtol: 1e-5, label: "kept on a first run" });
-    const packed = await run(third, w1);
-    assertClose(packed.out, packed.expected, {
-      atol: 1e-5,
-      rtol: 1e-5,
-      label: "refreshed: the third graph holds a texture the first does not",
-    });
+    const kept = await run(second);
+    assertClose(kept.out, kept.expected, { ...tolerance, label: "kept on a first run" });
+    current.set(w1);
+    const packed = await run(third);
+    assertClose(packed.out, packed.expected, { ...tolerance, label: "third graph packs" });
+    // The in-place writer moves the weight's version: the next reader packs it again.
+    const rv = uniformArray(K, 16);
+    await writer.run(new Map<Tensor, Feed>([[row, rv], [position, Int32Array.of(7)]]));
+    current.set(rv, 7 * K);
+    const after = await run(second);
+    assertClose(after.out, after.expected, { ...tolerance, label: "after an in-place write" });
   } finally {
     [first, second, third].forEach((g) => g.exe.destroy());
+    writer.destroy();
     weight.buffer.destroy();
     other.buffer.destroy();
   }

@@ -8,7 +8,7 @@ import { matmul } from "../../src/ops/matmul.ts";
 import { matmulRef } from "../../src/reference/matmul.ts";
 import { uniformArray } from "../../src/util/random.ts";
 
-Deno.test("VariableTextures: one texture per source buffer and shape, destroyed at the last release", async () => {
+Deno.test("VariableTextures: one texture per source buffer, shape and layout, destroyed at the last release", async () => {
   const { device } = await getGpu();
   const textures = new VariableTextures(device);
   const buffer = (label: string) =>
@@ -19,15 +19,21 @@ Deno.test("VariableTextures: one texture per source buffer and shape, destroyed 
     format: "rgba32float",
     usage: GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.COPY_DST,
   });
-  const first = textures.acquire(a, shape(4), "first");
-  assertEquals(textures.acquire(a, shape(4), "again") === first, true);
-  const wider = textures.acquire(a, shape(8), "wider");
-  const other = textures.acquire(b, shape(4), "other");
-  assertEquals([wider === first, other === first, textures.size], [false, false, 3]);
+  const first = textures.acquire(a, shape(4), "first", "linear");
+  assertEquals(textures.acquire(a, shape(4), "again", "linear") === first, true);
+  const wider = textures.acquire(a, shape(8), "wider", "linear");
+  const other = textures.acquire(b, shape(4), "other", "linear");
+  // The same size in another layout (e.g. a square weight packed for the NT and the NN product).
+  const packed = textures.acquire(a, shape(4), "packed", "packed 4x4 B^T");
+  assertEquals(
+    [wider === first, other === first, packed === first, textures.size],
+    [false, false, false, 4],
+  );
   textures.release(first);
-  assertEquals(textures.size, 3, "one holder of the first texture is left");
+  assertEquals(textures.size, 4, "one holder of the first texture is left");
   textures.release(first);
   textures.release(wider);
+  textures.release(packed);
   assertEquals(textures.size, 1);
   assertThrows(() => textures.release(first), Error, "not a held variable texture");
   textures.release(other);
@@ -82,9 +88,10 @@ Deno.test("texture matmuls of one weight share its texture across launches and g
   await check(second, "second graph");
   first.exe.destroy();
   assertEquals(gpu.variableTextures.size, held + 1, "still held by the second graph");
-  // New weights: the second graph's run packs them into the texture it still holds.
+  // New weights, announced: the second graph's run packs them into the texture it still holds.
   const doubled = Float32Array.from(wData, (v) => 2 * v);
   gpu.device.queue.writeBuffer(buffer, 0, doubled);
+  gpu.variableTextures.written(buffer);
   await second.exe.run(new Map([[second.x, xData]]));
   const [y] = await second.exe.read([second.y]);
   assertClose(y, expected.map((v) => 4 * v), { rtol: 1e-5, atol: 1e-5, label: "new weights" });

@@ -112,23 +112,30 @@ Deno.test("shape errors name the op and shapes", () => {
   assertThrows(() => g.input([3, 0]), Error, "positive integer dimensions");
 });
 
-Deno.test("timestamp timing reports one entry per dispatch", async () => {
-  const gpu = await getGpu();
-  if (!gpu.hasTimestamps) throw new Error("the test adapter is expected to offer timestamp-query");
-  const g = new Graph();
-  const x = g.input([64]);
-  const y = exp(scale(exp(x), 0.1));
-  const exe = await compileGraph(gpu, [y]);
-  await exe.run(new Map([[x, new Float32Array(64)]]));
-  const times = await runTimed(gpu, exe.dispatches);
-  assertEquals(times.map((t) => t.label), [
-    "unary.forward:OP=1,WG=256",
-    "unary.forward:OP=0,WG=256",
-    "unary.forward:OP=1,WG=256",
-  ]);
-  for (const t of times) assertEquals(t.micros >= 0 && Number.isFinite(t.micros), true);
-  exe.destroy();
-});
+for (const clock of ["timestamps", "wall"] as const) {
+  Deno.test(`${clock} timing runs every dispatch and reports one entry per dispatch`, async () => {
+    const gpu = await getGpu();
+    if (!gpu.hasTimestamps) {
+      throw new Error("the test adapter is expected to offer timestamp-query");
+    }
+    const g = new Graph();
+    const x = g.input([64]);
+    const y = exp(scale(exp(x), 0.1));
+    const exe = await compileGraph(gpu, [y]);
+    const xv = uniformArray(64, 3);
+    gpu.device.queue.writeBuffer(exe.buffer(x), 0, xv);
+    const times = await runTimed(gpu, exe.dispatches, undefined, undefined, { clock });
+    assertEquals(times.map((t) => t.label), [
+      "unary.forward:OP=1,WG=256",
+      "unary.forward:OP=0,WG=256",
+      "unary.forward:OP=1,WG=256",
+    ]);
+    for (const t of times) assertEquals(t.micros >= 0 && Number.isFinite(t.micros), true);
+    const [out] = await exe.read([y]);
+    assertClose(out, xv.map((v) => Math.exp(0.1 * Math.exp(v))), { rtol: 1e-5, label: clock });
+    exe.destroy();
+  });
+}
 
 Deno.test("timing a graph of more dispatches than one query set holds runs all of them", async () => {
   const gpu = await getGpu();
@@ -139,7 +146,9 @@ Deno.test("timing a graph of more dispatches than one query set holds runs all o
   const exe = await compileGraph(gpu, [y]);
   const xv = Float32Array.from({ length: 8 }, (_, i) => i - 3);
   gpu.device.queue.writeBuffer(exe.buffer(x), 0, xv);
-  const times = await runTimed(gpu, exe.dispatches);
+  const times = await runTimed(gpu, exe.dispatches, undefined, undefined, {
+    clock: "timestamps",
+  });
   assertEquals(times.length, 2100);
   assertEquals(times.every((t) => t.micros > 0 && Number.isFinite(t.micros)), true);
   const [out] = await exe.read([y]);
