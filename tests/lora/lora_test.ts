@@ -254,6 +254,7 @@ Deno.test("the explorer's clone shares the frozen base; each weight sync copies 
   // New adapter values on the trainer: the explorer differs until the sync.
   const b = trainer.lora!.variables()[1];
   trainer.gpu.device.queue.writeBuffer(b.buffer, 0, uniformArray(shapeSize(b.shape), 99, -1, 1));
+  trainer.gpu.variableTextures.written(b.buffer); // as every writer outside a graph must
   const before = await explorer.logprobs(SEQUENCES);
   const moved = await trainer.logprobs(SEQUENCES);
   assertEquals(moved.flat().some((x, i) => Math.abs(x - before.flat()[i]) > 1e-3), true);
