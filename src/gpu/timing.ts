@@ -45,10 +45,11 @@ const MAX_QUERIES_PER_SET = 4096;
 /**
  * Encodes `dispatches` one pass each with timestamps (between the `before` and `after`
  * commands), submits, and returns their GPU times; on CPU adapters and without timestamps, each
- * dispatch in a submit of its own, timed by wall clock ({@link runWallTimed}). A dispatch's own `before` commands are
- * recorded ahead of its pass, so its time leaves them out; with `skipVariableCopies` its
- * variable copies are left out, and so are dispatches that only copy variables (no time is
- * listed for them). Needs the `timestamp-query` feature.
+ * dispatch in a submit of its own, timed by wall clock ({@link runWallTimed}). A dispatch's own
+ * `before` commands are recorded ahead of its pass, so its time leaves them out; with
+ * `skipVariableCopies` its variable copies are left out, and so are dispatches that only copy
+ * variables (no time is listed for them). The `timestamps` clock needs the `timestamp-query`
+ * feature.
  * Graphs of more than 2048 dispatches use several query sets (one set that large would be
  * invalid, and so would the whole submit).
  */
@@ -128,7 +129,7 @@ async function runWallTimed(
 ): Promise<DispatchTime[]> {
   const latency = await submitLatency(gpu);
   const times: DispatchTime[] = [];
-  await wallMicros(gpu, (encoder) => before?.(encoder));
+  if (before) await wallMicros(gpu, before);
   for (const d of dispatches) {
     await wallMicros(gpu, (encoder) => encodeLaunchCommands(encoder, d, options));
     const micros = await wallMicros(gpu, (encoder) => {
@@ -138,7 +139,7 @@ async function runWallTimed(
     });
     times.push({ label: d.label, micros: Math.max(0, micros - latency) });
   }
-  await wallMicros(gpu, (encoder) => after?.(encoder));
+  if (after) await wallMicros(gpu, after);
   return times;
 }
 

@@ -125,7 +125,6 @@ export class Executable {
     const skipVariableCopies = !validateEnabled() && this.#heldTextures.length > 0 &&
       textures.current(this.#heldTextures);
     if (!skipVariableCopies) textures.filled(this.#heldTextures);
-
     for (const b of this.#writtenVariables) textures.written(b);
     if (validateEnabled()) {
       this.lastValidation = await runValidated(

@@ -30,8 +30,9 @@ function usable(gpu: GpuContext, p: MatmulProblem, textures: boolean, variant: M
  * blocks shaped to skinny problems. On GPUs, by the classes an H100 tuned (bench/README.md, GPU):
  * the vec4 workgroup tiles for a transposed A (a weight gradient; the fastest of every TN class),
  * the split-K `skinny_4x8` for up to 64 rows (the fastest of nearly every such class), the 8 x 8
- * workgroup tiles for big aligned products (2.4x to 3.8x `regblock_4x16` and the texture variants
- * from 512 x 256 x 256 up), else the 4 x 16 register blocks (small products: the fastest there).
+ * workgroup tiles for aligned products of at least 256 in every dimension (every class tuned from
+ * 512 x 256 x 1024 up: 1.6x to 3.8x the next variant), else the 4 x 16 register blocks (the
+ * fastest of the small classes).
  * `textures` as in {@link chooseMatmulVariant}.
  */
 export function heuristicVariant(
