@@ -10,22 +10,22 @@
 
 override TEX_W: u32 = 8192u; // texels per texture row, a power of two
 
-@group(0) @binding(0) var q: texture_2d<f32>;
-@group(0) @binding(1) var k: texture_2d<f32>;
-@group(0) @binding(2) var v: texture_2d<f32>;
-@group(0) @binding(4) var o: texture_2d<f32>;
-@group(0) @binding(5) var d_o: texture_2d<f32>;
+@group(0) @binding(0) var q: texture_storage_2d<rgba32float, read>;
+@group(0) @binding(1) var k: texture_storage_2d<rgba32float, read>;
+@group(0) @binding(2) var v: texture_storage_2d<rgba32float, read>;
+@group(0) @binding(4) var o: texture_storage_2d<rgba32float, read>;
+@group(0) @binding(5) var d_o: texture_storage_2d<rgba32float, read>;
 
 // Elements e .. e+3 (e a multiple of 4) of tensor src.
 fn texel(src: u32, e: u32) -> vec4f {
   let t = e / 4u;
   let at = vec2u(t % TEX_W, t / TEX_W);
   switch src {
-    case SRC_Q: { return textureLoad(q, at, 0) * p.scale; }
-    case SRC_K: { return textureLoad(k, at, 0); }
-    case SRC_V: { return textureLoad(v, at, 0); }
-    case SRC_O: { return textureLoad(o, at, 0); }
-    default: { return textureLoad(d_o, at, 0); }
+    case SRC_Q: { return textureLoad(q, at) * p.scale; }
+    case SRC_K: { return textureLoad(k, at); }
+    case SRC_V: { return textureLoad(v, at); }
+    case SRC_O: { return textureLoad(o, at); }
+    default: { return textureLoad(d_o, at); }
   }
 }
 

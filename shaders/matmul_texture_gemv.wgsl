@@ -22,7 +22,7 @@ override ACCUMULATE: bool = false;
 // #include matmul_params
 // #include packed_b
 @group(0) @binding(0) var<storage, read> a: array<vec4f>;
-@group(0) @binding(1) var tb: texture_2d<f32>;
+@group(0) @binding(1) var tb: texture_storage_2d<rgba32float, read>;
 @group(0) @binding(2) var<storage, read_write> c: array<vec4f>;
 
 // acc[4r + v] = C[row0 + r, col0 + 4v .. +4].

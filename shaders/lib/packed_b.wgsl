@@ -3,13 +3,13 @@
 // with the line `// #include packed_b`. Needs in the including shader: `override TEX_W: u32`.
 
 // Texel i of a texture, texel t at (t % TEX_W, t / TEX_W).
-fn texel(t: texture_2d<f32>, i: u32) -> vec4f {
-  return textureLoad(t, vec2u(i % TEX_W, i / TEX_W), 0);
+fn texel(t: texture_storage_2d<rgba32float, read>, i: u32) -> vec4f {
+  return textureLoad(t, vec2u(i % TEX_W, i / TEX_W));
 }
 
 // Packed op(B) at four values of k and an invocation's four columns whose texels are 8 apart
 // from texel i: column j of the result holds k's value kk at row kk.
-fn packed_columns(t: texture_2d<f32>, i: u32) -> mat4x4f {
+fn packed_columns(t: texture_storage_2d<rgba32float, read>, i: u32) -> mat4x4f {
   return transpose(mat4x4f(texel(t, i), texel(t, i + 8u), texel(t, i + 16u), texel(t, i + 24u)));
 }
 

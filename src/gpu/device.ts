@@ -24,6 +24,7 @@ export const RAISED_LIMITS = [
   "maxComputeWorkgroupSizeZ",
   "maxComputeWorkgroupsPerDimension",
   "maxStorageBuffersPerShaderStage",
+  "maxStorageTexturesPerShaderStage",
 ] as const;
 
 /** Thrown when WebGPU offers no adapter; the message carries a hint on what to install. */
@@ -59,6 +60,11 @@ export interface GpuContext {
   hasF16: boolean;
   hasTimestamps: boolean;
   hasSubgroups: boolean;
+  /**
+   * Whether WGSL may read storage textures (`texture_storage_2d<rgba32float, read>`, the language
+   * feature `readonly_and_readwrite_storage_textures`), as the texture kernels do.
+   */
+  readsStorageTextures: boolean;
   /** Reusable storage buffers of this device. */
   pool: BufferPool;
   /** Textures holding copies of variables, shared by the launches that read them. */
@@ -86,6 +92,12 @@ export interface CreateGpuOptions {
    * never gets less than WebGPU's default of a limit.
    */
   limits?: Partial<Record<RaisedLimit, number>>;
+}
+
+/** The WGSL language features of this runtime (Deno's types do not declare the set yet). */
+function wgslLanguageFeatures(): ReadonlySet<string> {
+  const gpu = navigator.gpu as unknown as { wgslLanguageFeatures?: ReadonlySet<string> };
+  return gpu.wgslLanguageFeatures ?? new Set();
 }
 
 /** Creates a new GPU context (most code wants the shared one from {@link getGpu}). */
@@ -125,6 +137,7 @@ export async function createGpu(options: CreateGpuOptions = {}): Promise<GpuCont
     hasF16: device.features.has("shader-f16"),
     hasTimestamps: device.features.has("timestamp-query"),
     hasSubgroups: device.features.has("subgroups" as GPUFeatureName),
+    readsStorageTextures: wgslLanguageFeatures().has("readonly_and_readwrite_storage_textures"),
     pool: new BufferPool(device),
     variableTextures: new VariableTextures(device),
   };

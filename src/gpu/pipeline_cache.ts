@@ -119,7 +119,7 @@ async function compileKernel(
     binding,
     visibility: GPUShaderStage.COMPUTE,
     ...(kind === "texture"
-      ? { texture: { sampleType: "unfilterable-float" } }
+      ? { storageTexture: { access: "read-only", format: "rgba32float" } }
       : kind === "storage_texture"
       ? { storageTexture: { access: "write-only", format: "rgba32float" } }
       : { buffer: { type: BUFFER_BINDING_TYPES[kind] } }),

@@ -127,13 +127,17 @@ interface ExtraBuffers {
   stats?: GPUBuffer;
 }
 
+/** Storage textures `shaders/attention_texture.wgsl` binds: q, k, v, o and d_o. */
+const ATTENTION_TEXTURES = 5;
+
 /**
  * Whether a launch reads q, k, v, o and d_o through textures (`shaders/attention_texture.wgsl`):
- * on CPU adapters, when the head dim is a multiple of 4, the buffers can be copied and each fits
- * one texture.
+ * on CPU adapters that bind {@link ATTENTION_TEXTURES} storage textures, when the head dim is a
+ * multiple of 4, the buffers can be copied and each fits one texture.
  */
 function readsTextures(ctx: LaunchContext, dims: AttentionDims, buffers: GPUBuffer[]): boolean {
   if (!ctx.gpu.summary.isFallback || dims.headDim % 4 !== 0) return false;
+  if (ctx.gpu.device.limits.maxStorageTexturesPerShaderStage < ATTENTION_TEXTURES) return false;
   if (!buffers.every((b) => b.usage & GPUBufferUsage.COPY_SRC)) return false;
   const { batch, seq, heads, headDim } = dims;
   return textureMisfit(ctx.gpu, batch * seq * heads * headDim, "q") === undefined;

@@ -1,6 +1,7 @@
 /**
  * Operand textures: a buffer's values copied into an rgba32float texture as linear texels, which
- * the texture kernels (matmul_texture, attention_texture) read instead of the buffer. On CPU
+ * the texture kernels (matmul_texture, attention_texture) read instead of the buffer, bound as
+ * read-only storage textures. On CPU
  * adapters a texel load costs a fraction of a storage load (llvmpipe runs those a lane at a time)
  * and brings four values.
  */
@@ -88,7 +89,7 @@ export function linearTexture(
     ctx,
     buffer,
     texels,
-    GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.COPY_DST,
+    GPUTextureUsage.STORAGE_BINDING | GPUTextureUsage.COPY_DST,
     label,
     constant,
     "linear",
@@ -118,6 +119,10 @@ export function linearTexture(
  * {@link textureRows} says; undefined when they do.
  */
 export function textureMisfit(gpu: GpuContext, elements: number, what: string): string | undefined {
+  if (!gpu.readsStorageTextures) {
+    return "expected WGSL to read storage textures (readonly_and_readwrite_storage_textures), " +
+      "which this runtime lacks";
+  }
   const width = textureWidth(gpu);
   const maxRows = gpu.device.limits.maxTextureDimension2D;
   if (textureRows(Math.ceil(elements / 4), width) <= maxRows) return undefined;

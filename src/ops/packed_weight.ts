@@ -115,7 +115,7 @@ export function packedWeightTexture(
     ctx,
     buffer,
     packedTexels(shape),
-    GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.STORAGE_BINDING,
+    GPUTextureUsage.STORAGE_BINDING,
     label,
     constant,
     `packed ${shape.n}x${shape.k}${shape.transB ? " B^T" : ""}`,

@@ -29,8 +29,7 @@ async function packOnGpu(values: Float32Array<ArrayBuffer>, shape: PackedShape, 
   const texture = device.createTexture({
     size: [w, h],
     format: "rgba32float",
-    usage: GPUTextureUsage.TEXTURE_BINDING | GPUTextureUsage.STORAGE_BINDING |
-      GPUTextureUsage.COPY_SRC,
+    usage: GPUTextureUsage.STORAGE_BINDING | GPUTextureUsage.COPY_SRC,
   });
   const launches = packWeightLaunches(gpu, buffer, texture, shape, true, maxBytes);
   const dispatches = [];
