@@ -14,7 +14,7 @@ import type { GpuContext } from "../gpu/device.ts";
 import type { Mutex } from "../util/mutex.ts";
 import { TENSOR_USAGE } from "../gpu/buffer_pool.ts";
 import { readBuffers } from "../gpu/readback.ts";
-import { compileGraph, type Executable } from "../graph/executable.ts";
+import { compileGraph, type Executable, recordable } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
 import { graphCache } from "../graph/graph_cache.ts";
 import type { Tensor } from "../graph/tensor.ts";
@@ -260,10 +260,19 @@ export class GenerationEngine {
 
     // History of one block: tokens and log-probs of each step, [blockSize, slots].
     const block = Math.min(this.blockSize, steps);
-    const history = {
-      tokens: this.#gpu.device.createBuffer({ size: block * slots * 4, usage: TENSOR_USAGE }),
-      logprobs: this.#gpu.device.createBuffer({ size: block * slots * 4, usage: TENSOR_USAGE }),
+    const { device } = this.#gpu;
+    const blockBuffer = (bytesPerStep: number) =>
+      device.createBuffer({ size: block * bytesPerStep, usage: TENSOR_USAGE });
+    const history = { tokens: blockBuffer(slots * 4), logprobs: blockBuffer(slots * 4) };
+    // The decode steps' inputs, one region per step of a block, copied in by each step: a block
+    // of steps is recorded into one command buffer and submitted once (one submit per step
+    // cost ~10 ms of a 60-75 ms step on the CPU adapter), so no step may take host data.
+    const stepInputs = {
+      positions: blockBuffer(slots * 4),
+      rng: blockBuffer(slots * 8),
+      settings: device.createBuffer({ size: settings.byteLength, usage: TENSOR_USAGE }),
     };
+    device.queue.writeBuffer(stepInputs.settings, 0, settings);
     const record = (graph: StepGraph, stepInBlock: number) => (encoder: GPUCommandEncoder) => {
       const offset = stepInBlock * slots * 4;
       encoder.copyBufferToBuffer(
@@ -324,8 +333,12 @@ export class GenerationEngine {
       let previous: StepGraph = prefill;
       let step = 1; // steps done (the prefill sampled step 0)
       let inBlock = 1;
+      // The block's steps so far, submitted together before its readback.
+      let encoder: GPUCommandEncoder | undefined;
       while (true) {
         if (inBlock === block || step === steps) {
+          if (encoder) device.queue.submit([encoder.finish()]);
+          encoder = undefined;
           this.#collect(await this.#readHistory(history, inBlock, slots), samples, finished, plans);
           inBlock = 0;
           if (step === steps || finished.every(Boolean)) break;
@@ -335,20 +348,20 @@ export class GenerationEngine {
           plans,
           (p, s) => (finished[s] || step >= p.maxTokens ? -1 : p.promptLength + step - 1),
         );
+        // Written before the block's submit; each step copies its own region.
+        device.queue.writeBuffer(stepInputs.positions, inBlock * slots * 4, stepPositions);
+        device.queue.writeBuffer(stepInputs.rng, inBlock * slots * 8, packRngState(seeds, step));
+        encoder ??= recordable()
+          ? device.createCommandEncoder({ label: "decode block" })
+          : undefined;
         await decode.exe.run(
-          new Map<
-            Tensor,
-            | GPUBuffer
-            | Int32Array<ArrayBuffer>
-            | Uint32Array<ArrayBuffer>
-            | Float32Array<ArrayBuffer>
-          >([
+          new Map<Tensor, GPUBuffer | { source: GPUBuffer; offset: number }>([
             [decode.ids, previous.exe.buffer(previous.tokens)],
-            [decode.positions, stepPositions],
-            [decode.settings, settings],
-            [decode.rng, packRngState(seeds, step)],
+            [decode.positions, { source: stepInputs.positions, offset: inBlock * slots * 4 }],
+            [decode.settings, stepInputs.settings],
+            [decode.rng, { source: stepInputs.rng, offset: inBlock * slots * 8 }],
           ]),
-          { after: record(decode, inBlock) },
+          { after: record(decode, inBlock), encoder },
         );
         this.stats.decodeSteps++;
         previous = decode;
@@ -356,8 +369,9 @@ export class GenerationEngine {
         inBlock++;
       }
     } finally {
-      history.tokens.destroy();
-      history.logprobs.destroy();
+      for (const b of [history.tokens, history.logprobs, ...Object.values(stepInputs)]) {
+        b.destroy();
+      }
     }
     return requests.map((_, r) => samples.filter((s) => s.prompt === r));
   }

@@ -27,13 +27,40 @@ import {
 } from "./tensor.ts";
 import { type OpStep, runValidated, validateEnabled, type ValidationReport } from "./validate.ts";
 
-/** Host data for an input tensor, or a GPU buffer to copy it from. */
-export type Feed = HostData | GPUBuffer;
+/** A GPU buffer to copy an input from, starting `offset` bytes in. */
+export interface BufferFeed {
+  source: GPUBuffer;
+  offset: number;
+}
 
-/** Extra commands recorded into a run's command buffer. */
+/** Host data for an input tensor, or a GPU buffer (from its start, or a {@link BufferFeed}). */
+export type Feed = HostData | GPUBuffer | BufferFeed;
+
+/** The buffer and byte offset a GPU feed copies from; undefined for host data. */
+function gpuFeedOf(data: Feed): BufferFeed | undefined {
+  if (data instanceof GPUBuffer) return { source: data, offset: 0 };
+  return "source" in data ? data : undefined;
+}
+
+/** Extra commands recorded into a run's command buffer, or the command buffer to record into. */
 export interface RunHooks {
   /** Recorded after the graph's dispatches. */
   after?: (encoder: GPUCommandEncoder) => void;
+  /**
+   * Records the run into this encoder instead of submitting a command buffer of its own: the
+   * caller submits, so several runs (a block of decode steps) reach the GPU in one submit. Every
+   * feed must then be a GPU buffer (host data would be written before anything the encoder holds
+   * runs), and runs must be {@link recordable}.
+   */
+  encoder?: GPUCommandEncoder;
+}
+
+/**
+ * Whether runs may record into a caller's encoder: not while `RFT_VALIDATE=1` or `RFT_DEBUG=2`
+ * make each run submit op by op.
+ */
+export function recordable(): boolean {
+  return !validateEnabled() && debugLevel() < 2;
 }
 
 /** Statistics of a compiled graph, for tests and `RFT_DEBUG`. */
@@ -91,29 +118,45 @@ export class Executable {
   /**
    * Writes `feeds` into the inputs, encodes every dispatch into one command buffer and submits
    * it. Every input must be fed on the first run; later runs reuse what is not fed again.
-   * `hooks.after` records more commands (e.g. copies of outputs) into the same submit.
+   * `hooks.after` records more commands (e.g. copies of outputs) into the same submit;
+   * `hooks.encoder` takes the run instead of a submit of its own.
    */
   async run(feeds: ReadonlyMap<Tensor, Feed> = new Map(), hooks: RunHooks = {}): Promise<void> {
     const { device } = this.gpu;
+    if (hooks.encoder && !recordable()) {
+      throw new Error(
+        `Cannot record graph "${this.label}" into a caller's encoder: RFT_VALIDATE=1 and ` +
+          "RFT_DEBUG=2 submit each op on its own",
+      );
+    }
     for (const [tensor, data] of feeds) {
       if (!this.inputs.includes(tensor)) {
         // An input of the same graph that these outputs do not need is fine to feed.
         if (tensor.source.kind === "input" && tensor.graph === this.graph) continue;
         throw new Error(`Cannot run graph "${this.label}": ${tensor} is not an input of it`);
       }
-      if (!(data instanceof GPUBuffer)) {
-        if (data.length !== tensor.size) {
+      if (!gpuFeedOf(data)) {
+        const host = data as HostData;
+        if (hooks.encoder) {
           throw new Error(
-            `Cannot run graph "${this.label}": input ${tensor} needs ${tensor.size} values, received ${data.length}`,
+            `Cannot record graph "${this.label}" into a caller's encoder: input ${tensor} is fed ` +
+              "host data, expected a GPU buffer",
           );
         }
-        device.queue.writeBuffer(this.#bufferOf(tensor), 0, data);
+        if (host.length !== tensor.size) {
+          throw new Error(
+            `Cannot run graph "${this.label}": input ${tensor} needs ${tensor.size} values, received ${host.length}`,
+          );
+        }
+        device.queue.writeBuffer(this.#bufferOf(tensor), 0, host);
       }
     }
     const copyGpuFeeds = (encoder: GPUCommandEncoder) => {
       for (const [tensor, data] of feeds) {
-        if (data instanceof GPUBuffer && this.inputs.includes(tensor)) {
-          encoder.copyBufferToBuffer(data, 0, this.#bufferOf(tensor), 0, tensor.size * 4);
+        const feed = gpuFeedOf(data);
+        if (feed && this.inputs.includes(tensor)) {
+          const bytes = tensor.size * BYTES_PER_ELEMENT;
+          encoder.copyBufferToBuffer(feed.source, feed.offset, this.#bufferOf(tensor), 0, bytes);
         }
       }
     };
@@ -146,11 +189,11 @@ export class Executable {
       );
       return;
     }
-    const encoder = device.createCommandEncoder({ label: this.label });
+    const encoder = hooks.encoder ?? device.createCommandEncoder({ label: this.label });
     copyGpuFeeds(encoder);
     encodeDispatches(encoder, this.dispatches, this.label, { skipVariableCopies });
     hooks.after?.(encoder);
-    device.queue.submit([encoder.finish()]);
+    if (!hooks.encoder) device.queue.submit([encoder.finish()]);
   }
 
   /** Reads tensors (outputs, inputs or variables) back to the host, all in one readback. */
