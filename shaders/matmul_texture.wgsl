@@ -52,16 +52,24 @@ var<private> col0: u32;
 // With PACKED_B: this invocation's first texel of B (see pack_weight.wgsl).
 var<private> b_packed: u32;
 
-// Elements e .. e+3 (e a multiple of 4) of a texture-held operand.
-fn quad(t: texture_storage_2d<rgba32float, read>, e: u32) -> vec4f {
-  return texel(t, e / 4u);
+// The operands, for quad(): A's texture or B's.
+const SRC_A = 0u;
+const SRC_B = 1u;
+
+// Elements e .. e+3 (e a multiple of 4) of operand src (SRC_A or SRC_B).
+fn quad(src: u32, e: u32) -> vec4f {
+  if (src == SRC_A) {
+    let t = e / 4u;
+    return textureLoad(ta, vec2u(t % TEX_W, t / TEX_W));
+  }
+  return texel_b(e / 4u);
 }
 
 
 // A quad along M or N at the kk-th of the current k values, zeros when that k is not among the
 // kv values inside K.
-fn quad_at_k(t: texture_storage_2d<rgba32float, read>, e: u32, kk: u32, kv: u32) -> vec4f {
-  return select(vec4f(0.0), quad(t, e), kk < kv);
+fn quad_at_k(src: u32, e: u32, kk: u32, kv: u32) -> vec4f {
+  return select(vec4f(0.0), quad(src, e), kk < kv);
 }
 
 // A at rows row0+4g .. +4 and the current four values of k: column j holds row row0+4g+j.
@@ -71,15 +79,15 @@ fn load_a(g: u32, k0: u32, kv: u32) -> mat4x4f {
     let e = a_base + k0 * p.m + r;
     let m = p.m;
     return transpose(mat4x4f(
-      quad_at_k(ta, e, 0u, kv),
-      quad_at_k(ta, e + m, 1u, kv),
-      quad_at_k(ta, e + 2u * m, 2u, kv),
-      quad_at_k(ta, e + 3u * m, 3u, kv),
+      quad_at_k(SRC_A, e, 0u, kv),
+      quad_at_k(SRC_A, e + m, 1u, kv),
+      quad_at_k(SRC_A, e + 2u * m, 2u, kv),
+      quad_at_k(SRC_A, e + 3u * m, 3u, kv),
     ));
   }
   let e = a_base + r * p.k + k0;
   let k = p.k;
-  return mat4x4f(quad(ta, e), quad(ta, e + k), quad(ta, e + 2u * k), quad(ta, e + 3u * k));
+  return mat4x4f(quad(SRC_A, e), quad(SRC_A, e + k), quad(SRC_A, e + 2u * k), quad(SRC_A, e + 3u * k));
 }
 
 // B at the current four values of k and columns col0+4v .. +4, into bk[v].
@@ -90,33 +98,33 @@ fn load_b(v: u32, k0: u32, kv: u32) {
     // one texel of row k's block.
     let n4 = (p.n + 3u) / 4u;
     bk[v] = mat4x4f(
-      select(vec4f(0.0), texel(tb, packed_row_texel(k0, col, n4)), 0u < kv),
-      select(vec4f(0.0), texel(tb, packed_row_texel(k0 + 1u, col, n4)), 1u < kv),
-      select(vec4f(0.0), texel(tb, packed_row_texel(k0 + 2u, col, n4)), 2u < kv),
-      select(vec4f(0.0), texel(tb, packed_row_texel(k0 + 3u, col, n4)), 3u < kv),
+      select(vec4f(0.0), texel_b(packed_row_texel(k0, col, n4)), 0u < kv),
+      select(vec4f(0.0), texel_b(packed_row_texel(k0 + 1u, col, n4)), 1u < kv),
+      select(vec4f(0.0), texel_b(packed_row_texel(k0 + 2u, col, n4)), 2u < kv),
+      select(vec4f(0.0), texel_b(packed_row_texel(k0 + 3u, col, n4)), 3u < kv),
     );
     return;
   }
   if (PACKED_B) {
     // This invocation's columns 4v .. 4v+3 at the current four values of k.
-    bk[v] = packed_columns(tb, b_packed + (k0 / 4u) * 128u + 32u * v);
+    bk[v] = packed_columns(b_packed + (k0 / 4u) * 128u + 32u * v);
     return;
   }
   if (TRANS_B) {
     let e = b_base + col * p.k + k0;
     let k = p.k;
     bk[v] = transpose(
-      mat4x4f(quad(tb, e), quad(tb, e + k), quad(tb, e + 2u * k), quad(tb, e + 3u * k)),
+      mat4x4f(quad(SRC_B, e), quad(SRC_B, e + k), quad(SRC_B, e + 2u * k), quad(SRC_B, e + 3u * k)),
     );
     return;
   }
   let e = b_base + k0 * p.n + col;
   let n = p.n;
   bk[v] = mat4x4f(
-    quad_at_k(tb, e, 0u, kv),
-    quad_at_k(tb, e + n, 1u, kv),
-    quad_at_k(tb, e + 2u * n, 2u, kv),
-    quad_at_k(tb, e + 3u * n, 3u, kv),
+    quad_at_k(SRC_B, e, 0u, kv),
+    quad_at_k(SRC_B, e + n, 1u, kv),
+    quad_at_k(SRC_B, e + 2u * n, 2u, kv),
+    quad_at_k(SRC_B, e + 3u * n, 3u, kv),
   );
 }
 

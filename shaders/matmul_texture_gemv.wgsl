@@ -62,10 +62,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
   let b_first = wid.x * k4 * 128u + lid.x;
   for (var kq = 0u; kq < k4; kq++) {
     let t = b_first + kq * 128u;
-    let b0 = packed_columns(tb, t);
-    let b1 = packed_columns(tb, t + 32u);
-    let b2 = packed_columns(tb, t + 64u);
-    let b3 = packed_columns(tb, t + 96u);
+    let b0 = packed_columns(t);
+    let b1 = packed_columns(t + 32u);
+    let b2 = packed_columns(t + 64u);
+    let b3 = packed_columns(t + 96u);
     multiply_row(0u, a[a0 + kq], b0, b1, b2, b3);
     if (ROWS > 1u) { multiply_row(1u, a[a1 + kq], b0, b1, b2, b3); }
     if (ROWS > 2u) { multiply_row(2u, a[a2 + kq], b0, b1, b2, b3); }

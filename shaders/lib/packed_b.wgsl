@@ -1,16 +1,18 @@
 // Reading a matmul's B from a texture: linear texel addressing, and the packed layout of
 // pack_weight.wgsl; shared by matmul_texture.wgsl and matmul_texture_gemv.wgsl, which pull it in
-// with the line `// #include packed_b`. Needs in the including shader: `override TEX_W: u32`.
+// with the line `// #include packed_b`. Needs in the including shader: `override TEX_W: u32` and
+// B's texture `tb` (a global: GLSL, which the GL backend emits, takes no storage texture as a
+// function parameter).
 
-// Texel i of a texture, texel t at (t % TEX_W, t / TEX_W).
-fn texel(t: texture_storage_2d<rgba32float, read>, i: u32) -> vec4f {
-  return textureLoad(t, vec2u(i % TEX_W, i / TEX_W));
+// Texel i of B's texture, texel t at (t % TEX_W, t / TEX_W).
+fn texel_b(i: u32) -> vec4f {
+  return textureLoad(tb, vec2u(i % TEX_W, i / TEX_W));
 }
 
 // Packed op(B) at four values of k and an invocation's four columns whose texels are 8 apart
 // from texel i: column j of the result holds k's value kk at row kk.
-fn packed_columns(t: texture_storage_2d<rgba32float, read>, i: u32) -> mat4x4f {
-  return transpose(mat4x4f(texel(t, i), texel(t, i + 8u), texel(t, i + 16u), texel(t, i + 24u)));
+fn packed_columns(i: u32) -> mat4x4f {
+  return transpose(mat4x4f(texel_b(i), texel_b(i + 8u), texel_b(i + 16u), texel_b(i + 24u)));
 }
 
 // The texel of row r, elements c .. c+3 (c a multiple of 4), of a matrix whose rows hold n4
