@@ -1,6 +1,7 @@
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
 import { getGpu } from "../../src/gpu/device.ts";
-import { compileGraph } from "../../src/graph/executable.ts";
+import { compileGraph, type Feed } from "../../src/graph/executable.ts";
+import type { Tensor } from "../../src/graph/tensor.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import { planMemory } from "../../src/graph/memory_plan.ts";
 import { schedule } from "../../src/graph/schedule.ts";
@@ -9,6 +10,7 @@ import { reshape } from "../../src/ops/reshape.ts";
 import { exp, scale } from "../../src/ops/unary.ts";
 import { runTimed } from "../../src/gpu/timing.ts";
 import { prepareDispatch } from "../../src/gpu/dispatch.ts";
+import { readBuffers } from "../../src/gpu/readback.ts";
 import { packParams } from "../../src/gpu/kernel_params.ts";
 import { matmul } from "../../src/ops/matmul.ts";
 import { matmulRef } from "../../src/reference/matmul.ts";
@@ -84,6 +86,57 @@ Deno.test("an input can be fed from a GPU buffer and re-run without feeding agai
   assertEquals(Array.from(out), [3, 6, 9, 12, 15, 18, 21, 24]);
   exe.destroy();
   source.destroy();
+});
+
+Deno.test("runs recorded into one encoder run in order, each from its own feed offset", async () => {
+  const gpu = await getGpu();
+  const { device } = gpu;
+  // Three steps' inputs, 4 values each; every step reads its region and the previous output.
+  const steps = device.createBuffer({
+    size: 48,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+  });
+  device.queue.writeBuffer(steps, 0, Float32Array.from({ length: 12 }, (_, i) => i + 1));
+  const history = device.createBuffer({
+    size: 48,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+  });
+  const g = new Graph();
+  const x = g.input([4], "f32", "x");
+  const carry = g.input([4], "f32", "carry");
+  const y = add(scale(x, 2), carry);
+  const exe = await compileGraph(gpu, [y], "step");
+  await exe.run(new Map([[carry, new Float32Array(4)]]));
+  const encoder = device.createCommandEncoder();
+  for (let step = 0; step < 3; step++) {
+    await exe.run(
+      new Map<Tensor, Feed>([
+        [x, { source: steps, offset: step * 16 }],
+        ...(step > 0 ? [[carry, exe.buffer(y)] as const] : []),
+      ]),
+      { encoder, after: (e) => e.copyBufferToBuffer(exe.buffer(y), 0, history, step * 16, 16) },
+    );
+  }
+  // Nothing ran yet: the caller submits.
+  device.queue.submit([encoder.finish()]);
+  const [got] = await readBuffers(device, [
+    { buffer: history, bytes: 48 },
+  ]);
+  const want: number[] = [];
+  let sum = [0, 0, 0, 0];
+  for (let step = 0; step < 3; step++) {
+    sum = sum.map((c, i) => c + 2 * (step * 4 + i + 1));
+    want.push(...sum);
+  }
+  assertEquals(Array.from(new Float32Array(got)), want);
+  await assertRejects(
+    () => exe.run(new Map([[x, new Float32Array(4)]]), { encoder: device.createCommandEncoder() }),
+    Error,
+    "input x[4]:f32 is fed host data, expected a GPU buffer",
+  );
+  exe.destroy();
+  steps.destroy();
+  history.destroy();
 });
 
 Deno.test("wrong feeds are rejected with the tensor named", async () => {

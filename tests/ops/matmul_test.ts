@@ -406,6 +406,14 @@ Deno.test("untimed default: textures on a CPU adapter; on a GPU split K for few 
     "texture_4x16",
   );
   assertEquals(pick(gpuLike, decode, true, true), "skinny_4x8");
+  // A runtime whose WGSL cannot read storage textures gets no texture variant.
+  const noStorageTextures = { ...cpuLike, readsStorageTextures: false };
+  assertEquals(pick(noStorageTextures, decode, true, true), "regblock_4x16");
+  assertEquals(
+    matmulVariant("texture_32x16").misfit(noStorageTextures, prefill),
+    "expected WGSL to read storage textures (readonly_and_readwrite_storage_textures), which " +
+      "this runtime lacks",
+  );
 });
 
 Deno.test("autotune: the default stays unless another candidate is more than 5% faster", () => {
