@@ -14,7 +14,7 @@ import type { GpuContext } from "../gpu/device.ts";
 import type { Mutex } from "../util/mutex.ts";
 import { TENSOR_USAGE } from "../gpu/buffer_pool.ts";
 import { readBuffers } from "../gpu/readback.ts";
-import { compileGraph, type Executable, recordable } from "../graph/executable.ts";
+import { compileGraph, type Executable, type Feed, recordable } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
 import { graphCache } from "../graph/graph_cache.ts";
 import type { Tensor } from "../graph/tensor.ts";
@@ -355,7 +355,7 @@ export class GenerationEngine {
           ? device.createCommandEncoder({ label: "decode block" })
           : undefined;
         await decode.exe.run(
-          new Map<Tensor, GPUBuffer | { source: GPUBuffer; offset: number }>([
+          new Map<Tensor, Feed>([
             [decode.ids, previous.exe.buffer(previous.tokens)],
             [decode.positions, { source: stepInputs.positions, offset: inBlock * slots * 4 }],
             [decode.settings, stepInputs.settings],

@@ -144,11 +144,12 @@ function readsTextures(ctx: LaunchContext, dims: AttentionDims, buffers: GPUBuff
 }
 
 /**
- * One launch of entry `entry` of `shaders/attention.wgsl` (or `attention_texture.wgsl`, see
+ * The launch of entry `entry` of `shaders/attention.wgsl` (or `attention_texture.wgsl`, see
  * {@link readsTextures}) for op `op` on (q, k, v, segmentIds), writing `out`: one workgroup per
- * block of home rows, head (kv head for backward_kv) and batch row. `gradV` selects dv over dk
- * for backward_kv. Each texture launch copies its operands again: the forward and the four
- * backward launches each fill their own textures (a memcpy each, small beside the kernels).
+ * block of home rows, head (kv head for backward_kv) and batch row; for the texture kernel, the
+ * fills of its small operand textures before it. `gradV` selects dv over dk for backward_kv.
+ * Each texture launch copies its operands again: the forward and the four backward launches each
+ * fill their own textures (a memcpy or a copy kernel each, small beside the attention kernels).
  */
 function attentionLaunch(
   ctx: LaunchContext,
@@ -159,7 +160,7 @@ function attentionLaunch(
   out: GPUBuffer,
   { scale }: AttentionAttrs,
   gradV = false,
-): KernelLaunch {
+): KernelLaunch[] {
   const dims = attentionDims(op, q.tensor, k.tensor, v.tensor, segmentIds.tensor);
   // q, k, v, o, d_o: the tensors the kernel reads through `quads` (o and d_o have q's size).
   const operands = [q.buffer, k.buffer, v.buffer, extra.o ?? q.buffer, extra.dO ?? q.buffer];
@@ -195,7 +196,7 @@ function attentionLaunch(
   });
   if (!textures) {
     const [qb, kb, vb, ob, dob] = operands;
-    return {
+    return [{
       spec: {
         shader: "attention",
         entryPoint: entry,
@@ -206,7 +207,7 @@ function attentionLaunch(
       buffers: [qb, kb, vb, segmentIds.buffer, ob, dob, extra.stats ?? q.buffer, out],
       params,
       workgroups: grid,
-    };
+    }];
   }
   // One texture per distinct buffer (q stands in for absent operands), filled before the launch.
   const copies = new Map<GPUBuffer, ReturnType<typeof linearTexture>>();
@@ -216,7 +217,9 @@ function attentionLaunch(
     }
   });
   const [tq, tk, tv, to, tdo] = operands.map((b) => copies.get(b)!.view);
-  return {
+  const fills = [...copies.values()].flatMap((c) => c.fill ? [c.fill] : []);
+  const copied = [...copies.values()].filter((c) => !c.fill);
+  return [...fills, {
     spec: {
       shader: "attention_texture",
       entryPoint: entry,
@@ -236,10 +239,10 @@ function attentionLaunch(
     buffers: [tq, tk, tv, segmentIds.buffer, to, tdo, extra.stats ?? q.buffer, out],
     params,
     workgroups: grid,
-    before: (encoder) => {
-      for (const copy of copies.values()) copy.copy(encoder);
-    },
-  };
+    ...(copied.length > 0
+      ? { before: (encoder: GPUCommandEncoder) => copied.forEach((c) => c.copy(encoder)) }
+      : {}),
+  }];
 }
 
 /**
@@ -269,9 +272,16 @@ function backwardOp(
       const extra = entry === "backward_stats"
         ? { o: x.buffer, dO: dO.buffer }
         : { dO: dO.buffer, stats: x.buffer };
-      return [
-        attentionLaunch(ctx, name, entry, [q, k, v, segmentIds], extra, out.buffer, attrs, gradV),
-      ];
+      return attentionLaunch(
+        ctx,
+        name,
+        entry,
+        [q, k, v, segmentIds],
+        extra,
+        out.buffer,
+        attrs,
+        gradV,
+      );
     },
   };
 }
@@ -288,7 +298,7 @@ const CAUSAL_ATTENTION: OpDef<AttentionAttrs> = {
     return { shape: q.shape, dtype: "f32" };
   },
   launch(ctx, inputs, out, attrs) {
-    return [attentionLaunch(ctx, "causal_attention", "forward", inputs, {}, out.buffer, attrs)];
+    return attentionLaunch(ctx, "causal_attention", "forward", inputs, {}, out.buffer, attrs);
   },
   reference: ([q, k, v, segmentIds], [qt, kt, vt, st], { scale }) =>
     causalAttentionRef(

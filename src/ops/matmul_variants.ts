@@ -286,11 +286,14 @@ function texture(rowGroups: number): MatmulVariant {
         ? packedWeightTexture(ctx, b, byRows, "matmul:b", true)
         : undefined;
       const tb = packed ? undefined : linearTexture(ctx, b, lb.elements, "matmul:b", constant.b);
+      // Small operands that change every run are filled by launches of their own (in the pass).
+      const fills = [ta.fill, tb?.fill].filter((f) => f !== undefined);
       const copies = (which: boolean) => (encoder: GPUCommandEncoder) => {
-        if (constant.a === which && !ta.copied) ta.copy(encoder);
-        if (tb && constant.b === which && !tb.copied) tb.copy(encoder);
+        if (constant.a === which && !ta.copied && !ta.fill) ta.copy(encoder);
+        if (tb && constant.b === which && !tb.copied && !tb.fill) tb.copy(encoder);
       };
-      return [...(packed?.launches ?? []), {
+      const copiedBefore = (!constant.a && !ta.fill) || (tb && !constant.b && !tb.fill);
+      return [...(packed?.launches ?? []), ...fills, {
         spec: {
           shader: "matmul_texture",
           entryPoint: "main",
@@ -308,7 +311,7 @@ function texture(rowGroups: number): MatmulVariant {
         buffers: [ta.view, (packed ?? tb)!.view, c],
         params: matmulParams(p),
         workgroups: [Math.ceil(p.n / (16 * wgX)), Math.ceil(p.m / rows), p.batch],
-        ...(constant.a && constant.b ? {} : { before: copies(false) }),
+        ...(copiedBefore ? { before: copies(false) } : {}),
         ...((constant.a && !ta.copied) || (tb && constant.b && !tb.copied)
           ? { copyVariables: copies(true) }
           : {}),

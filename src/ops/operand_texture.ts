@@ -1,13 +1,17 @@
 /**
  * Operand textures: a buffer's values copied into an rgba32float texture as linear texels, which
  * the texture kernels (matmul_texture, attention_texture) read instead of the buffer, bound as
- * read-only storage textures. On CPU
- * adapters a texel load costs a fraction of a storage load (llvmpipe runs those a lane at a time)
- * and brings four values.
+ * read-only storage textures. On CPU adapters a texel load costs a fraction of a storage load
+ * (llvmpipe runs those a lane at a time) and brings four values.
+ * Shader: shaders/copy_to_texture.wgsl
+ * Reference: src/reference/operand_texture.ts
+ * Test: tests/ops/operand_texture_test.ts
  */
 
 import type { GpuContext } from "../gpu/device.ts";
-import type { LaunchContext } from "../graph/op.ts";
+import { grid1d } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
+import type { KernelLaunch, LaunchContext } from "../graph/op.ts";
 
 /** What filling an operand texture needs: the device, and textures that outlive the launch. */
 export type TextureLaunchContext = Pick<LaunchContext, "gpu" | "texture" | "variableTexture">;
@@ -63,11 +67,22 @@ export function operandTexture(
 }
 
 /**
+ * The most texels of an operand that is not a constant variable filled by a dispatch
+ * (`shaders/copy_to_texture.wgsl`) rather than a copy command: 256 KB, a decode step's activations
+ * at batch 32. A dispatch stays in the compute pass; a copy command ends it, costs lavapipe ~55 us
+ * whatever its size and the encoder more; but the kernel loads its buffer a lane at a time on CPU
+ * adapters, where a copy command is a memcpy.
+ */
+const DISPATCH_FILL_MAX_TEXELS = 16384;
+
+/**
  * A texture holding the first `elements` values of `buffer` as linear rgba32float texels (texel
- * t at (t % width, t / width)), and the copy that fills it; `elements` is a multiple of 4. Its
- * width is a power of two and its height is not ({@link textureRows}). A `constant`
- * buffer (a variable the graph never writes) gets the texture every launch copying it shares;
- * `copied` then says another launch of the graph already records the copy.
+ * t at (t % width, t / width)), and what fills it; `elements` is a multiple of 4. Its width is a
+ * power of two and its height is not ({@link textureRows}). A `constant` buffer (a variable the
+ * graph never writes) gets the texture every launch copying it shares; `copied` then says another
+ * launch of the graph already records the copy. `fill`, for a small operand that is not constant:
+ * a launch that fills the texture, to run before the reader instead of `copy` (commands outside
+ * the compute pass).
  */
 export function linearTexture(
   ctx: TextureLaunchContext,
@@ -96,9 +111,25 @@ export function linearTexture(
   );
   // A multiple of 256 bytes (width is a power of two >= 8192), as buffer-texture copies require.
   const bytesPerRow = width * BYTES_PER_TEXEL;
+  const view = texture.createView();
+  const fill: KernelLaunch | undefined = !constant && texels <= DISPATCH_FILL_MAX_TEXELS
+    ? {
+      spec: {
+        shader: "copy_to_texture",
+        entryPoint: "main",
+        constants: { TEX_W: width },
+        bindings: ["read", "storage_texture"],
+        params: true,
+      },
+      buffers: [buffer, view],
+      params: packParams({ texels }),
+      workgroups: grid1d(Math.ceil(texels / 64)),
+    }
+    : undefined;
   return {
-    view: texture.createView(),
+    view,
     copied,
+    fill,
     copy(encoder: GPUCommandEncoder) {
       if (fullRows > 0) {
         encoder.copyBufferToTexture({ buffer, bytesPerRow }, { texture }, [width, fullRows]);

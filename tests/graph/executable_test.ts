@@ -212,25 +212,35 @@ Deno.test("timing a graph of more dispatches than one query set holds runs all o
 Deno.test("launches with `before` copies run between other dispatches, in every run", async () => {
   const gpu = await getGpu();
   const g = new Graph();
-  const x = g.input([37, 52], "f32", "x");
-  const w = g.input([28, 52], "f32", "w");
+  // x is past the fill kernel's limit (16384 texels): copied into its texture before the
+  // matmul's launch; w, 2 z and v are filled by copy kernels in the pass.
+  const x = g.input([37, 1772], "f32", "x");
+  const w = g.input([28, 1772], "f32", "w");
   const v = g.input([28, 8], "f32", "v");
-  const variant = "texture_32x16"; // copies its operands into textures before its launch
+  const variant = "texture_32x16";
   const z = matmul(add(x, x), w, { transB: true, variant });
   const y = scale(matmul(add(z, z), v, { variant }), 0.5);
   const exe = await compileGraph(gpu, [y], "before");
-  assertEquals(exe.dispatches.map((d) => d.before !== undefined), [
-    false,
-    true,
-    false,
-    true,
-    false,
-  ]);
+  assertEquals(
+    exe.dispatches.map((d) => `${d.label.split(/[.:]/)[0]}${d.before ? " after copies" : ""}`),
+    [
+      "binary",
+      "copy_to_texture",
+      "matmul_texture after copies",
+      "binary",
+      "copy_to_texture",
+      "copy_to_texture",
+      "matmul_texture",
+      "unary",
+    ],
+  );
   const expected = (xv: Float32Array, wv: Float32Array, vv: Float32Array) => {
-    const zr = matmulRef(xv.map((e) => 2 * e), wv, { m: 37, k: 52, n: 28, transB: true });
+    const zr = matmulRef(xv.map((e) => 2 * e), wv, { m: 37, k: 1772, n: 28, transB: true });
     return matmulRef(zr, vv, { m: 37, k: 28, n: 8 }); // 0.5 * (2 z) @ v
   };
-  const feeds = (seed: number) => [uniformArray(37 * 52, seed), uniformArray(28 * 52, seed + 1)];
+  const feeds = (
+    seed: number,
+  ) => [uniformArray(37 * 1772, seed), uniformArray(28 * 1772, seed + 1)];
   const vv = uniformArray(28 * 8, 9);
   for (const seed of [1, 3]) {
     const [xv, wv] = feeds(seed);
