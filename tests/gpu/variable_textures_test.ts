@@ -78,8 +78,8 @@ Deno.test("texture matmuls of one weight share its texture across launches and g
   const labels = first.exe.dispatches.map((d) => d.label.split(":")[0]);
   assertEquals(
     labels,
-    ["pack_weight", "matmul_texture", "matmul_texture"],
-    "one pack, two products",
+    ["pack_weight", "copy_to_texture", "matmul_texture", "copy_to_texture", "matmul_texture"],
+    "one pack, two products (each filling its small A first)",
   );
   assertEquals(gpu.variableTextures.size, held + 1, "one texture for both launches");
   await check(first, "first graph");
