@@ -56,12 +56,14 @@ var<private> b_packed: u32;
 const SRC_A = 0u;
 const SRC_B = 1u;
 
+// Texel i of A's texture (texel_b's twin: GLSL takes no storage texture as a parameter).
+fn texel_a(i: u32) -> vec4f {
+  return textureLoad(ta, vec2u(i % TEX_W, i / TEX_W));
+}
+
 // Elements e .. e+3 (e a multiple of 4) of operand src (SRC_A or SRC_B).
 fn quad(src: u32, e: u32) -> vec4f {
-  if (src == SRC_A) {
-    let t = e / 4u;
-    return textureLoad(ta, vec2u(t % TEX_W, t / TEX_W));
-  }
+  if (src == SRC_A) { return texel_a(e / 4u); }
   return texel_b(e / 4u);
 }
 
@@ -87,7 +89,12 @@ fn load_a(g: u32, k0: u32, kv: u32) -> mat4x4f {
   }
   let e = a_base + r * p.k + k0;
   let k = p.k;
-  return mat4x4f(quad(SRC_A, e), quad(SRC_A, e + k), quad(SRC_A, e + 2u * k), quad(SRC_A, e + 3u * k));
+  return mat4x4f(
+    quad(SRC_A, e),
+    quad(SRC_A, e + k),
+    quad(SRC_A, e + 2u * k),
+    quad(SRC_A, e + 3u * k),
+  );
 }
 
 // B at the current four values of k and columns col0+4v .. +4, into bk[v].

@@ -267,9 +267,10 @@ export class GenerationEngine {
     // The decode steps' inputs, one region per step of a block, copied in by each step: a block
     // of steps is recorded into one command buffer and submitted once (one submit per step
     // cost ~10 ms of a 60-75 ms step on the CPU adapter), so no step may take host data.
+    const [positionBytes, rngBytes] = [slots * 4, slots * RNG_WIDTH * 4];
     const stepInputs = {
-      positions: blockBuffer(slots * 4),
-      rng: blockBuffer(slots * 8),
+      positions: blockBuffer(positionBytes),
+      rng: blockBuffer(rngBytes),
       settings: device.createBuffer({ size: settings.byteLength, usage: TENSOR_USAGE }),
     };
     device.queue.writeBuffer(stepInputs.settings, 0, settings);
@@ -349,17 +350,18 @@ export class GenerationEngine {
           (p, s) => (finished[s] || step >= p.maxTokens ? -1 : p.promptLength + step - 1),
         );
         // Written before the block's submit; each step copies its own region.
-        device.queue.writeBuffer(stepInputs.positions, inBlock * slots * 4, stepPositions);
-        device.queue.writeBuffer(stepInputs.rng, inBlock * slots * 8, packRngState(seeds, step));
+        const [positionsAt, rngAt] = [inBlock * positionBytes, inBlock * rngBytes];
+        device.queue.writeBuffer(stepInputs.positions, positionsAt, stepPositions);
+        device.queue.writeBuffer(stepInputs.rng, rngAt, packRngState(seeds, step));
         encoder ??= recordable()
           ? device.createCommandEncoder({ label: "decode block" })
           : undefined;
         await decode.exe.run(
           new Map<Tensor, Feed>([
             [decode.ids, previous.exe.buffer(previous.tokens)],
-            [decode.positions, { source: stepInputs.positions, offset: inBlock * slots * 4 }],
+            [decode.positions, { source: stepInputs.positions, offset: positionsAt }],
             [decode.settings, stepInputs.settings],
-            [decode.rng, { source: stepInputs.rng, offset: inBlock * slots * 8 }],
+            [decode.rng, { source: stepInputs.rng, offset: rngAt }],
           ]),
           { after: record(decode, inBlock), encoder },
         );

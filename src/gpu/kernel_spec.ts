@@ -16,8 +16,8 @@ export type BindingAccess = "read" | "read_write";
  * `var<uniform>` (a few scalars every invocation reads, e.g. a learning rate the host writes or a
  * clip scale an earlier kernel computed: CPU adapters load a uniform value once, a storage value
  * once per lane); `"texture"`, a `texture_storage_2d<rgba32float, read>` read with `textureLoad`
- * (llvmpipe loads such texels ~1.6x as fast as a sampled `texture_2d<f32>`'s); or `"storage_texture"`, a
- * `texture_storage_2d<rgba32float, write>` written with `textureStore`.
+ * (llvmpipe loads such texels ~1.6x as fast as a sampled `texture_2d<f32>`'s); or
+ * `"storage_texture"`, a `texture_storage_2d<rgba32float, write>` written with `textureStore`.
  */
 export type BindingKind = BindingAccess | "uniform" | "texture" | "storage_texture";
 

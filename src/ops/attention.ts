@@ -20,7 +20,13 @@ import { packParams } from "../gpu/kernel_params.ts";
 import type { BoundTensor, KernelLaunch, LaunchContext, OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 import { causalAttentionRef } from "../reference/attention.ts";
-import { linearTexture, textureMisfit, textureWidth } from "./operand_texture.ts";
+import {
+  type LinearTexture,
+  linearTexture,
+  perRunFills,
+  textureMisfit,
+  textureWidth,
+} from "./operand_texture.ts";
 
 /** Options of {@link causalAttention}. */
 export interface AttentionOptions {
@@ -210,16 +216,15 @@ function attentionLaunch(
     }];
   }
   // One texture per distinct buffer (q stands in for absent operands), filled before the launch.
-  const copies = new Map<GPUBuffer, ReturnType<typeof linearTexture>>();
+  const copies = new Map<GPUBuffer, LinearTexture>();
   operands.forEach((buffer, i) => {
     if (!copies.has(buffer)) {
       copies.set(buffer, linearTexture(ctx, buffer, sizes[i], `${op}:operand`, false));
     }
   });
   const [tq, tk, tv, to, tdo] = operands.map((b) => copies.get(b)!.view);
-  const fills = [...copies.values()].flatMap((c) => c.fill ? [c.fill] : []);
-  const copied = [...copies.values()].filter((c) => !c.fill);
-  return [...fills, {
+  const fills = perRunFills([...copies.values()]);
+  return [...fills.launches, {
     spec: {
       shader: "attention_texture",
       entryPoint: entry,
@@ -239,9 +244,7 @@ function attentionLaunch(
     buffers: [tq, tk, tv, segmentIds.buffer, to, tdo, extra.stats ?? q.buffer, out],
     params,
     workgroups: grid,
-    ...(copied.length > 0
-      ? { before: (encoder: GPUCommandEncoder) => copied.forEach((c) => c.copy(encoder)) }
-      : {}),
+    ...(fills.before ? { before: fills.before } : {}),
   }];
 }
 

@@ -14,7 +14,7 @@ import { MAX_WORKGROUPS_PER_DIM } from "../gpu/dispatch.ts";
 import { type PackedParams, packParams } from "../gpu/kernel_params.ts";
 import type { KernelSpec } from "../gpu/kernel_spec.ts";
 import type { KernelLaunch, LaunchContext } from "../graph/op.ts";
-import { linearTexture, textureMisfit, textureWidth } from "./operand_texture.ts";
+import { linearTexture, perRunFills, textureMisfit, textureWidth } from "./operand_texture.ts";
 import { PACKED_BLOCK_COLUMNS, packedMisfit, packedWeightTexture } from "./packed_weight.ts";
 
 /** One matmul launch: `batch` products of op(A) [m, k] by op(B) [k, n], strides in elements. */
@@ -286,14 +286,13 @@ function texture(rowGroups: number): MatmulVariant {
         ? packedWeightTexture(ctx, b, byRows, "matmul:b", true)
         : undefined;
       const tb = packed ? undefined : linearTexture(ctx, b, lb.elements, "matmul:b", constant.b);
-      // Small operands that change every run are filled by launches of their own (in the pass).
-      const fills = [ta.fill, tb?.fill].filter((f) => f !== undefined);
-      const copies = (which: boolean) => (encoder: GPUCommandEncoder) => {
-        if (constant.a === which && !ta.copied && !ta.fill) ta.copy(encoder);
-        if (tb && constant.b === which && !tb.copied && !tb.fill) tb.copy(encoder);
-      };
-      const copiedBefore = (!constant.a && !ta.fill) || (tb && !constant.b && !tb.fill);
-      return [...(packed?.launches ?? []), ...fills, {
+      const operands = [{ texture: ta, constant: constant.a }];
+      if (tb) operands.push({ texture: tb, constant: constant.b });
+      // Operands that change every run are filled before each launch; constant ones once per
+      // version of their variable, by the first launch of the graph that copies them.
+      const perRun = perRunFills(operands.filter((o) => !o.constant).map((o) => o.texture));
+      const perVersion = operands.filter((o) => o.constant && !o.texture.copied);
+      return [...(packed?.launches ?? []), ...perRun.launches, {
         spec: {
           shader: "matmul_texture",
           entryPoint: "main",
@@ -311,9 +310,12 @@ function texture(rowGroups: number): MatmulVariant {
         buffers: [ta.view, (packed ?? tb)!.view, c],
         params: matmulParams(p),
         workgroups: [Math.ceil(p.n / (16 * wgX)), Math.ceil(p.m / rows), p.batch],
-        ...(copiedBefore ? { before: copies(false) } : {}),
-        ...((constant.a && !ta.copied) || (tb && constant.b && !tb.copied)
-          ? { copyVariables: copies(true) }
+        ...(perRun.before ? { before: perRun.before } : {}),
+        ...(perVersion.length > 0
+          ? {
+            copyVariables: (encoder: GPUCommandEncoder) =>
+              perVersion.forEach((o) => o.texture.copy(encoder)),
+          }
           : {}),
       }];
     },

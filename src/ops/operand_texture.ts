@@ -90,7 +90,7 @@ export function linearTexture(
   elements: number,
   label: string,
   constant: boolean,
-) {
+): LinearTexture {
   if (!(buffer.usage & GPUBufferUsage.COPY_SRC)) {
     throw new Error(
       `Cannot copy buffer "${buffer.label}" into texture "${label}": expected COPY_SRC usage`,
@@ -142,6 +142,34 @@ export function linearTexture(
         );
       }
     },
+  };
+}
+
+/** An operand texture of {@link linearTexture} and what fills it. */
+export interface LinearTexture {
+  view: GPUTextureView;
+  /** Another launch of the graph already records the copy (constant operands). */
+  copied: boolean;
+  /** The launch that fills a small operand that changes every run, in the compute pass. */
+  fill?: KernelLaunch;
+  /** The copy commands that fill it (outside a compute pass). */
+  copy(encoder: GPUCommandEncoder): void;
+}
+
+/**
+ * How `textures` of operands that change every run are filled before the launch that reads
+ * them: the fill launches of the small ones, to go ahead of it, and the copy commands of the
+ * others, as its `before` (absent when there are none).
+ */
+export function perRunFills(
+  textures: readonly LinearTexture[],
+): { launches: KernelLaunch[]; before?: (encoder: GPUCommandEncoder) => void } {
+  const copied = textures.filter((t) => !t.fill);
+  return {
+    launches: textures.flatMap((t) => t.fill ? [t.fill] : []),
+    ...(copied.length > 0
+      ? { before: (encoder: GPUCommandEncoder) => copied.forEach((t) => t.copy(encoder)) }
+      : {}),
   };
 }
 
