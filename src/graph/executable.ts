@@ -286,6 +286,24 @@ export async function compileGraph(
   // Textures an op filled and read (ctx.texture), free for the ops after it, by descriptor.
   const freeTextures = new Map<string, GPUTexture[]>();
   let opTextures: [string, GPUTexture][] = [];
+  // A texture from the free ones of its descriptor, else a new one.
+  const takeTexture = (descriptor: GPUTextureDescriptor, name: string) => {
+    let texture = freeTextures.get(textureKey(descriptor))?.pop();
+    if (!texture) {
+      texture = device.createTexture({ ...descriptor, label: `${label}:${name}` });
+      textures.push(texture);
+    }
+    return texture;
+  };
+  // Copies of op inputs (ctx.inputTexture) by tensor, then layout and descriptor key (with the
+  // descriptor key they are freed under, after the tensor's last reader).
+  const inputCopies = new Map<Tensor, Map<string, [string, GPUTexture]>>();
+  const lastReader = new Map<Tensor, Tensor>();
+  for (const node of order) {
+    if (node.source.kind !== "op" || node.source.op.aliasOf !== undefined) continue;
+    for (const t of inputsOf(node)) lastReader.set(t, node);
+  }
+  let opInputs: readonly BoundTensor[] = []; // of the op being compiled
   const heldTextures: GPUTexture[] = []; // from gpu.variableTextures
   // Variables some op of this graph writes in place (e.g. a KV cache).
   const written = new Set(
@@ -296,14 +314,21 @@ export async function compileGraph(
     gpu,
     scratch: acquire,
     texture: (descriptor, name) => {
-      const key = textureKey(descriptor);
-      let texture = freeTextures.get(key)?.pop();
-      if (!texture) {
-        texture = device.createTexture({ ...descriptor, label: `${label}:${name}` });
-        textures.push(texture);
-      }
-      opTextures.push([key, texture]);
+      const texture = takeTexture(descriptor, name);
+      opTextures.push([textureKey(descriptor), texture]);
       return texture;
+    },
+    inputTexture: (source, descriptor, name, layout) => {
+      const input = opInputs.find((b) => b.buffer === source)?.tensor;
+      if (!input) return { texture: ctx.texture(descriptor, name), copied: false };
+      if (!inputCopies.has(input)) inputCopies.set(input, new Map());
+      const copies = inputCopies.get(input)!;
+      const key = textureKey(descriptor);
+      const held = copies.get(`${layout} ${key}`);
+      if (held) return { texture: held[1], copied: true };
+      const texture = takeTexture(descriptor, name);
+      copies.set(`${layout} ${key}`, [key, texture]);
+      return { texture, copied: false };
     },
     variableTexture: (source, descriptor, name, layout) => {
       const texture = gpu.variableTextures.acquire(
@@ -334,12 +359,8 @@ export async function compileGraph(
     if (source.kind === "constant") device.queue.writeBuffer(bufferOf(node), 0, source.data);
     if (source.kind !== "op" || source.op.aliasOf !== undefined) continue;
     const bind = (t: Tensor): BoundTensor => ({ tensor: t, buffer: bufferOf(t) });
-    const launches = await source.op.launch(
-      ctx,
-      inputsOf(node).map(bind),
-      bind(node),
-      source.attrs,
-    );
+    opInputs = inputsOf(node).map(bind);
+    const launches = await source.op.launch(ctx, opInputs, bind(node), source.attrs);
     const first = dispatches.length;
     for (const l of launches) {
       try {
@@ -354,7 +375,13 @@ export async function compileGraph(
       }
     }
     steps.push({ node, dispatches: dispatches.slice(first) });
-    for (const [key, texture] of opTextures) {
+    const freed = [...opTextures];
+    for (const t of inputsOf(node)) {
+      if (lastReader.get(t) !== node) continue;
+      freed.push(...inputCopies.get(t)?.values() ?? []);
+      inputCopies.delete(t);
+    }
+    for (const [key, texture] of freed) {
       if (!freeTextures.has(key)) freeTextures.set(key, []);
       freeTextures.get(key)!.push(texture);
     }

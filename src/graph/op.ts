@@ -64,6 +64,19 @@ export interface LaunchContext {
     layout: string,
   ): { texture: GPUTexture; copied: boolean };
   /**
+   * A texture of `descriptor`'s shape for a copy of the op input bound to `source`, laid out as
+   * `layout` names, shared with the later ops of this graph that copy the same input tensor into
+   * the same shape and layout, up to its last reader (e.g. the q, k and v products of one
+   * activation); `copied`: an earlier op fills it in every run, ahead of this one. A `source` that
+   * is no input of the op gets a texture for this op alone, as {@link texture}.
+   */
+  inputTexture(
+    source: GPUBuffer,
+    descriptor: GPUTextureDescriptor,
+    label: string,
+    layout: string,
+  ): { texture: GPUTexture; copied: boolean };
+  /**
    * Whether `t` is a variable's data (directly or through views) that this graph never writes:
    * copies of it made before a launch can go in `copyVariables`.
    */

@@ -177,6 +177,9 @@ export async function chooseMatmulVariant(
     variableTexture(_source, descriptor, label) {
       return { texture: ctx.texture(descriptor, label), copied: false };
     },
+    inputTexture(_source, descriptor, label) {
+      return { texture: ctx.texture(descriptor, label), copied: false };
+    },
   };
   const a = buffer((s.strideA === 0 ? 1 : s.batch) * s.m * s.k, "a");
   const b = buffer((s.strideB === 0 ? 1 : s.batch) * s.k * s.n, "b");

@@ -13,8 +13,14 @@ import type { GpuContext } from "../gpu/device.ts";
 import { MAX_WORKGROUPS_PER_DIM } from "../gpu/dispatch.ts";
 import { type PackedParams, packParams } from "../gpu/kernel_params.ts";
 import type { KernelSpec } from "../gpu/kernel_spec.ts";
-import type { KernelLaunch, LaunchContext } from "../graph/op.ts";
-import { linearTexture, perRunFills, textureMisfit, textureWidth } from "./operand_texture.ts";
+import type { KernelLaunch } from "../graph/op.ts";
+import {
+  linearTexture,
+  perRunFills,
+  type TextureLaunchContext,
+  textureMisfit,
+  textureWidth,
+} from "./operand_texture.ts";
 import { PACKED_BLOCK_COLUMNS, packedMisfit, packedWeightTexture } from "./packed_weight.ts";
 
 /** One matmul launch: `batch` products of op(A) [m, k] by op(B) [k, n], strides in elements. */
@@ -35,7 +41,7 @@ export interface MatmulProblem {
 }
 
 /** What a variant needs to produce its launch: the device, and textures that outlive it. */
-export type MatmulLaunchContext = Pick<LaunchContext, "gpu" | "texture" | "variableTexture">;
+export type MatmulLaunchContext = TextureLaunchContext;
 
 /**
  * Which operands are variables their graph never writes (weights): a variant's copies of those go

@@ -14,7 +14,10 @@ import { packParams } from "../gpu/kernel_params.ts";
 import type { KernelLaunch, LaunchContext } from "../graph/op.ts";
 
 /** What filling an operand texture needs: the device, and textures that outlive the launch. */
-export type TextureLaunchContext = Pick<LaunchContext, "gpu" | "texture" | "variableTexture">;
+export type TextureLaunchContext = Pick<
+  LaunchContext,
+  "gpu" | "texture" | "variableTexture" | "inputTexture"
+>;
 
 /** Bytes of one rgba32float texel: four elements. */
 const BYTES_PER_TEXEL = 16;
@@ -40,11 +43,18 @@ export function textureRows(texels: number, width: number): number {
 }
 
 /**
+ * Who shares an operand texture: every launch copying the same constant variable (`variable`,
+ * {@link LaunchContext.variableTexture}), the later ops of the graph copying the same input
+ * tensor (`input`, {@link LaunchContext.inputTexture}), or no other op (`op`).
+ */
+export type TextureSharing = "variable" | "input" | "op";
+
+/**
  * An rgba32float texture of at least `texels` texels for an operand copied from `buffer`: a
- * power of two wide (at most {@link textureWidth}), rows as {@link textureRows} says. A
- * `constant` buffer (a variable the graph never writes) gets the texture every launch copying
- * it into this shape and `layout` (a name of how its texels hold the buffer) shares; `copied`
- * then says another launch of the graph already fills it.
+ * power of two wide (at most {@link textureWidth}), rows as {@link textureRows} says, shared as
+ * `sharing` says among the launches that copy `buffer` into this shape and `layout` (a name of
+ * how its texels hold the buffer); `copied` then says another launch of the graph already fills
+ * it.
  */
 export function operandTexture(
   ctx: TextureLaunchContext,
@@ -52,7 +62,7 @@ export function operandTexture(
   texels: number,
   usage: GPUTextureUsageFlags,
   label: string,
-  constant: boolean,
+  sharing: TextureSharing,
   layout: string,
 ): { texture: GPUTexture; copied: boolean } {
   const width = textureWidth(ctx.gpu);
@@ -61,9 +71,9 @@ export function operandTexture(
     format: "rgba32float",
     usage,
   };
-  return constant
-    ? ctx.variableTexture(buffer, descriptor, label, layout)
-    : { texture: ctx.texture(descriptor, label), copied: false };
+  if (sharing === "variable") return ctx.variableTexture(buffer, descriptor, label, layout);
+  if (sharing === "input") return ctx.inputTexture(buffer, descriptor, label, layout);
+  return { texture: ctx.texture(descriptor, label), copied: false };
 }
 
 /**
@@ -79,10 +89,11 @@ const DISPATCH_FILL_MAX_TEXELS = 16384;
  * A texture holding the first `elements` values of `buffer` as linear rgba32float texels (texel
  * t at (t % width, t / width)), and what fills it; `elements` is a multiple of 4. Its width is a
  * power of two and its height is not ({@link textureRows}). A `constant` buffer (a variable the
- * graph never writes) gets the texture every launch copying it shares; `copied` then says another
- * launch of the graph already records the copy. `fill`, for a small operand that is not constant:
- * a launch that fills the texture, to run before the reader instead of `copy` (commands outside
- * the compute pass).
+ * graph never writes) gets the texture every launch copying it shares; a small operand that is
+ * not constant, the texture of the later ops copying the same input tensor; `copied` then says
+ * another launch of the graph already records the copy. `fill`, for a small operand that is not
+ * constant: a launch that fills the texture, to run before the reader instead of `copy` (commands
+ * outside the compute pass); absent where another launch fills it.
  */
 export function linearTexture(
   ctx: TextureLaunchContext,
@@ -100,19 +111,20 @@ export function linearTexture(
   const texels = elements / 4;
   const fullRows = Math.floor(texels / width);
   const tail = texels % width;
+  const small = texels <= DISPATCH_FILL_MAX_TEXELS;
   const { texture, copied } = operandTexture(
     ctx,
     buffer,
     texels,
     GPUTextureUsage.STORAGE_BINDING | GPUTextureUsage.COPY_DST,
     label,
-    constant,
+    constant ? "variable" : small ? "input" : "op",
     "linear",
   );
   // A multiple of 256 bytes (width is a power of two >= 8192), as buffer-texture copies require.
   const bytesPerRow = width * BYTES_PER_TEXEL;
   const view = texture.createView();
-  const fill: KernelLaunch | undefined = !constant && texels <= DISPATCH_FILL_MAX_TEXELS
+  const fill: KernelLaunch | undefined = !constant && small && !copied
     ? {
       spec: {
         shader: "copy_to_texture",
@@ -148,7 +160,7 @@ export function linearTexture(
 /** An operand texture of {@link linearTexture} and what fills it. */
 export interface LinearTexture {
   view: GPUTextureView;
-  /** Another launch of the graph already records the copy (constant operands). */
+  /** Another launch of the graph already records the copy or the fill. */
   copied: boolean;
   /** The launch that fills a small operand that changes every run, in the compute pass. */
   fill?: KernelLaunch;
@@ -159,12 +171,12 @@ export interface LinearTexture {
 /**
  * How `textures` of operands that change every run are filled before the launch that reads
  * them: the fill launches of the small ones, to go ahead of it, and the copy commands of the
- * others, as its `before` (absent when there are none).
+ * others, as its `before` (absent when there are none); none for those an earlier launch fills.
  */
 export function perRunFills(
   textures: readonly LinearTexture[],
 ): { launches: KernelLaunch[]; before?: (encoder: GPUCommandEncoder) => void } {
-  const copied = textures.filter((t) => !t.fill);
+  const copied = textures.filter((t) => !t.fill && !t.copied);
   return {
     launches: textures.flatMap((t) => t.fill ? [t.fill] : []),
     ...(copied.length > 0

@@ -117,7 +117,7 @@ export function packedWeightTexture(
     packedTexels(shape),
     GPUTextureUsage.STORAGE_BINDING,
     label,
-    constant,
+    constant ? "variable" : "op",
     `packed ${shape.n}x${shape.k}${shape.transB ? " B^T" : ""}`,
   );
   return {

@@ -164,6 +164,38 @@ Deno.test("matmul texture_32x16: later ops reuse earlier ops' operand textures, 
   assertClose(out, ref, { atol: 1e-4, rtol: 1e-4, label: "chain" });
 });
 
+Deno.test("matmul texture_32x16: products of one activation fill its texture once; a live copy is not lent out", async () => {
+  // x @ W1^T, z @ W2^T, x @ W3^T with x and z of one texture shape: x's texture is filled by
+  // the first product and read by the third; z, live while x is, gets a texture of its own.
+  const [m, k, n] = [5, 52, 12];
+  const [x, z, w1, w2, w3] = [[m, k], [m, k], [n, k], [n, k], [n, k]].map((shape, i) =>
+    randomInput(shape, 80 + i)
+  );
+  const gpu = await getGpu();
+  const g = new Graph();
+  const [tx, tz, t1, t2, t3] = [x, z, w1, w2, w3].map((inp, i) =>
+    g.input(inp.shape, "f32", `in${i}`)
+  );
+  const variant = "texture_32x16";
+  const outs = [[tx, t1], [tz, t2], [tx, t3]].map(([a, b]) =>
+    matmul(a, b, { transB: true, variant })
+  );
+  const exe = await compileGraph(gpu, outs, "shared activation");
+  const shaders = exe.dispatches.map((d) => d.label.split(":")[0]);
+  assertEquals(shaders, [
+    ...["copy_to_texture", "copy_to_texture", "matmul_texture"], // x, W1
+    ...["copy_to_texture", "copy_to_texture", "matmul_texture"], // z, W2
+    ...["copy_to_texture", "matmul_texture"], // W3 (x's texture is filled)
+  ]);
+  await exe.run(new Map([tx, tz, t1, t2, t3].map((t, i) => [t, [x, z, w1, w2, w3][i].data])));
+  const got = await exe.read(outs);
+  exe.destroy();
+  [[x, w1], [z, w2], [x, w3]].forEach(([a, b], i) => {
+    const ref = matmulRef(a.data, b.data, matmulShapes([m, k], [n, k], { transB: true }));
+    assertClose(got[i], ref, { atol: 1e-4, rtol: 1e-4, label: `product ${i}` });
+  });
+});
+
 // A constant B (a weight variable) is read packed by the texture variants in every layout they
 // take: NT (forward), NN (a backward, from the same packed texture), TN with K odd, and a batch
 // over it; the gemv reads it packed by output columns.
@@ -440,6 +472,9 @@ Deno.test({
       throw new Error("a storage variant asked for a texture");
     },
     variableTexture(): never {
+      throw new Error("a storage variant asked for a texture");
+    },
+    inputTexture(): never {
       throw new Error("a storage variant asked for a texture");
     },
   };

@@ -18,21 +18,26 @@ async function fillAndRead(values: Float32Array<ArrayBuffer>, by: "fill" | "copy
   const buffer = device.createBuffer({ size: values.byteLength, usage: TENSOR_USAGE });
   device.queue.writeBuffer(buffer, 0, values);
   const textures: GPUTexture[] = [];
+  const makeTexture = (descriptor: GPUTextureDescriptor, label: string) => {
+    textures.push(
+      device.createTexture({
+        ...descriptor,
+        usage: descriptor.usage | GPUTextureUsage.COPY_SRC,
+        label,
+      }),
+    );
+    return textures[textures.length - 1];
+  };
   const ctx = {
     gpu,
-    texture(descriptor: GPUTextureDescriptor, label: string) {
-      textures.push(
-        device.createTexture({
-          ...descriptor,
-          usage: descriptor.usage | GPUTextureUsage.COPY_SRC,
-          label,
-        }),
-      );
-      return textures[textures.length - 1];
-    },
+    texture: makeTexture,
     variableTexture(): never {
       throw new Error("no constant operands here");
     },
+    inputTexture: (_: GPUBuffer, descriptor: GPUTextureDescriptor, label: string) => ({
+      texture: makeTexture(descriptor, label),
+      copied: false,
+    }),
   };
   const operand = linearTexture(ctx, buffer, values.length, "operand", false);
   const [texture] = textures;
@@ -79,14 +84,11 @@ Deno.test("copy_to_texture: large or constant operands are filled by copy comman
   const gpu = await getGpu();
   const buffer = gpu.device.createBuffer({ size: 4 * 4 * 20000, usage: TENSOR_USAGE });
   const texture = (descriptor: GPUTextureDescriptor) => gpu.device.createTexture(descriptor);
-  const ctx = {
-    gpu,
-    texture,
-    variableTexture: (_: GPUBuffer, descriptor: GPUTextureDescriptor) => ({
-      texture: texture(descriptor),
-      copied: false,
-    }),
-  };
+  const fresh = (_: GPUBuffer, descriptor: GPUTextureDescriptor) => ({
+    texture: texture(descriptor),
+    copied: false,
+  });
+  const ctx = { gpu, texture, variableTexture: fresh, inputTexture: fresh };
   assertEquals(linearTexture(ctx, buffer, 4 * 16384, "small", false).fill !== undefined, true);
   assertEquals(linearTexture(ctx, buffer, 4 * 16385, "large", false).fill, undefined);
   assertEquals(linearTexture(ctx, buffer, 4 * 37, "constant", true).fill, undefined);
