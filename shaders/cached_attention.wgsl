@@ -2,11 +2,13 @@
 // cached keys in f32 (no [Tn, Tmax] score matrix), optionally split over the key range
 // (flash-decoding: partial results per key chunk, merged by `combine`). No backward.
 // Shapes: q, out [S, Tn, H, D]; k_cache, v_cache [S, Tmax, Hkv, D]; positions [S, Tn] (i32);
-// parts [S, Tn, H, PARTS, D + 2]. Query (s, t) with p = positions[s, t] >= 0 attends to cache
+// parts [S, Tn, H, PARTS, 4 + D]. Query (s, t) with p = positions[s, t] >= 0 attends to cache
 // rows 0 ..= min(p, Tmax - 1) of slot s; p < 0 (padding) gives a zero row. Query head h reads
 // kv head h / (H / Hkv) (HF's repeat_kv). score = scale * q.k; q is scaled as it is read.
-// Bindings (both entry points): q, k_cache, v_cache, positions, parts (read), out (read_write),
-// params. Callers bind q where a binding is unused.
+// Bindings (every entry point): q, k_cache, v_cache, positions, parts (read), out (read_write),
+// params. Callers bind q where a binding is unused. attend4, for head dims that are multiples of
+// 4, is attend reading and writing four head-dim elements at a time (q, the caches and out bound
+// as vec4 arrays).
 //
 // attend: grid x = row block * SPLITS + split, y = kv head, z = slot. The home rows of (slot, kv
 // head) are its Tn * (H / Hkv) pairs (t, query head of the group), so every read of a cached row
@@ -16,14 +18,16 @@
 // 4 * COL_GROUPS at a time (a tile), keeping the tile's scores in registers as 4x4 matrices built
 // from outer products, one head-dim element at a time. Its accumulators live in storage, updated
 // once per tile: with PARTS = 1 the out rows (finally scaled to softmax(scores) v); else its
-// part's record of each home row in parts (bound as out): (max m, sum l of exp(score - m), sum
-// of exp(score - m) v). A record whose row does not reach the part is written but never read.
+// part's record of each home row in parts (bound as out): (max m, sum l of exp(score - m), two
+// unused, sum of exp(score - m) v); the first tile writes them, without reading. A record whose row does not
+// reach the part is written but never read.
 // combine (PARTS > 1): one invocation per four head-dim elements of a row of out (the last of a
 // row may hold fewer), index = (wid.x + wid.y * nwg.x) * WG + lid: merges the parts its row
 // reaches (0 ..= min(p, Tmax - 1) / chunk), reading each part's m and l once for the four.
 //
 // As in attention.wgsl (CPU adapters, where every memory read costs one load per SIMD lane): the
-// head dim is a runtime loop, so one pipeline serves every head dim; no workgroup memory; the
+// head dim is a runtime loop, so one pipeline serves every head dim (two: attend4 for multiples
+// of 4, attend for the others); no workgroup memory; the
 // register blocks are indexed by literals only (`each_block`), as a loop index would put them in
 // memory on llvmpipe.
 // Overrides: ROW_LANES, KEY_LANES, SPLITS, ROW_GROUPS (1 or 2), COL_GROUPS (1 to 4).
@@ -55,9 +59,17 @@ struct Params {
 @group(0) @binding(4) var<storage, read> parts: array<f32>;
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 @group(0) @binding(6) var<uniform> p: Params;
+// The same buffers as vec4s, for attend4 (never used by the same entry point as the above).
+@group(0) @binding(0) var<storage, read> q4: array<vec4f>;
+@group(0) @binding(1) var<storage, read> k_cache4: array<vec4f>;
+@group(0) @binding(2) var<storage, read> v_cache4: array<vec4f>;
+@group(0) @binding(5) var<storage, read_write> out4: array<vec4f>;
 
 // Running max before any key: finite, so exp(max - score) is 0 at the first attended key.
 const NEG_BIG = -3.0e38;
+// Floats before the accumulators of a part record: m, l and two unused (keeps them 16-byte
+// aligned for attend4).
+const RECORD_HEAD = 4u;
 
 // This invocation's slot, kv head and the end of its part's keys.
 var<private> slot: u32;
@@ -81,6 +93,11 @@ var<private> s: array<mat4x4f, 8>;
 var<private> home_cols: array<vec4f, 2>;
 var<private> tile_cols: array<vec4f, 4>;
 var<private> acc_cols: array<vec4f, 2>;
+// attend4's: head-dim elements d .. d+3 of home rows 4g .. 4g+3 (column r: row 4g + r), of tile
+// keys 4h .. 4h+3 (column c: key 4h + c) and of the accumulators of home rows 4g .. 4g+3.
+var<private> home_quads: array<mat4x4f, 2>;
+var<private> tile_quads: array<mat4x4f, 4>;
+var<private> acc_quads: array<mat4x4f, 2>;
 
 // Last cache row the query at row `st` = s * Tn + t attends to; -1 for padding.
 fn last_key(st: u32) -> i32 {
@@ -120,6 +137,45 @@ fn store_acc_column(g: u32, d: u32, x: vec4f) {
   }
 }
 
+// attend4's loads and stores: elements d .. d+3 (d a multiple of 4) of the cache rows j .. j+3
+// of v_cache (k_cache when `values` is false), of the queries of home row group g (times the
+// scale) and of its accumulators, as columns.
+fn cache_quads(values: bool, j: u32, d: u32) -> mat4x4f {
+  let at = vec4u(cache_at(j, d), cache_at(j + 1u, d), cache_at(j + 2u, d), cache_at(j + 3u, d)) / 4u;
+  if (values) { return mat4x4f(v_cache4[at.x], v_cache4[at.y], v_cache4[at.z], v_cache4[at.w]); }
+  return mat4x4f(k_cache4[at.x], k_cache4[at.y], k_cache4[at.z], k_cache4[at.w]);
+}
+
+fn query_quads(g: u32, d: u32) -> mat4x4f {
+  let at = (q_at[g] + vec4u(d)) / 4u;
+  return mat4x4f(q4[at.x], q4[at.y], q4[at.z], q4[at.w]) * p.scale;
+}
+
+fn acc_quads_at(g: u32, d: u32) -> mat4x4f {
+  let at = (acc_at[g] + vec4u(d)) / 4u;
+  return mat4x4f(out4[at.x], out4[at.y], out4[at.z], out4[at.w]);
+}
+
+fn store_acc_quads(g: u32, d: u32, x: mat4x4f) {
+  let at = (acc_at[g] + vec4u(d)) / 4u;
+  for (var r = 0u; r < 4u; r++) {
+    if (home_valid[g][r]) { out4[at[r]] = x[r]; }
+  }
+}
+
+// m with column r scaled by f[r].
+fn scaled_columns(m: mat4x4f, f: vec4f) -> mat4x4f {
+  return mat4x4f(m[0] * f.x, m[1] * f.y, m[2] * f.z, m[3] * f.w);
+}
+
+// tile_quads[h] = elements d .. d+3 of cache rows j0 + 4h .. j0 + 4h + 3, with literal h.
+fn load_tile_quads(values: bool, j0: u32, d: u32) {
+  tile_quads[0] = cache_quads(values, j0, d);
+  if (COL_GROUPS > 1u) { tile_quads[1] = cache_quads(values, j0 + 4u, d); }
+  if (COL_GROUPS > 2u) { tile_quads[2] = cache_quads(values, j0 + 8u, d); }
+  if (COL_GROUPS > 3u) { tile_quads[3] = cache_quads(values, j0 + 12u, d); }
+}
+
 // Whether each home row of group g attends to key j0 + 4h + c of the tile at j0.
 fn pairs(g: u32, h: u32, c: u32, j0: u32) -> vec4<bool> {
   let key = j0 + 4u * h + c;
@@ -142,6 +198,8 @@ const OP_DOT = 1u; // s += home x tile (the current head-dim element)
 const OP_MAX = 2u; // run_max = max(run_max, attending scores)
 const OP_EXP = 3u; // s = exp(s - run_max) where attending, else 0; run_sum += its columns
 const OP_ACC = 4u; // acc_cols += s . tile (home row r gains sum_j s[r, j] * tile key j)
+const OP_DOT4 = 5u; // s += home quads^T tile quads (four head-dim elements)
+const OP_ACC4 = 6u; // acc_quads += tile quads s^T (four head-dim elements)
 
 // Step `op` on register block (g, h) of the tile at j0; g and h are literals at every call.
 fn block_step(op: u32, g: u32, h: u32, j0: u32) {
@@ -164,6 +222,8 @@ fn block_step(op: u32, g: u32, h: u32, j0: u32) {
       s[i] = pr;
       run_sum[g] += pr[0] + pr[1] + pr[2] + pr[3];
     }
+    case OP_DOT4: { s[i] += transpose(home_quads[g]) * tile_quads[h]; }
+    case OP_ACC4: { acc_quads[g] += tile_quads[h] * transpose(s[i]); }
     default: { acc_cols[g] += s[i] * tile_cols[h]; }
   }
 }
@@ -200,15 +260,16 @@ fn locate_group(g: u32, first: u32, part: u32) {
     let st = slot * p.tn + row / group;
     let out_row = st * p.heads + kv_head * group + row % group;
     q_at[g][r] = out_row * p.head_dim;
-    let record = (out_row * PARTS + part) * (p.head_dim + 2u) + 2u;
+    let record = (out_row * PARTS + part) * (p.head_dim + RECORD_HEAD) + RECORD_HEAD;
     acc_at[g][r] = select(out_row * p.head_dim, record, PARTS > 1u);
     home_valid[g][r] = i < home_rows;
     home_last[g][r] = select(-1, last_key(st), i < home_rows);
   }
 }
 
-@compute @workgroup_size(WG)
-fn attend(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+// Sets up this invocation's slot, kv head, part and home rows and the online softmax; returns
+// the first key of its part and the end of the keys its rows attend to there.
+fn begin_part(wid: vec3u, lid: u32) -> vec2u {
   slot = wid.z;
   kv_head = wid.y;
   let part = (wid.x % SPLITS) * KEY_LANES + lid / ROW_LANES;
@@ -221,15 +282,36 @@ fn attend(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li
     locate_group(1u, first, part);
     last = max(last, home_last[1]);
   }
-  let stop = min(part_end, u32(max(max(last.x, last.y), max(last.z, last.w)) + 1));
   run_max = array<vec4f, 2>(vec4f(NEG_BIG), vec4f(NEG_BIG));
   run_sum = array<vec4f, 2>(vec4f(0.0), vec4f(0.0));
-  for (var d = 0u; d < p.head_dim; d++) {
+  return vec2u(begin, min(part_end, u32(max(max(last.x, last.y), max(last.z, last.w)) + 1)));
+}
+
+// The online softmax's step over the scores of the tile at j0: new running max, the factor the
+// accumulators are rescaled by, s = P.
+fn softmax_tile(j0: u32) {
+  let old_max = run_max;
+  each_block(OP_MAX, j0);
+  rescale = array<vec4f, 2>(exp(old_max[0] - run_max[0]), exp(old_max[1] - run_max[1]));
+  run_sum = array<vec4f, 2>(run_sum[0] * rescale[0], run_sum[1] * rescale[1]);
+  each_block(OP_EXP, j0);
+}
+
+// 1 / l of home row group g (0 for rows that attend to nothing): the final scale of out.
+fn final_scale(g: u32) -> vec4f {
+  return select(vec4f(0.0), 1.0 / run_sum[g], run_sum[g] > vec4f(0.0));
+}
+
+// attend: one head-dim element at a time (any head dim).
+@compute @workgroup_size(WG)
+fn attend(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let keys = begin_part(wid, lid);
+  // The first tile stores every home row's accumulators; with no tile they are zeros.
+  for (var d = 0u; d < select(0u, p.head_dim, keys.y <= keys.x); d++) {
     store_acc_column(0u, d, vec4f(0.0));
     if (ROW_GROUPS > 1u) { store_acc_column(1u, d, vec4f(0.0)); }
   }
-
-  for (var j0 = begin; j0 < stop; j0 += 4u * COL_GROUPS) {
+  for (var j0 = keys.x; j0 < keys.y; j0 += 4u * COL_GROUPS) {
     each_block(OP_ZERO, j0);
     for (var d = 0u; d < p.head_dim; d++) {
       home_cols[0] = query_column(0u, d);
@@ -237,32 +319,73 @@ fn attend(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li
       load_tile_cols(false, j0, d);
       each_block(OP_DOT, j0);
     }
-    let old_max = run_max;
-    each_block(OP_MAX, j0);
-    rescale = array<vec4f, 2>(exp(old_max[0] - run_max[0]), exp(old_max[1] - run_max[1]));
-    run_sum = array<vec4f, 2>(run_sum[0] * rescale[0], run_sum[1] * rescale[1]);
-    each_block(OP_EXP, j0);
+    softmax_tile(j0);
     for (var d = 0u; d < p.head_dim; d++) {
       load_tile_cols(true, j0, d);
-      acc_cols[0] = acc_column(0u, d) * rescale[0];
-      if (ROW_GROUPS > 1u) { acc_cols[1] = acc_column(1u, d) * rescale[1]; }
+      acc_cols = array<vec4f, 2>(vec4f(0.0), vec4f(0.0));
+      if (j0 != keys.x) {
+        acc_cols[0] = acc_column(0u, d) * rescale[0];
+        if (ROW_GROUPS > 1u) { acc_cols[1] = acc_column(1u, d) * rescale[1]; }
+      }
       each_block(OP_ACC, j0);
       store_acc_column(0u, d, acc_cols[0]);
       if (ROW_GROUPS > 1u) { store_acc_column(1u, d, acc_cols[1]); }
     }
   }
-
-  if (PARTS == 1u) {
-    let l = run_sum;
-    let f0 = select(vec4f(0.0), 1.0 / l[0], l[0] > vec4f(0.0));
-    let f1 = select(vec4f(0.0), 1.0 / l[1], l[1] > vec4f(0.0));
-    for (var d = 0u; d < p.head_dim; d++) {
-      store_acc_column(0u, d, acc_column(0u, d) * f0);
-      if (ROW_GROUPS > 1u) { store_acc_column(1u, d, acc_column(1u, d) * f1); }
-    }
-  } else {
+  if (PARTS > 1u) {
     store_record_stats(0u);
     if (ROW_GROUPS > 1u) { store_record_stats(1u); }
+    return;
+  }
+  for (var d = 0u; d < p.head_dim; d++) {
+    store_acc_column(0u, d, acc_column(0u, d) * final_scale(0u));
+    if (ROW_GROUPS > 1u) { store_acc_column(1u, d, acc_column(1u, d) * final_scale(1u)); }
+  }
+}
+
+// attend4 (head dim a multiple of 4): as attend, four head-dim elements at a time, each row's
+// four loaded as one vec4 (on llvmpipe a vec4 load per lane costs far less than four scalar
+// ones). The blocks are 4x4 matrices: a group's query quads and a tile's key or value quads as
+// columns (row or key c in column c), so scores += transpose(queries) * keys and accumulators
+// (row r's quad in column r) += values * transpose(P).
+@compute @workgroup_size(WG)
+fn attend4(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let keys = begin_part(wid, lid);
+  for (var d = 0u; d < select(0u, p.head_dim, keys.y <= keys.x); d += 4u) {
+    store_acc_quads(0u, d, mat4x4f());
+    if (ROW_GROUPS > 1u) { store_acc_quads(1u, d, mat4x4f()); }
+  }
+  for (var j0 = keys.x; j0 < keys.y; j0 += 4u * COL_GROUPS) {
+    each_block(OP_ZERO, j0);
+    for (var d = 0u; d < p.head_dim; d += 4u) {
+      home_quads[0] = query_quads(0u, d);
+      if (ROW_GROUPS > 1u) { home_quads[1] = query_quads(1u, d); }
+      load_tile_quads(false, j0, d);
+      each_block(OP_DOT4, j0);
+    }
+    softmax_tile(j0);
+    for (var d = 0u; d < p.head_dim; d += 4u) {
+      load_tile_quads(true, j0, d);
+      acc_quads = array<mat4x4f, 2>(mat4x4f(), mat4x4f());
+      if (j0 != keys.x) {
+        acc_quads[0] = scaled_columns(acc_quads_at(0u, d), rescale[0]);
+        if (ROW_GROUPS > 1u) { acc_quads[1] = scaled_columns(acc_quads_at(1u, d), rescale[1]); }
+      }
+      each_block(OP_ACC4, j0);
+      store_acc_quads(0u, d, acc_quads[0]);
+      if (ROW_GROUPS > 1u) { store_acc_quads(1u, d, acc_quads[1]); }
+    }
+  }
+  if (PARTS > 1u) {
+    store_record_stats4(0u);
+    if (ROW_GROUPS > 1u) { store_record_stats4(1u); }
+    return;
+  }
+  for (var d = 0u; d < p.head_dim; d += 4u) {
+    store_acc_quads(0u, d, scaled_columns(acc_quads_at(0u, d), final_scale(0u)));
+    if (ROW_GROUPS > 1u) {
+      store_acc_quads(1u, d, scaled_columns(acc_quads_at(1u, d), final_scale(1u)));
+    }
   }
 }
 
@@ -270,8 +393,17 @@ fn attend(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) li
 fn store_record_stats(g: u32) {
   for (var r = 0u; r < 4u; r++) {
     if (home_valid[g][r]) {
-      out[acc_at[g][r] - 2u] = run_max[g][r];
-      out[acc_at[g][r] - 1u] = run_sum[g][r];
+      out[acc_at[g][r] - RECORD_HEAD] = run_max[g][r];
+      out[acc_at[g][r] - RECORD_HEAD + 1u] = run_sum[g][r];
+    }
+  }
+}
+
+// store_record_stats for attend4: m and l as the first two floats of the records' 16-byte head.
+fn store_record_stats4(g: u32) {
+  for (var r = 0u; r < 4u; r++) {
+    if (home_valid[g][r]) {
+      out4[(acc_at[g][r] - RECORD_HEAD) / 4u] = vec4f(run_max[g][r], run_sum[g][r], 0.0, 0.0);
     }
   }
 }
@@ -292,7 +424,7 @@ fn combine(
   let last = last_key(row / p.heads);
   var x = vec4f(0.0);
   if (last >= 0) {
-    let record = p.head_dim + 2u;
+    let record = p.head_dim + RECORD_HEAD;
     let used = u32(last) / p.chunk + 1u;
     let base = row * PARTS * record;
     var m = NEG_BIG;
@@ -303,8 +435,8 @@ fn combine(
       let w = exp(parts[at] - m);
       l += w * parts[at + 1u];
       // Elements past the quad's count read the record's last element instead (unused).
-      let e = at + 2u + d0;
-      let e_last = at + 1u + p.head_dim;
+      let e = at + RECORD_HEAD + d0;
+      let e_last = at + RECORD_HEAD - 1u + p.head_dim;
       x += w * vec4f(parts[e], parts[min(e + 1u, e_last)], parts[min(e + 2u, e_last)],
         parts[min(e + 3u, e_last)]);
     }

@@ -59,6 +59,9 @@ function cachedDims(q: Tensor, kCache: Tensor, vCache: Tensor, positions: Tensor
   return { slots, tn, tmax, heads, kvHeads, headDim };
 }
 
+/** Floats before the accumulators of a part record (m, l, two unused; the shader's). */
+const RECORD_HEAD = 4;
+
 /** Fewest keys per part when the key range is split over workgroups. */
 const MIN_CHUNK = 32;
 
@@ -99,7 +102,8 @@ function layout(ctx: LaunchContext, dims: CachedDims): Layout {
   const blocks = Math.ceil(homeRows / (rowLanes * 4 * rowGroups));
   const target = fallback ? 16 : 1024;
   const wanted = Math.ceil(target / (blocks * dims.kvHeads * dims.slots));
-  const recordBytes = dims.slots * dims.tn * dims.heads * (dims.headDim + 2) * 4 * keyLanes;
+  const recordBytes = dims.slots * dims.tn * dims.heads * (dims.headDim + RECORD_HEAD) * 4 *
+    keyLanes;
   const splits = Math.max(
     1,
     Math.min(
@@ -151,23 +155,25 @@ const CACHED_ATTENTION: OpDef<CachedAttentionAttrs> = {
       chunk,
       scale: { f32: scale },
     });
+    // Four head-dim elements per load where the rows are whole vec4s.
+    const attend = dims.headDim % 4 === 0 ? "attend4" : "attend";
     const operands = [q.buffer, kCache.buffer, vCache.buffer, positions.buffer];
     const parts = splits * keyLanes;
     if (parts === 1) {
       return [{
-        spec: spec("attend"),
+        spec: spec(attend),
         buffers: [...operands, q.buffer, out.buffer],
         params,
         workgroups: grid,
       }];
     }
     const partBuffer = ctx.scratch(
-      q.tensor.size / dims.headDim * parts * (dims.headDim + 2) * 4,
+      q.tensor.size / dims.headDim * parts * (dims.headDim + RECORD_HEAD) * 4,
       "cached_attention:parts",
     );
     return [
       {
-        spec: spec("attend"),
+        spec: spec(attend),
         buffers: [...operands, q.buffer, partBuffer],
         params,
         workgroups: grid,

@@ -229,6 +229,30 @@ const CASES: Case[] = [
     shape: { slots: 1, tokens: 3, maxLen: 20, heads: 2, kvHeads: 1, headDim: 130 },
     positions: [[17, 18, 19]],
   },
+  // Head dims that are multiples of 4: attend4, four elements per load.
+  {
+    label: "attend4: decode, H=4 Hkv=1 D=8 Tmax=37: 8 key lanes, a padding row",
+    shape: { slots: 3, tokens: 1, maxLen: 37, heads: 4, kvHeads: 1, headDim: 8 },
+    positions: [[36], [5], [-1]],
+  },
+  {
+    label: "attend4: two tokens, H=4 Hkv=1 D=12 Tmax=70: 8 home rows, a position past the cache",
+    shape: { slots: 3, tokens: 2, maxLen: 70, heads: 4, kvHeads: 1, headDim: 12 },
+    positions: [[10, 11], [68, 69], [-1, 100]],
+  },
+  {
+    label: "attend4: prefill, H=4 Hkv=1 D=4 Tmax=37: one pass, several tiles per row",
+    shape: { slots: 2, tokens: 20, maxLen: 37, heads: 4, kvHeads: 1, headDim: 4 },
+    positions: [
+      Array.from({ length: 20 }, (_, t) => t + 17),
+      Array.from({ length: 20 }, (_, t) => t < 3 ? -1 : t + 14),
+    ],
+  },
+  {
+    label: "attend4: decode, H=2 Hkv=2 D=8 Tmax=600: 8 key lanes x 2 splits",
+    shape: { slots: 2, tokens: 1, maxLen: 600, heads: 2, kvHeads: 2, headDim: 8 },
+    positions: [[599], [300]],
+  },
   {
     label: "scale 0.7, H=2 Hkv=1 D=3 Tmax=9",
     shape: { slots: 2, tokens: 2, maxLen: 9, heads: 2, kvHeads: 1, headDim: 3 },
