@@ -302,91 +302,119 @@ fn final_scale(g: u32) -> vec4f {
   return select(vec4f(0.0), 1.0 / run_sum[g], run_sum[g] > vec4f(0.0));
 }
 
+// attend's steps, one head-dim element d at a time: store x as the accumulators of both home
+// row groups; add the scores of element d of the tile at j0; add P times element d of its values
+// to the accumulators (rescaled first unless this is the part's first tile, which writes them).
+fn store_cols(d: u32, x: array<vec4f, 2>) {
+  store_acc_column(0u, d, x[0]);
+  if (ROW_GROUPS > 1u) { store_acc_column(1u, d, x[1]); }
+}
+
+fn score_cols(j0: u32, d: u32) {
+  home_cols[0] = query_column(0u, d);
+  if (ROW_GROUPS > 1u) { home_cols[1] = query_column(1u, d); }
+  load_tile_cols(false, j0, d);
+  each_block(OP_DOT, j0);
+}
+
+fn accumulate_cols(j0: u32, d: u32, first_tile: bool) {
+  load_tile_cols(true, j0, d);
+  acc_cols = array<vec4f, 2>(vec4f(0.0), vec4f(0.0));
+  if (!first_tile) {
+    acc_cols[0] = acc_column(0u, d) * rescale[0];
+    if (ROW_GROUPS > 1u) { acc_cols[1] = acc_column(1u, d) * rescale[1]; }
+  }
+  each_block(OP_ACC, j0);
+  store_cols(d, acc_cols);
+}
+
+// The end of attend: the part records' m and l, or (one part) out = accumulators / l.
+fn finish_cols() {
+  if (PARTS > 1u) {
+    store_record_stats(0u);
+    if (ROW_GROUPS > 1u) { store_record_stats(1u); }
+    return;
+  }
+  let f = array<vec4f, 2>(final_scale(0u), final_scale(1u));
+  for (var d = 0u; d < p.head_dim; d++) {
+    store_acc_column(0u, d, acc_column(0u, d) * f[0]);
+    if (ROW_GROUPS > 1u) { store_acc_column(1u, d, acc_column(1u, d) * f[1]); }
+  }
+}
+
 // attend: one head-dim element at a time (any head dim).
 @compute @workgroup_size(WG)
 fn attend(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
   let keys = begin_part(wid, lid);
   // The first tile stores every home row's accumulators; with no tile they are zeros.
   for (var d = 0u; d < select(0u, p.head_dim, keys.y <= keys.x); d++) {
-    store_acc_column(0u, d, vec4f(0.0));
-    if (ROW_GROUPS > 1u) { store_acc_column(1u, d, vec4f(0.0)); }
+    store_cols(d, array<vec4f, 2>());
   }
   for (var j0 = keys.x; j0 < keys.y; j0 += 4u * COL_GROUPS) {
     each_block(OP_ZERO, j0);
-    for (var d = 0u; d < p.head_dim; d++) {
-      home_cols[0] = query_column(0u, d);
-      if (ROW_GROUPS > 1u) { home_cols[1] = query_column(1u, d); }
-      load_tile_cols(false, j0, d);
-      each_block(OP_DOT, j0);
-    }
+    for (var d = 0u; d < p.head_dim; d++) { score_cols(j0, d); }
     softmax_tile(j0);
-    for (var d = 0u; d < p.head_dim; d++) {
-      load_tile_cols(true, j0, d);
-      acc_cols = array<vec4f, 2>(vec4f(0.0), vec4f(0.0));
-      if (j0 != keys.x) {
-        acc_cols[0] = acc_column(0u, d) * rescale[0];
-        if (ROW_GROUPS > 1u) { acc_cols[1] = acc_column(1u, d) * rescale[1]; }
-      }
-      each_block(OP_ACC, j0);
-      store_acc_column(0u, d, acc_cols[0]);
-      if (ROW_GROUPS > 1u) { store_acc_column(1u, d, acc_cols[1]); }
-    }
+    for (var d = 0u; d < p.head_dim; d++) { accumulate_cols(j0, d, j0 == keys.x); }
   }
-  if (PARTS > 1u) {
-    store_record_stats(0u);
-    if (ROW_GROUPS > 1u) { store_record_stats(1u); }
-    return;
-  }
-  for (var d = 0u; d < p.head_dim; d++) {
-    store_acc_column(0u, d, acc_column(0u, d) * final_scale(0u));
-    if (ROW_GROUPS > 1u) { store_acc_column(1u, d, acc_column(1u, d) * final_scale(1u)); }
-  }
+  finish_cols();
 }
 
-// attend4 (head dim a multiple of 4): as attend, four head-dim elements at a time, each row's
-// four loaded as one vec4 (on llvmpipe a vec4 load per lane costs far less than four scalar
-// ones). The blocks are 4x4 matrices: a group's query quads and a tile's key or value quads as
-// columns (row or key c in column c), so scores += transpose(queries) * keys and accumulators
-// (row r's quad in column r) += values * transpose(P).
-@compute @workgroup_size(WG)
-fn attend4(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
-  let keys = begin_part(wid, lid);
-  for (var d = 0u; d < select(0u, p.head_dim, keys.y <= keys.x); d += 4u) {
-    store_acc_quads(0u, d, mat4x4f());
-    if (ROW_GROUPS > 1u) { store_acc_quads(1u, d, mat4x4f()); }
+// attend4's steps, as attend's for the four head-dim elements from d (a multiple of 4): a
+// structural twin of them, since one entry point may not use both views of a binding. The
+// blocks are 4x4 matrices: a group's query quads and a tile's key or value quads as columns (row
+// or key c in column c), so scores += transpose(queries) * keys, and the accumulators (row r's
+// quad in column r) += values * transpose(P).
+fn store_quads(d: u32, x: array<mat4x4f, 2>) {
+  store_acc_quads(0u, d, x[0]);
+  if (ROW_GROUPS > 1u) { store_acc_quads(1u, d, x[1]); }
+}
+
+fn score_quads(j0: u32, d: u32) {
+  home_quads[0] = query_quads(0u, d);
+  if (ROW_GROUPS > 1u) { home_quads[1] = query_quads(1u, d); }
+  load_tile_quads(false, j0, d);
+  each_block(OP_DOT4, j0);
+}
+
+fn accumulate_quads(j0: u32, d: u32, first_tile: bool) {
+  load_tile_quads(true, j0, d);
+  acc_quads = array<mat4x4f, 2>(mat4x4f(), mat4x4f());
+  if (!first_tile) {
+    acc_quads[0] = scaled_columns(acc_quads_at(0u, d), rescale[0]);
+    if (ROW_GROUPS > 1u) { acc_quads[1] = scaled_columns(acc_quads_at(1u, d), rescale[1]); }
   }
-  for (var j0 = keys.x; j0 < keys.y; j0 += 4u * COL_GROUPS) {
-    each_block(OP_ZERO, j0);
-    for (var d = 0u; d < p.head_dim; d += 4u) {
-      home_quads[0] = query_quads(0u, d);
-      if (ROW_GROUPS > 1u) { home_quads[1] = query_quads(1u, d); }
-      load_tile_quads(false, j0, d);
-      each_block(OP_DOT4, j0);
-    }
-    softmax_tile(j0);
-    for (var d = 0u; d < p.head_dim; d += 4u) {
-      load_tile_quads(true, j0, d);
-      acc_quads = array<mat4x4f, 2>(mat4x4f(), mat4x4f());
-      if (j0 != keys.x) {
-        acc_quads[0] = scaled_columns(acc_quads_at(0u, d), rescale[0]);
-        if (ROW_GROUPS > 1u) { acc_quads[1] = scaled_columns(acc_quads_at(1u, d), rescale[1]); }
-      }
-      each_block(OP_ACC4, j0);
-      store_acc_quads(0u, d, acc_quads[0]);
-      if (ROW_GROUPS > 1u) { store_acc_quads(1u, d, acc_quads[1]); }
-    }
-  }
+  each_block(OP_ACC4, j0);
+  store_quads(d, acc_quads);
+}
+
+fn finish_quads() {
   if (PARTS > 1u) {
     store_record_stats4(0u);
     if (ROW_GROUPS > 1u) { store_record_stats4(1u); }
     return;
   }
+  let f = array<vec4f, 2>(final_scale(0u), final_scale(1u));
   for (var d = 0u; d < p.head_dim; d += 4u) {
-    store_acc_quads(0u, d, scaled_columns(acc_quads_at(0u, d), final_scale(0u)));
-    if (ROW_GROUPS > 1u) {
-      store_acc_quads(1u, d, scaled_columns(acc_quads_at(1u, d), final_scale(1u)));
-    }
+    store_acc_quads(0u, d, scaled_columns(acc_quads_at(0u, d), f[0]));
+    if (ROW_GROUPS > 1u) { store_acc_quads(1u, d, scaled_columns(acc_quads_at(1u, d), f[1])); }
   }
+}
+
+// attend4 (head dim a multiple of 4): attend four head-dim elements at a time, each row's four
+// loaded as one vec4 (on llvmpipe a vec4 load per lane costs far less than four scalar ones).
+@compute @workgroup_size(WG)
+fn attend4(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
+  let keys = begin_part(wid, lid);
+  for (var d = 0u; d < select(0u, p.head_dim, keys.y <= keys.x); d += 4u) {
+    store_quads(d, array<mat4x4f, 2>());
+  }
+  for (var j0 = keys.x; j0 < keys.y; j0 += 4u * COL_GROUPS) {
+    each_block(OP_ZERO, j0);
+    for (var d = 0u; d < p.head_dim; d += 4u) { score_quads(j0, d); }
+    softmax_tile(j0);
+    for (var d = 0u; d < p.head_dim; d += 4u) { accumulate_quads(j0, d, j0 == keys.x); }
+  }
+  finish_quads();
 }
 
 // The m and l of the part records of home row group g, just before their accumulators.
