@@ -347,8 +347,8 @@ fn finish_cols() {
 fn attend(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
   let keys = begin_part(wid, lid);
   // The first tile stores every home row's accumulators; with no tile they are zeros.
-  for (var d = 0u; d < select(0u, p.head_dim, keys.y <= keys.x); d++) {
-    store_cols(d, array<vec4f, 2>());
+  if (keys.y <= keys.x) {
+    for (var d = 0u; d < p.head_dim; d++) { store_cols(d, array<vec4f, 2>()); }
   }
   for (var j0 = keys.x; j0 < keys.y; j0 += 4u * COL_GROUPS) {
     each_block(OP_ZERO, j0);
@@ -405,8 +405,9 @@ fn finish_quads() {
 @compute @workgroup_size(WG)
 fn attend4(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
   let keys = begin_part(wid, lid);
-  for (var d = 0u; d < select(0u, p.head_dim, keys.y <= keys.x); d += 4u) {
-    store_quads(d, array<mat4x4f, 2>());
+  // As attend: with no tile, the accumulators are zeros.
+  if (keys.y <= keys.x) {
+    for (var d = 0u; d < p.head_dim; d += 4u) { store_quads(d, array<mat4x4f, 2>()); }
   }
   for (var j0 = keys.x; j0 < keys.y; j0 += 4u * COL_GROUPS) {
     each_block(OP_ZERO, j0);
