@@ -67,9 +67,14 @@ fn load_a(g: u32, k0: u32, kv: u32) -> mat4x4f {
   return mat4x4f(quad_a(i, kv), quad_a(i + k, kv), quad_a(i + 2u * k, kv), quad_a(i + 3u * k, kv));
 }
 
+// The first column of quad v: this invocation's 4 * COL_GROUPS columns are side by side.
+fn column_of(v: u32) -> u32 {
+  return col0 + 4u * v;
+}
+
 // B at k0 .. k0+kv and columns col0+4v .. +4, into bk[v].
 fn load_b(v: u32, k0: u32, kv: u32) {
-  let col = col0 + 4u * v;
+  let col = column_of(v);
   if (TRANS_B) {
     let i = b_base + col * p.k + k0;
     let k = p.k;

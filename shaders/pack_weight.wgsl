@@ -1,16 +1,21 @@
 // Packs the B operand of a matmul (a weight) into the texture layout the packed-B matmul kernels
-// read (matmul_texture.wgsl with PACKED_B, matmul_texture_gemv.wgsl): output columns in blocks of
-// 128 (the 8 invocations of a workgroup, 16 columns each), and within a block, for every four
-// values of K, the 128 columns' texels interleaved so that the 8 invocations' loads of one step
-// are 8 consecutive texels:
+// read (matmul_texture.wgsl with PACKED_B, matmul_texture_gemv.wgsl): output columns in strips of
+// 32 (the 8 invocations of a workgroup, 4 columns each), four strips to a block of 128, and within
+// a block, for every four values of K, the 128 columns' texels side by side, so that the 8
+// invocations' loads of one strip at one step are 8 consecutive texels and a workgroup taking a
+// block's 4 strips streams through its texels in order:
 //
-//   column n = 128 b + 16 l + c (block b, invocation l, its column c), kq = k / 4
-//   texel (b * K4 + kq) * 128 + 8 c + l = op(B)[4 kq .. 4 kq + 3, n]   (K4 = ceil(K / 4))
+//   column n = 128 b + 32 v + 4 l + c (block b, strip v of it, invocation l, its column c)
+//   kq = k / 4, K4 = ceil(K / 4)
+//   texel (b * K4 + kq) * 128 + 32 v + 8 c + l = op(B)[4 kq .. 4 kq + 3, n]
 //   texel t sits at (t % TEX_W, t / TEX_W)
 //
-// Values past K are zeros; columns past N are left as they are (never stored by the readers).
-// On CPU adapters a texel load is far cheaper when the lanes of a load read neighbouring memory:
-// in the linear layout each invocation reads its own columns' rows, K values apart.
+// A reader's workgroup takes 1 to 4 strips (its COL_QUADS), so it can cover 32, 64, 96 or 128
+// columns: N = 576 splits into 6 workgroups of 96 columns, which two CPU threads share evenly (5
+// of 128 take three rounds). Values past K are zeros; columns past N are left as they are (never
+// stored by the readers). On CPU adapters a texel load is far cheaper when the lanes of a load
+// read neighbouring memory: in the linear layout each invocation reads its own columns' rows, K
+// values apart.
 //
 // Bindings: b (read) B [K, N], or B^T [N, K] with TRANS_B, from column first_block * 128 on
 //           (with TRANS_B the binding may start there: a weight larger than one storage binding
@@ -43,9 +48,9 @@ fn value(k: u32, n: u32) -> f32 {
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(workgroup_id) wid: vec3u) {
   let k4 = (p.k + 3u) / 4u;
   let kq = gid.x / 128u;
-  let slot = gid.x % 128u;
+  let slot = gid.x % 128u; // 32 v + 8 c + l
   let block = p.first_block + wid.y;
-  let n = block * 128u + 16u * (slot % 8u) + slot / 8u;
+  let n = block * 128u + 32u * (slot / 32u) + 4u * (slot % 8u) + (slot % 32u) / 8u;
   if (kq >= k4 || n >= p.n) { return; }
   let k = 4u * kq;
   let texel = vec4f(value(k, n), value(k + 1u, n), value(k + 2u, n), value(k + 3u, n));

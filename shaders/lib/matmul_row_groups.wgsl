@@ -1,13 +1,14 @@
 // The row-group steps shared by the register-blocked matmuls (matmul_regblock.wgsl,
 // matmul_texture.wgsl); a shader pulls them in with the line `// #include matmul_row_groups`.
 // Needs in the including shader: `override ROW_GROUPS: u32` (1..8 groups of 4 rows), `Params p`
-// with m and n, `var<private> acc: array<vec4f, 128>` (acc[4r + v] = C[row0 + r, col0 + 4v ..]),
-// `row0`, `col0`, and `multiply_group(g, k0, kv)`, `store_group(c_base, g)`, `store_row(i, col,
-// row)`. Unrolled by hand with override guards: loops over the block would spill it to memory.
+// with m and n, `var<private> acc: array<vec4f, 128>`,
+// `row0`, `column_of(v)` (the first column of quad v: acc[4r + v] holds C[row0 + r, column_of(v)
+// .. +4]), and `multiply_group(g, k0, kv)`, `store_group(c_base, g)`, `store_row(i, col, row)`.
+// Unrolled by hand with override guards: loops over the block would spill it to memory.
 
-// Rows row0+4g .. +4 (those below M) at columns col0+4v .. +4 (when col0+4v is below N).
+// Rows row0+4g .. +4 (those below M) at the columns of quad v (when they start below N).
 fn store_block(c_base: u32, g: u32, v: u32) {
-  let col = col0 + 4u * v;
+  let col = column_of(v);
   if (col >= p.n) { return; }
   let r = row0 + 4u * g;
   let i = c_base + r * p.n + col;

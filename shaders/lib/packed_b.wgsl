@@ -9,8 +9,8 @@ fn texel_b(i: u32) -> vec4f {
   return textureLoad(tb, vec2u(i % TEX_W, i / TEX_W));
 }
 
-// Packed op(B) at four values of k and an invocation's four columns whose texels are 8 apart
-// from texel i: column j of the result holds k's value kk at row kk.
+// Packed op(B) at four values of k and an invocation's four columns of a strip, whose texels are
+// 8 apart from texel i: column j of the result holds k's value kk at row kk.
 fn packed_columns(i: u32) -> mat4x4f {
   return transpose(mat4x4f(texel_b(i), texel_b(i + 8u), texel_b(i + 16u), texel_b(i + 24u)));
 }
@@ -18,5 +18,12 @@ fn packed_columns(i: u32) -> mat4x4f {
 // The texel of row r, elements c .. c+3 (c a multiple of 4), of a matrix whose rows hold n4
 // texels each, packed by rows (pack_weight.wgsl with TRANS_B).
 fn packed_row_texel(r: u32, c: u32, n4: u32) -> u32 {
-  return ((r / 128u) * n4 + c / 4u) * 128u + 8u * (r % 16u) + (r % 128u) / 16u;
+  let strip = (r % 128u) / 32u;
+  return ((r / 128u) * n4 + c / 4u) * 128u + 32u * strip + 8u * (r % 4u) + (r % 32u) / 4u;
+}
+
+// The texel of strip s (32 columns: 4 of invocation l's at 8 texels apart) at the four values
+// of k from 4 kq, in a packed texture with k4 texels per column, as invocation l reads it.
+fn packed_strip_texel(s: u32, kq: u32, k4: u32, l: u32) -> u32 {
+  return ((s / 4u) * k4 + kq) * 128u + 32u * (s % 4u) + l;
 }

@@ -17,6 +17,7 @@ import {
   matmulVariant,
 } from "./matmul_variants.ts";
 import { pow2 } from "./operand_texture.ts";
+import { PACKED_STRIP_COLUMNS } from "./packed_weight.ts";
 
 /** Whether `variant` may compute `p`: it fits, and needs no textures unless they are allowed. */
 function usable(gpu: GpuContext, p: MatmulProblem, textures: boolean, variant: MatmulVariant) {
@@ -24,29 +25,56 @@ function usable(gpu: GpuContext, p: MatmulProblem, textures: boolean, variant: M
 }
 
 /**
+ * Of `quads` (column quads per invocation, i.e. strips of 32 columns per workgroup), the one that
+ * spreads the strips of N most evenly over `threads` CPU threads (llvmpipe runs a dispatch's
+ * workgroups on one thread per core): the fewest strips per thread, ties to more quads (fewer
+ * loads of A per column). 576 columns on 2 threads: 3 quads, 6 workgroups in 3 rounds of 3
+ * strips each, against 4 quads' 5 workgroups in 3 rounds of 4.
+ */
+export function balancedColumnQuads(n: number, threads: number, quads: readonly number[]): number {
+  const strips = Math.ceil(n / PACKED_STRIP_COLUMNS);
+  const perThread = (q: number) => Math.ceil(Math.ceil(strips / q) / threads) * q;
+  return [...quads].sort((a, b) => perThread(a) - perThread(b) || b - a)[0];
+}
+
+/** The texture variant of `rows` rows whose column quads suit N on `threads` CPU threads. */
+function balancedTextureVariant(rows: number, n: number, threads: number): MatmulVariant {
+  const quads = [4, 3, 2, 1].filter((q) =>
+    MATMUL_VARIANTS.some((v) => v.name === `texture_${rows}x${4 * q}`)
+  );
+  return matmulVariant(`texture_${rows}x${4 * balancedColumnQuads(n, threads, quads)}`);
+}
+
+/**
  * The default without timing: on CPU adapters the texture gemv for one or two rows by a weight
  * (`constantB`), else the texture variant where usable (on llvmpipe it beat every storage
- * variant from 64^3 and 1x768x768 up) with the fewest row groups that cover M, else register
- * blocks shaped to skinny problems. On GPUs, by the classes an H100 tuned (bench/README.md, GPU):
- * the vec4 workgroup tiles for a transposed A (a weight gradient; the fastest of every TN class),
- * the split-K `skinny_4x8` for up to 64 rows (the fastest of nearly every such class), the 8 x 8
- * workgroup tiles for aligned products of at least 256 in every dimension (every class tuned from
- * 512 x 256 x 1024 up: 1.6x to 3.8x the next variant), else the 4 x 16 register blocks (the
- * fastest of the small classes).
+ * variant from 64^3 and 1x768x768 up) with the fewest row groups that cover M (up to 4) and the
+ * column quads that spread N over the CPU's threads evenly (`cpuThreads`, default
+ * `navigator.hardwareConcurrency`), else register blocks shaped to skinny problems. On GPUs, by
+ * the classes an H100 tuned (bench/README.md, GPU): the vec4 workgroup tiles for a transposed A
+ * (a weight gradient; the fastest of every TN class), the split-K `skinny_4x8` for up to 64 rows
+ * (the fastest of nearly every such class), the 8 x 8 workgroup tiles for aligned products of at
+ * least 256 in every dimension (every class tuned from 512 x 256 x 1024 up: 1.6x to 3.8x the
+ * next variant), else the 4 x 16 register blocks (the fastest of the small classes).
  * `textures` as in {@link chooseMatmulVariant}.
  */
 export function heuristicVariant(
   gpu: GpuContext,
   p: MatmulProblem,
-  { textures = true, constantB = false }: MatmulOperandOptions = {},
+  { textures = true, constantB = false, cpuThreads }: MatmulOperandOptions & {
+    cpuThreads?: number;
+  } = {},
 ): MatmulVariant {
   if (gpu.summary.isFallback) {
+    const threads = cpuThreads ?? (navigator.hardwareConcurrency || 1);
     // A weight times a row or two (decode): neighbouring texels of the packed weight.
     const gemv = matmulVariant(`texture_gemv_${p.m === 1 ? 1 : 2}x16`);
     if (constantB && p.m <= 2 && usable(gpu, p, textures, gemv)) return gemv;
-    // The fewest rows per block that still cover M (up to 32): skinny M wastes no work.
-    const rows = Math.min(32, Math.max(4, pow2(p.m)));
-    const texture = matmulVariant(`texture_${rows}x16`);
+    // The fewest rows per block that still cover M, up to 16: skinny M wastes no work, and 16
+    // rows by 3 quads beat 32 by 3 or 4 on llvmpipe at 32 and 256 rows (smaller blocks spill
+    // less; bench/README.md, thirteenth pass).
+    const rows = Math.min(16, Math.max(4, pow2(p.m)));
+    const texture = balancedTextureVariant(rows, p.n, threads);
     if (usable(gpu, p, textures, texture)) return texture;
     if (p.m <= 8) return matmulVariant("regblock_4x16");
     if (p.n <= 32) return matmulVariant("regblock_32x4");

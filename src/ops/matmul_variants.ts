@@ -21,7 +21,7 @@ import {
   textureMisfit,
   textureWidth,
 } from "./operand_texture.ts";
-import { PACKED_BLOCK_COLUMNS, packedMisfit, packedWeightTexture } from "./packed_weight.ts";
+import { PACKED_STRIP_COLUMNS, packedMisfit, packedWeightTexture } from "./packed_weight.ts";
 
 /** One matmul launch: `batch` products of op(A) [m, k] by op(B) [k, n], strides in elements. */
 export interface MatmulProblem {
@@ -254,23 +254,35 @@ function packedBMisfit(gpu: GpuContext, p: MatmulProblem): string | undefined {
 }
 
 /**
- * `shaders/matmul_texture.wgsl`: the (4*rowGroups)x16 register block of the regblock variants,
- * reading A and B from textures that each launch first fills from their buffers
- * (`copyBufferToTexture`). Texel loads are far cheaper than storage loads on CPU adapters; fewer
- * row groups waste less work when M is small (decode). A constant B shared by the batch (a
- * weight) is read packed where its packed texture fits (`packed_weight.ts`; its stored rows as
- * output columns, so the NT product by a weight and the NN product by it share the texture),
- * packed only when the variables may have changed. Needs the contiguous dimension of each stored operand to be a multiple of 4 and each
- * operand to fit one texture.
+ * Workgroups along N of a texture variant: strips of {@link PACKED_STRIP_COLUMNS} columns,
+ * `colQuads` per workgroup (one column quad of each per invocation).
  */
-function texture(rowGroups: number): MatmulVariant {
+function stripWorkgroups(n: number, colQuads: number): number {
+  return Math.ceil(Math.ceil(n / PACKED_STRIP_COLUMNS) / colQuads);
+}
+
+/**
+ * `shaders/matmul_texture.wgsl`: the (4*rowGroups)x(4*colQuads) register block of the regblock
+ * variants, reading A and B from textures that each launch first fills from their buffers
+ * (`copyBufferToTexture`). Texel loads are far cheaper than storage loads on CPU adapters; fewer
+ * row groups waste less work when M is small (decode), fewer column quads split N into more
+ * workgroups (so that a CPU's threads share them evenly: 576 columns as 6 workgroups of 96). A
+ * constant B shared by the batch (a weight) is read packed where its packed texture fits
+ * (`packed_weight.ts`; its stored rows as output columns, so the NT product by a weight and the
+ * NN product by it share the texture), packed only when the variables may have changed. Needs
+ * the contiguous dimension of each stored operand to be a multiple of 4 and each operand to fit
+ * one texture.
+ */
+function texture(rowGroups: number, colQuads = 4): MatmulVariant {
   if (!(rowGroups >= 1 && rowGroups <= 8)) {
     throw new Error(`Cannot define texture matmul with ${rowGroups} row groups: expected 1..8`);
   }
-  const wgX = 8;
+  if (!(colQuads >= 1 && colQuads <= 4)) {
+    throw new Error(`Cannot define texture matmul with ${colQuads} column quads: expected 1..4`);
+  }
   const rows = 4 * rowGroups;
   return {
-    name: `texture_${rows}x16`,
+    name: `texture_${rows}x${4 * colQuads}`,
     operands: "texture",
     alignedOperands: true,
     misfit(gpu, p) {
@@ -303,9 +315,9 @@ function texture(rowGroups: number): MatmulVariant {
           shader: "matmul_texture",
           entryPoint: "main",
           constants: {
-            WG_X: wgX,
             TEX_W: textureWidth(ctx.gpu),
             ROW_GROUPS: rowGroups,
+            COL_QUADS: colQuads,
             VEC4_C: Number(p.n % 4 === 0),
             ...(packed ? { PACKED_B: 1 } : {}),
             ...problemConstants(p),
@@ -315,7 +327,7 @@ function texture(rowGroups: number): MatmulVariant {
         },
         buffers: [ta.view, (packed ?? tb)!.view, c],
         params: matmulParams(p),
-        workgroups: [Math.ceil(p.n / (16 * wgX)), Math.ceil(p.m / rows), p.batch],
+        workgroups: [stripWorkgroups(p.n, colQuads), Math.ceil(p.m / rows), p.batch],
         ...(perRun.before ? { before: perRun.before } : {}),
         ...(perVersion.length > 0
           ? {
@@ -332,7 +344,8 @@ function texture(rowGroups: number): MatmulVariant {
 const GEMV_MAX_M = 16;
 
 /**
- * `shaders/matmul_texture_gemv.wgsl`: `rows` (1..4) rows by 16 columns per invocation, A from
+ * `shaders/matmul_texture_gemv.wgsl`: `rows` (1..4) rows by 16 columns per invocation (4 strips
+ * of 32 columns per workgroup, one column quad of each), A from
  * its buffer, B (a weight stored [N, K] or [K, N], shared by the batch) packed
  * (`packed_weight.ts`; once per change of the variables for a constant one, every run
  * otherwise). For decode on CPU adapters: at one row each weight value is loaded once, from
@@ -371,7 +384,7 @@ function textureGemv(rows: number): MatmulVariant {
         },
         buffers: [a, tb.view, c],
         params: matmulParams(p),
-        workgroups: [Math.ceil(p.n / PACKED_BLOCK_COLUMNS), Math.ceil(p.m / rows), p.batch],
+        workgroups: [stripWorkgroups(p.n, 4), Math.ceil(p.m / rows), p.batch],
       }];
     },
   };
@@ -391,7 +404,9 @@ export const MATMUL_VARIANTS: readonly MatmulVariant[] = [
   tiledVec4(64, 64, 16, true),
   skinny(4, 8),
   texture(8),
+  texture(8, 3),
   texture(4),
+  texture(4, 3),
   texture(2),
   texture(1),
   textureGemv(1),

@@ -20,8 +20,14 @@ import {
   textureWidth,
 } from "./operand_texture.ts";
 
-/** Output columns per packed block: 8 invocations of 16 columns each. */
+/** Output columns per packed block: 4 strips, whose texels of one step of K are side by side. */
 export const PACKED_BLOCK_COLUMNS = 128;
+
+/**
+ * Output columns per packed strip: 8 invocations of 4 columns each (one column quad each). A
+ * kernel's workgroup takes 1 to 4 strips, from any block.
+ */
+export const PACKED_STRIP_COLUMNS = 32;
 
 /** The matrix a packed texture holds: op(B) [k, n], stored [n, k] when `transB`. */
 export interface PackedShape {

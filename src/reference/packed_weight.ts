@@ -12,9 +12,10 @@ export function packWeightRef(
   const blocks = Math.ceil(n / 128);
   const out = new Float32Array(blocks * 128 * k4 * 4);
   for (let col = 0; col < n; col++) {
-    const [block, lane, c] = [Math.floor(col / 128), Math.floor((col % 128) / 16), col % 16];
+    const [block, strip] = [Math.floor(col / 128), Math.floor((col % 128) / 32)];
+    const [lane, c] = [Math.floor((col % 32) / 4), col % 4];
     for (let kk = 0; kk < k; kk++) {
-      const texel = (block * k4 + Math.floor(kk / 4)) * 128 + 8 * c + lane;
+      const texel = (block * k4 + Math.floor(kk / 4)) * 128 + 32 * strip + 8 * c + lane;
       out[4 * texel + (kk % 4)] = transB ? b[col * k + kk] : b[kk * n + col];
     }
   }

@@ -18,7 +18,7 @@ import { matmulRef } from "../../src/reference/matmul.ts";
 import { uniformArray } from "../../src/util/random.ts";
 
 const variant = "texture_4x16"; // copies both operands into textures, or packs a constant B
-const [M, N, K] = [5, 133, 12]; // N spans two packed blocks of 128 columns
+const [M, N, K] = [5, 133, 12]; // N spans five packed strips of 32 columns
 
 async function variableOf(
   name: string,

@@ -10,7 +10,11 @@ import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import type { Tensor } from "../../src/graph/tensor.ts";
 import { foldSharedB, matmul, matmulAccumulate, matmulShapes } from "../../src/ops/matmul.ts";
-import { candidateVariants, heuristicVariant } from "../../src/ops/matmul_autotune.ts";
+import {
+  balancedColumnQuads,
+  candidateVariants,
+  heuristicVariant,
+} from "../../src/ops/matmul_autotune.ts";
 import {
   MATMUL_VARIANTS,
   matmulLaunch,
@@ -66,10 +70,10 @@ const ALIGNED_CASES: Case[] = [
 ];
 
 // The gemv variants take A not transposed and M <= 16 (a batch over a shared B folds into rows),
-// B stored either way; N spans two packed blocks of 128 columns in one case.
+// B stored either way; N spans five packed strips of 32 columns (two workgroups) in one case.
 const GEMV_CASES: Case[] = [
   { label: "NT, M=1", a: [1, 52], b: [29, 52], transB: true },
-  { label: "NT, N spans blocks", a: [3, 52], b: [133, 52], transB: true },
+  { label: "NT, N spans strips", a: [3, 52], b: [133, 52], transB: true },
   { label: "NN", a: [5, 52], b: [52, 28] },
   { label: "batched, shared B^T", a: [3, 3, 12], b: [7, 12], transB: true },
   // 2056 products summed in f32, one after another: ~3e-5 off the f64 sum.
@@ -206,7 +210,11 @@ const PACKED_CASES: [string, Case[]][] = [
     { label: "TN, K odd", a: [53, 36], b: [53, 28], transA: true },
     { label: "batched, shared B^T", a: [3, 9, 12], b: [7, 12], transB: true },
   ]],
-  ["texture_gemv_2x16", pick(GEMV_CASES, ["NT, N spans blocks", "NN"])],
+  ["texture_32x12", [
+    { label: "NT", a: [37, 52], b: [133, 52], transB: true },
+    { label: "NN", a: [37, 132], b: [132, 28] },
+  ]],
+  ["texture_gemv_2x16", pick(GEMV_CASES, ["NT, N spans strips", "NN"])],
 ];
 for (const [variant, cases] of PACKED_CASES) {
   Deno.test(`matmul ${variant}: a constant B is read packed and matches CPU`, async () => {
@@ -412,8 +420,13 @@ Deno.test("untimed default: textures on a CPU adapter; on a GPU split K for few 
   const cpuLike = { ...cpu, summary: { ...cpu.summary, isFallback: true } };
   const decode = matmulShapes([1, 576], [1536, 576], { transB: true });
   const gradient = matmulShapes([64, 576], [64, 1536], { transA: true });
-  const pick = (gpu: typeof cpu, p: MatmulProblem, textures = true, constantB = false) =>
-    heuristicVariant(gpu, p, { textures, constantB }).name;
+  const pick = (
+    gpu: typeof cpu,
+    p: MatmulProblem,
+    textures = true,
+    constantB = false,
+    cpuThreads = 2,
+  ) => heuristicVariant(gpu, p, { textures, constantB, cpuThreads }).name;
   assertEquals(pick(gpuLike, decode), "skinny_4x8");
   assertEquals(pick(gpuLike, gradient), "tiled_vec4_64x64");
   // N = 63: the vec4 tiles do not fit; 65 rows are past the split-K variant.
@@ -433,9 +446,14 @@ Deno.test("untimed default: textures on a CPU adapter; on a GPU split K for few 
   assertEquals(pick(cpuLike, decode, true, true), "texture_gemv_1x16");
   const twoRows = matmulShapes([2, 576], [1536, 576], { transB: true });
   assertEquals(pick(cpuLike, twoRows, true, true), "texture_gemv_2x16");
+  // 32 rows: blocks of 16. N = 576 (18 strips of 32 columns): 6 workgroups of 3 strips share
+  // two threads evenly, as they do on 16 threads (one round); N = 1536 (48 strips): 4 strips each.
+  const rows32 = matmulShapes([32, 576], [576, 576], { transB: true });
+  assertEquals(pick(cpuLike, rows32, true, true), "texture_16x12");
+  assertEquals(pick(cpuLike, rows32, true, true, 16), "texture_16x12");
   assertEquals(
-    pick(cpuLike, matmulShapes([3, 576], [1536, 576], { transB: true }), true, true),
-    "texture_4x16",
+    pick(cpuLike, matmulShapes([32, 576], [1536, 576], { transB: true }), true, true),
+    "texture_16x16",
   );
   assertEquals(pick(gpuLike, decode, true, true), "skinny_4x8");
   // A runtime whose WGSL cannot read storage textures gets no texture variant.
@@ -446,6 +464,18 @@ Deno.test("untimed default: textures on a CPU adapter; on a GPU split K for few 
     "expected WGSL to read storage textures (readonly_and_readwrite_storage_textures), which " +
       "this runtime lacks",
   );
+});
+
+Deno.test("balanced column quads: the fewest strips per thread, ties to more quads", () => {
+  // Strips of 32 columns: 18 (N = 576), 6 (192), 48 (1536), 28 (896), 4 (128), 1 (N = 5).
+  const all = [4, 3, 2];
+  assertEquals(balancedColumnQuads(576, 2, all), 3); // 4: 12 strips per thread, 3: 9, 2: 10
+  assertEquals(balancedColumnQuads(192, 2, all), 3); // 4: 4, 3: 3, 2: 4
+  assertEquals(balancedColumnQuads(1536, 2, all), 4); // 24 each
+  assertEquals(balancedColumnQuads(896, 2, all), 2); // 4: 16, 3: 15, 2: 14
+  assertEquals(balancedColumnQuads(128, 2, all), 2); // 4: 4, 3: 3 (3 + 1 strips), 2: 2
+  assertEquals(balancedColumnQuads(5, 2, all), 2); // one strip: the fewest quads compute least
+  assertEquals(balancedColumnQuads(576, 2, [4]), 4);
 });
 
 Deno.test("autotune: the default stays unless another candidate is more than 5% faster", () => {

@@ -69,14 +69,19 @@ Deno.test("pack_weight: B [K, N] matches the CPU layout", async () => {
 });
 
 Deno.test("pack_weight: the CPU layout puts a workgroup's 8 loads of a step side by side", () => {
-  // Column 16 l + c of block 0 at k = 0..3 is texel 8 c + l: invocation l's column c.
-  const shape = { n: 128, k: 4, transB: true };
-  const values = Float32Array.from({ length: 128 * 4 }, (_, i) => i);
+  // Column 128 b + 32 v + 4 l + c (block b, strip v, invocation l, its column c) at k = 0..3 is
+  // texel 128 b + 32 v + 8 c + l (K4 = 1): a strip's loads of one step are 8 neighbouring texels,
+  // a block's 4 strips follow one another.
+  const shape = { n: 256, k: 4, transB: true };
+  const values = Float32Array.from({ length: 256 * 4 }, (_, i) => i);
   const packed = packWeightRef(values, shape);
-  for (const [lane, c] of [[0, 0], [1, 0], [7, 15], [3, 5]]) {
-    const column = 16 * lane + c;
+  for (
+    const [b, v, l, c] of [[0, 0, 0, 0], [0, 0, 1, 0], [0, 0, 7, 3], [0, 2, 3, 1], [1, 3, 5, 2]]
+  ) {
+    const column = 128 * b + 32 * v + 4 * l + c;
+    const texel = 128 * b + 32 * v + 8 * c + l;
     assertEquals(
-      Array.from(packed.subarray(4 * (8 * c + lane), 4 * (8 * c + lane) + 4)),
+      Array.from(packed.subarray(4 * texel, 4 * texel + 4)),
       [0, 1, 2, 3].map((k) => column * 4 + k),
     );
   }
