@@ -15,15 +15,15 @@ fn packed_columns(i: u32) -> mat4x4f {
   return transpose(mat4x4f(texel_b(i), texel_b(i + 8u), texel_b(i + 16u), texel_b(i + 24u)));
 }
 
-// The texel of row r, elements c .. c+3 (c a multiple of 4), of a matrix whose rows hold n4
-// texels each, packed by rows (pack_weight.wgsl with TRANS_B).
-fn packed_row_texel(r: u32, c: u32, n4: u32) -> u32 {
-  let strip = (r % 128u) / 32u;
-  return ((r / 128u) * n4 + c / 4u) * 128u + 32u * strip + 8u * (r % 4u) + (r % 32u) / 4u;
-}
-
 // The texel of strip s (32 columns: 4 of invocation l's at 8 texels apart) at the four values
 // of k from 4 kq, in a packed texture with k4 texels per column, as invocation l reads it.
 fn packed_strip_texel(s: u32, kq: u32, k4: u32, l: u32) -> u32 {
   return ((s / 4u) * k4 + kq) * 128u + 32u * (s % 4u) + l;
+}
+
+// The texel of row r, elements c .. c+3 (c a multiple of 4), of a matrix whose rows hold n4
+// texels each, packed by rows (pack_weight.wgsl with TRANS_B): row r is column r % 4 of
+// invocation (r % 32) / 4 in strip r / 32.
+fn packed_row_texel(r: u32, c: u32, n4: u32) -> u32 {
+  return packed_strip_texel(r / 32u, c / 4u, n4, (r % 32u) / 4u) + 8u * (r % 4u);
 }

@@ -45,6 +45,12 @@ function balancedTextureVariant(rows: number, n: number, threads: number): Matmu
   return matmulVariant(`texture_${rows}x${4 * balancedColumnQuads(n, threads, quads)}`);
 }
 
+/** What {@link heuristicVariant} knows: the operands, and the CPU threads of a CPU adapter. */
+export interface HeuristicOptions extends MatmulOperandOptions {
+  /** Threads a CPU adapter runs workgroups on (default `navigator.hardwareConcurrency`). */
+  cpuThreads?: number;
+}
+
 /**
  * The default without timing: on CPU adapters the texture gemv for one or two rows by a weight
  * (`constantB`), else the texture variant where usable (on llvmpipe it beat every storage
@@ -61,9 +67,7 @@ function balancedTextureVariant(rows: number, n: number, threads: number): Matmu
 export function heuristicVariant(
   gpu: GpuContext,
   p: MatmulProblem,
-  { textures = true, constantB = false, cpuThreads }: MatmulOperandOptions & {
-    cpuThreads?: number;
-  } = {},
+  { textures = true, constantB = false, cpuThreads }: HeuristicOptions = {},
 ): MatmulVariant {
   if (gpu.summary.isFallback) {
     const threads = cpuThreads ?? (navigator.hardwareConcurrency || 1);
