@@ -10,10 +10,12 @@
 // 4, is attend reading and writing four head-dim elements at a time (q, the caches and out bound
 // as vec4 arrays).
 //
-// attend: grid x = row block * SPLITS + split, y = kv head, z = slot. The home rows of (slot, kv
-// head) are its Tn * (H / Hkv) pairs (t, query head of the group), so every read of a cached row
-// serves all the query heads that share it. Invocation lid = row lane + ROW_LANES * key lane
-// owns the 4 * ROW_GROUPS home rows from (block * ROW_LANES + row lane) * 4 * ROW_GROUPS and
+// attend: grid x = row block * SPLITS + split, y = kv head, z = slot group (SLOT_LANES slots, one
+// per lane group; the last group's lanes past the slots store nothing). The home rows of (slot,
+// kv head) are its Tn * (H / Hkv) pairs (t, query head of the group), so every read of a cached
+// row serves all the query heads that share it. Invocation row lane + ROW_LANES * key lane (+
+// ROW_LANES * KEY_LANES * slot lane) owns the 4 * ROW_GROUPS home rows from (block * ROW_LANES +
+// row lane) * 4 * ROW_GROUPS of its slot and
 // walks the keys of its part c = split * KEY_LANES + key lane, [c * chunk, (c + 1) * chunk),
 // 4 * COL_GROUPS at a time (a tile), keeping the tile's scores in registers as 4x4 matrices built
 // from outer products, one head-dim element at a time. Its accumulators live in storage, updated
@@ -30,15 +32,17 @@
 // of 4, attend for the others); no workgroup memory; the
 // register blocks are indexed by literals only (`each_block`), as a loop index would put them in
 // memory on llvmpipe.
-// Overrides: ROW_LANES, KEY_LANES, SPLITS, ROW_GROUPS (1 or 2), COL_GROUPS (1 to 4).
+// Overrides: ROW_LANES, KEY_LANES, SLOT_LANES, SPLITS, ROW_GROUPS (1 or 2), COL_GROUPS (1 to 4).
 
 override ROW_LANES: u32 = 1u;
 override KEY_LANES: u32 = 8u;
+override SLOT_LANES: u32 = 1u;
 override SPLITS: u32 = 1u;
 override ROW_GROUPS: u32 = 2u;
 override COL_GROUPS: u32 = 4u;
-// Derived (never set by the host): invocations and parts per row.
-override WG: u32 = ROW_LANES * KEY_LANES;
+// Derived (never set by the host): invocations per slot and in all, and parts per row.
+override LANES: u32 = ROW_LANES * KEY_LANES;
+override WG: u32 = LANES * SLOT_LANES;
 override PARTS: u32 = SPLITS * KEY_LANES;
 
 struct Params {
@@ -71,8 +75,10 @@ const NEG_BIG = -3.0e38;
 // aligned for attend4).
 const RECORD_HEAD = 4u;
 
-// This invocation's slot, kv head and the end of its part's keys.
+// This invocation's slot (clamped to the last), whether the slot exists, its kv head and the end
+// of its part's keys.
 var<private> slot: u32;
+var<private> slot_valid: bool;
 var<private> kv_head: u32;
 var<private> part_end: u32;
 // Per home row group g (rows 4g .. 4g+3): float offsets of the rows' queries and accumulators,
@@ -262,16 +268,19 @@ fn locate_group(g: u32, first: u32, part: u32) {
     q_at[g][r] = out_row * p.head_dim;
     let record = (out_row * PARTS + part) * (p.head_dim + RECORD_HEAD) + RECORD_HEAD;
     acc_at[g][r] = select(out_row * p.head_dim, record, PARTS > 1u);
-    home_valid[g][r] = i < home_rows;
-    home_last[g][r] = select(-1, last_key(st), i < home_rows);
+    home_valid[g][r] = i < home_rows && slot_valid;
+    home_last[g][r] = select(-1, last_key(st), home_valid[g][r]);
   }
 }
 
 // Sets up this invocation's slot, kv head, part and home rows and the online softmax; returns
 // the first key of its part and the end of the keys its rows attend to there.
-fn begin_part(wid: vec3u, lid: u32) -> vec2u {
-  slot = wid.z;
+fn begin_part(wid: vec3u, lane: u32) -> vec2u {
+  let slot_index = wid.z * SLOT_LANES + lane / LANES;
+  slot = min(slot_index, p.slots - 1u);
+  slot_valid = slot_index < p.slots;
   kv_head = wid.y;
+  let lid = lane % LANES;
   let part = (wid.x % SPLITS) * KEY_LANES + lid / ROW_LANES;
   let first = ((wid.x / SPLITS) * ROW_LANES + lid % ROW_LANES) * 4u * ROW_GROUPS;
   let begin = part * p.chunk;

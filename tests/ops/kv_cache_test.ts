@@ -253,6 +253,25 @@ const CASES: Case[] = [
     shape: { slots: 2, tokens: 1, maxLen: 600, heads: 2, kvHeads: 2, headDim: 8 },
     positions: [[599], [300]],
   },
+  // Eight slots or more (four with two row lanes): a slot per lane, no key lanes, no combine.
+  {
+    label: "decode, H=6 Hkv=2 D=10 Tmax=45: 11 slots in slot lanes (8 + 3), padding",
+    shape: { slots: 11, tokens: 1, maxLen: 45, heads: 6, kvHeads: 2, headDim: 10 },
+    positions: Array.from({ length: 11 }, (_, s) => [s === 4 ? -1 : (7 * s + 3) % 50]),
+  },
+  {
+    label: "attend4: decode, H=9 Hkv=3 D=8 Tmax=40: 9 slots in slot lanes, tiles of 16 keys",
+    shape: { slots: 9, tokens: 1, maxLen: 40, heads: 9, kvHeads: 3, headDim: 8 },
+    positions: Array.from({ length: 9 }, (_, s) => [s === 8 ? -1 : 39 - 4 * s]),
+  },
+  {
+    label: "attend4: prefill, H=4 Hkv=2 D=4 Tmax=23: 2 row lanes x 4 slot lanes, 5 slots",
+    shape: { slots: 5, tokens: 5, maxLen: 23, heads: 4, kvHeads: 2, headDim: 4 },
+    positions: Array.from(
+      { length: 5 },
+      (_, s) => Array.from({ length: 5 }, (_, t) => s === 2 && t < 2 ? -1 : 3 * s + t + 4),
+    ),
+  },
   {
     label: "scale 0.7, H=2 Hkv=1 D=3 Tmax=9",
     shape: { slots: 2, tokens: 2, maxLen: 9, heads: 2, kvHeads: 1, headDim: 3 },
