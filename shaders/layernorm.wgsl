@@ -15,6 +15,9 @@
 //              where the mean(gw) term is LayerNorm's only                (b unused)
 // weight_grad: g = dy; out = g * xhat, the per-row terms of dw (summed over rows by the caller)
 //                                                                         (w, b unused)
+// forward_rows: forward for cols a multiple of 4 with one invocation per row (CPU adapters, where
+//              each barrier switches between SIMD groups): row = (wid.x + wid.y * nwg.x) * WG
+//              + lid; x, w, b and out bound as vec4 arrays.
 
 override LAYERNORM: bool = true;
 override WG: u32 = 256u;
@@ -114,5 +117,43 @@ fn weight_grad(
   let st = row_stats(base, lid);
   for (var c = lid; c < p.cols; c += WG) {
     out[base + c] = g[base + c] * ((x[base + c] - st.mu) * st.rstd);
+  }
+}
+
+// The same buffers as vec4s, for forward_rows (never used by the same entry point as the above).
+@group(0) @binding(0) var<storage, read> x4: array<vec4f>;
+@group(0) @binding(1) var<storage, read> w4: array<vec4f>;
+@group(0) @binding(2) var<storage, read> b4: array<vec4f>;
+@group(0) @binding(4) var<storage, read_write> out4: array<vec4f>;
+
+// forward_rows: each invocation walks its row four columns at a time (the same passes as
+// row_stats and forward), with no workgroup memory and no barrier.
+@compute @workgroup_size(WG)
+fn forward_rows(
+  @builtin(workgroup_id) wid: vec3u,
+  @builtin(num_workgroups) nwg: vec3u,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let row = (wid.x + wid.y * nwg.x) * WG + lid;
+  if (row >= p.rows) { return; }
+  let quads = p.cols / 4u;
+  let base = row * quads;
+  let n = f32(p.cols);
+  var mu = 0.0;
+  if (LAYERNORM) {
+    var s = vec4f(0.0);
+    for (var c = 0u; c < quads; c++) { s += x4[base + c]; }
+    mu = (s.x + s.y + s.z + s.w) / n;
+  }
+  var ss = vec4f(0.0);
+  for (var c = 0u; c < quads; c++) {
+    let d = x4[base + c] - mu;
+    ss += d * d;
+  }
+  let rstd = inverseSqrt((ss.x + ss.y + ss.z + ss.w) / n + p.eps);
+  for (var c = 0u; c < quads; c++) {
+    var y = ((x4[base + c] - mu) * rstd) * w4[c];
+    if (LAYERNORM) { y += b4[c]; }
+    out4[base + c] = y;
   }
 }

@@ -1,7 +1,8 @@
 /**
  * RMSNorm and LayerNorm over the last axis: forward against the f64 CPU references on odd
  * shapes (rows of 1, 37 and 300 columns, more rows than a workgroup has threads, a 2-D
- * workgroup grid, Qwen3's per-head q/k norm shape), large, tiny and offset magnitudes, and
+ * workgroup grid, Qwen3's per-head q/k norm shape, rows of a multiple of 4 columns, which a CPU
+ * adapter walks one invocation per row), large, tiny and offset magnitudes, and
  * backward for every input against finite differences of the references.
  */
 
@@ -51,6 +52,9 @@ const SHAPES = [
   [300, 7], // more rows than threads in a workgroup
   [2, 3, 4, 10], // Qwen3 q/k norm: [batch, seq, heads, head_dim] with a [head_dim] weight
   [6], // rank 1: one row
+  // Rows of a multiple of 4 columns: on a CPU adapter one invocation per row (forward_rows).
+  [13, 36], // 13 rows: a partial workgroup of rows
+  [3, 5, 8],
 ];
 
 /** Runs variant `v` on x (shape, data) with fresh parameters and compares with its reference. */
@@ -80,8 +84,10 @@ for (const v of VARIANTS) {
   Deno.test(`${v.name}: large, tiny and offset magnitudes match CPU`, async () => {
     // Outputs are O(1) whatever the scale: a relative error of a few f32 ulps is expected.
     for (const scale of [3e4, 1e15]) {
-      const x = randomInput([5, 37], 30, -scale, scale);
-      await checkForward(v, x, TOL, `${v.name} in [-${scale},${scale})`);
+      for (const cols of [37, 36]) {
+        const x = randomInput([5, cols], 30, -scale, scale);
+        await checkForward(v, x, TOL, `${v.name} ${cols} columns in [-${scale},${scale})`);
+      }
     }
     // mean(x^2) ~ 3e-9 is well below eps: eps must be added where HF adds it.
     await checkForward(v, randomInput([5, 37], 31, -1e-4, 1e-4), TOL, `${v.name} tiny`);
