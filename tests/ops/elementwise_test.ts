@@ -45,16 +45,20 @@ const GATES: GateKind[] = ["silu", "gelu", "sigmoid", "tanh"];
 
 for (const kind of GATES) {
   Deno.test(`gated ${kind}: f(gate) * up matches CPU, both gradients finite differences`, async () => {
-    const gate = randomInput([3, 5, 37], 31, -3, 3);
-    const up = randomInput([3, 5, 37], 32, -2, 2);
-    const [y] = await runOps([gate, up], (g, u) => gated(kind, g, u));
-    assertClose(y, gatedRef(kind, gate.data, up.data), { label: kind, atol: 1e-5, rtol: 1e-5 });
-    await checkGradients({
-      label: `gated ${kind}`,
-      inputs: [gate, up],
-      build: (g, u) => gated(kind, g, u),
-      reference: (g, u) => gatedRef(kind, g, u),
-    });
+    // 555 elements: one per invocation; 252: four per invocation (vec4 loads).
+    for (const shape of [[3, 5, 37], [3, 7, 12]]) {
+      const gate = randomInput(shape, 31, -3, 3);
+      const up = randomInput(shape, 32, -2, 2);
+      const [y] = await runOps([gate, up], (g, u) => gated(kind, g, u));
+      const label = `${kind} ${shape}`;
+      assertClose(y, gatedRef(kind, gate.data, up.data), { label, atol: 1e-5, rtol: 1e-5 });
+      await checkGradients({
+        label: `gated ${label}`,
+        inputs: [gate, up],
+        build: (g, u) => gated(kind, g, u),
+        reference: (g, u) => gatedRef(kind, g, u),
+      });
+    }
   });
 }
 
