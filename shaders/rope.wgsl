@@ -1,10 +1,13 @@
 // Rotary position embedding with HF's rotate-half convention (LlamaRotaryEmbedding followed by
 // apply_rotary_pos_emb) of x viewed as [tokens, heads, D], and its inverse rotation (the
-// gradient with respect to x). One thread per rotated pair (i, i + D/2), i < D/2, of one head:
+// gradient with respect to x). One thread per token and frequency i < D/2, rotating the pair
+// (i, i + D/2) of every head by the one angle (a cos and sin per token and frequency, not per
+// head):
 //   angle = f32(pos[token]) * inv_freq[i]   (one rounded f32 product, as HF's f32 matmul)
 //   out[i]       = x[i] * cos(angle) - x[i + D/2] * sin(angle)
 //   out[i + D/2] = x[i + D/2] * cos(angle) + x[i] * sin(angle)
-// INVERSE (override): rotate by -angle instead. Threads index pair = gid.x + gid.y * nwg.x * WG.
+// INVERSE (override): rotate by -angle instead. Threads index j = token * D/2 + i = gid.x + gid.y
+// * nwg.x * WG.
 // The angle must stay a rounded product, as in HF: WGSL lets a compiler fuse it into the first
 // subtraction of reduce_angle (an fma), which would keep its exact value. llvmpipe does not (the
 // tests pin the rounded angle at positions up to 4e5); other drivers are untested.
@@ -31,13 +34,18 @@ struct Params {
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let pair = gid.x + gid.y * nwg.x * WG;
-  if (pair >= p.pairs) { return; }
-  let i = pair % p.half;
-  let lo = (pair / p.half) * 2u * p.half + i;
-  let hi = lo + p.half;
-  let cs = rotation(pos[pair / p.token_pairs], inv_freq[i]);
-  let r = rotate_pair(x[lo], x[hi], select(cs, vec2f(cs.x, -cs.y), INVERSE));
-  out[lo] = r.x;
-  out[hi] = r.y;
+  let j = gid.x + gid.y * nwg.x * WG;
+  let heads = p.token_pairs / p.half;
+  if (j >= p.pairs / heads) { return; }
+  let i = j % p.half;
+  let token = j / p.half;
+  let cs = rotation(pos[token], inv_freq[i]);
+  let csi = select(cs, vec2f(cs.x, -cs.y), INVERSE);
+  for (var h = 0u; h < heads; h++) {
+    let lo = (token * heads + h) * 2u * p.half + i;
+    let hi = lo + p.half;
+    let r = rotate_pair(x[lo], x[hi], csi);
+    out[lo] = r.x;
+    out[hi] = r.y;
+  }
 }

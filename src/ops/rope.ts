@@ -86,7 +86,7 @@ function ropeOp(inverse: boolean): OpDef<RopeAttrs> {
         },
         buffers: [x.buffer, positions.buffer, invFreq, out.buffer],
         params: packParams({ pairs, half: headDim / 2, token_pairs: heads * headDim / 2 }),
-        workgroups: grid1d(Math.ceil(pairs / WG)),
+        workgroups: grid1d(Math.ceil(pairs / heads / WG)),
       }];
     },
     // The inverse rotation is the rotation at the negated positions (an exact f32 negation).

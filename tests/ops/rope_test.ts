@@ -62,6 +62,7 @@ Deno.test("rope: forward matches CPU on odd head dims and ranks", async () => {
     { shape: [1, 7, 2, 10], theta: 10000 }, // head_dim 10
     { shape: [3, 4, 1, 2], theta: 500000 }, // head_dim 2: one pair
     { shape: [1, 3, 4, 128], theta: 1e6 }, // Qwen3's head_dim and theta
+    { shape: [3, 100, 3, 6], theta: 10000 }, // 300 tokens x 3 frequencies: several workgroups
   ];
   for (const [i, { shape, theta }] of cases.entries()) {
     await checkRope(shape, arangePositions(shape[0], shape[1]), theta, `rope ${shape}`, 10 + i);
