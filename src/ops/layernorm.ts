@@ -12,7 +12,6 @@
 
 import type { GpuContext } from "../gpu/device.ts";
 import { grid1d } from "../gpu/dispatch.ts";
-import { packParams } from "../gpu/kernel_params.ts";
 import type { KernelLaunch, OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 import { sumTo } from "./broadcast.ts";
@@ -66,28 +65,26 @@ const ROWS_WG = 8;
 
 /**
  * The forward as `shaders/layernorm.wgsl` entry `forward_rows` (x's rows a multiple of 4 long):
- * one invocation per row, four columns per load, no workgroup memory. For CPU adapters, where the
- * tree reductions' barriers switch between SIMD groups: RMSNorm of [32, 576] ~2x and of [2048,
- * 576] 3.2x faster on llvmpipe than `forward` with 32 threads per row.
+ * `normLaunch`'s forward with one invocation per row, four columns per load, no workgroup memory.
+ * For CPU adapters, where the tree reductions' barriers switch between SIMD groups: RMSNorm of
+ * [32, 576] ~2x and of [2048, 576] 3.5x faster on llvmpipe than `forward` with 32 threads per row.
  */
 function rowsLaunch(
+  gpu: GpuContext,
   kind: NormKind,
   x: Tensor,
   buffers: readonly [GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer],
   eps: number,
 ): KernelLaunch {
-  const rows = x.size / x.lastDim;
+  const launch = normLaunch(gpu, kind, "forward", x, buffers, eps);
   return {
+    ...launch,
     spec: {
-      shader: "layernorm",
+      ...launch.spec,
       entryPoint: "forward_rows",
-      constants: { LAYERNORM: Number(kind === "layer_norm"), WG: ROWS_WG },
-      bindings: ["read", "read", "read", "read", "read_write"],
-      params: true,
+      constants: { ...launch.spec.constants, WG: ROWS_WG },
     },
-    buffers,
-    params: packParams({ rows, cols: x.lastDim, eps: { f32: eps } }),
-    workgroups: grid1d(Math.ceil(rows / ROWS_WG)),
+    workgroups: grid1d(Math.ceil(x.size / x.lastDim / ROWS_WG)),
   };
 }
 
@@ -128,7 +125,7 @@ function normOp(kind: NormKind): OpDef<NormAttrs> {
     launch(ctx, [x, w, b], out, { eps }) {
       const buffers = [x.buffer, w.buffer, (b ?? x).buffer, x.buffer, out.buffer] as const;
       if (ctx.gpu.summary.isFallback && x.tensor.lastDim % 4 === 0) {
-        return [rowsLaunch(kind, x.tensor, buffers, eps)];
+        return [rowsLaunch(ctx.gpu, kind, x.tensor, buffers, eps)];
       }
       return [normLaunch(ctx.gpu, kind, "forward", x.tensor, buffers, eps)];
     },
