@@ -22,6 +22,7 @@ import type { ModelConfig } from "../model/hf_config.ts";
 import {
   type AttentionFn,
   buildHidden,
+  inferenceBuild,
   lmHead,
   rotate,
   type WeightLookup,
@@ -474,7 +475,7 @@ export class GenerationEngine {
       w,
       { ids, positions },
       this.#cachedAttention(g, caches, positions),
-      { inference: true },
+      inferenceBuild(this.#gpu, prompts * promptLen),
     );
     const lastHidden = embedding(reshape(hidden, [prompts * promptLen, cfg.hiddenSize]), last);
     const slotLogits = embedding(lmHead(cfg, w, lastHidden), slotPrompt);
@@ -501,7 +502,7 @@ export class GenerationEngine {
       w,
       { ids, positions },
       this.#cachedAttention(g, caches, positions),
-      { inference: true },
+      inferenceBuild(this.#gpu, slots),
     );
     const logits = lmHead(cfg, w, reshape(hidden, [slots, cfg.hiddenSize]));
     const { tokens, logprobs } = sampleTokens(logits, settings, rng);

@@ -34,6 +34,7 @@ import { mergeShards, shardName, shardRows } from "./row_shards.ts";
 import {
   buildLogits,
   checkArchitecture,
+  inferenceBuild,
   type RowShard,
   type TokenInputs,
   type WeightLookup,
@@ -295,7 +296,13 @@ export class PolicyModel {
         segments: input("segments"),
         targets: input("targets", seq - from),
       };
-      let logits = buildLogits(this.config, this.weights(g), inputs, from, { inference: true });
+      let logits = buildLogits(
+        this.config,
+        this.weights(g),
+        inputs,
+        from,
+        inferenceBuild(this.gpu, batch * seq),
+      );
       if (temperature !== 1) logits = scale(logits, 1 / temperature);
       const out = tokenLogprobs(logits, inputs.targets);
       return { exe: await compileGraph(this.gpu, [out], `logprobs:${key}`), inputs, out };

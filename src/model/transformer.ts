@@ -6,6 +6,7 @@
  * caller, and nothing here runs a kernel.
  */
 
+import type { GpuContext } from "../gpu/device.ts";
 import type { Tensor } from "../graph/tensor.ts";
 import { add } from "../ops/binary.ts";
 import { causalAttention } from "../ops/attention.ts";
@@ -13,6 +14,11 @@ import { embedding } from "../ops/embedding.ts";
 import { layerNorm } from "../ops/layernorm.ts";
 import { gated } from "../ops/gated.ts";
 import { matmul, matmulAccumulate } from "../ops/matmul.ts";
+import {
+  fillsTakePrologues,
+  prologueMatmul,
+  prologueMatmulAccumulate,
+} from "../ops/prologue_matmul.ts";
 import { reshape } from "../ops/reshape.ts";
 import { rmsNorm } from "../ops/rmsnorm.ts";
 import { rope } from "../ops/rope.ts";
@@ -123,6 +129,18 @@ export interface BuildOptions {
    * their backward reads the residual stream the in-place additions overwrite.
    */
   inference?: boolean;
+  /**
+   * With `inference`: the Llama family's RMSNorms before the q/k/v and gate/up products and its
+   * SwiGLU before the down product are computed in those products' operand fills
+   * (`prologue_matmul.ts`; the same values), not by passes of their own. For adapters whose
+   * products fill textures ({@link inferenceBuild} decides).
+   */
+  prologueProducts?: boolean;
+}
+
+/** The build options of an inference graph of `rows` token rows (batch x sequence) on `gpu`. */
+export function inferenceBuild(gpu: GpuContext, rows: number): BuildOptions {
+  return { inference: true, prologueProducts: fillsTakePrologues(gpu, rows) };
 }
 
 /** Ids and positions, each [batch, seq] i32 (or u32 ids). */
@@ -161,9 +179,12 @@ export function buildHidden(
   options: BuildOptions = {},
 ): Tensor {
   checkArchitecture(cfg);
+  if (options.prologueProducts && !options.inference) {
+    throw new Error("Cannot build prologue products into a graph that is differentiated");
+  }
   const residual = options.inference ? residualInPlace : residualAdd;
   return cfg.family === "llama"
-    ? llamaHidden(cfg, w, inputs, attention, residual)
+    ? llamaHidden(cfg, w, inputs, attention, residual, Boolean(options.prologueProducts))
     : gpt2Hidden(cfg, w, inputs, attention, residual);
 }
 
@@ -226,8 +247,9 @@ const residualAdd: Residual = (h, x, w, m) => add(h, project(x, w, m));
 
 /**
  * `h + m(x)` added in place into `h` by the projection's own stores (and the adapter's), for
- * graphs never differentiated (see {@link BuildOptions.inference}). The only other reader of
- * `h` is the norm that starts the block, which the projection's input depends on, so it has run.
+ * graphs never differentiated (see {@link BuildOptions.inference}). The only other readers of
+ * `h` are the norm that starts the block or the products computing it in their fills, which the
+ * projection's input depends on, so they have run.
  */
 const residualInPlace: Residual = (h, x, w, m) => {
   let out = matmulAccumulate(h, x, w(`${m.name}.weight`), { transB: m.transB });
@@ -250,24 +272,60 @@ function loraDown(x: Tensor, adapter: LoraWeights): Tensor {
   return scale(matmul(x, adapter.a, { transB: true }), adapter.scale);
 }
 
+/**
+ * An RMSNorm's output as the linear modules reading it take it: computed once as a tensor, or,
+ * with `inFills`, by each module's product in its operand fill (a module with a LoRA adapter,
+ * which reads the tensor itself, gets the tensor).
+ */
+class NormedInput {
+  #x?: Tensor;
+
+  constructor(
+    readonly h: Tensor,
+    readonly weight: Tensor,
+    readonly eps: number,
+    readonly inFills: boolean,
+  ) {}
+
+  /** The normalized tensor, computed on first use. */
+  get x(): Tensor {
+    return this.#x ??= rmsNorm(this.h, this.weight, this.eps);
+  }
+
+  /** HF nn.Linear `name` of the normalized input (as {@link linear}). */
+  linear(w: WeightLookup, name: string, bias: boolean): Tensor {
+    if (!this.inFills || w.lora?.(name)) return linear(this.x, w, name, bias);
+    const prologue = { kind: "rms_norm", eps: this.eps } as const;
+    const y = prologueMatmul(this.h, this.weight, w(`${name}.weight`), prologue, { transB: true });
+    return bias ? add(y, w(`${name}.bias`)) : y;
+  }
+}
+
+/** The Llama family's MLP activation as the down product's prologue. */
+const SWIGLU = { kind: "gated", gate: "silu" } as const;
+
 function llamaHidden(
   cfg: LlamaConfig,
   w: WeightLookup,
   inp: HiddenInputs,
   attention: AttentionFn,
   residual: Residual,
+  prologues: boolean,
 ): Tensor {
   const [batch, seq] = inp.ids.shape;
   const eps = cfg.rmsNormEps;
   const heads = (x: Tensor, n: number) => reshape(x, [batch, seq, n, cfg.headDim]);
   const rotary = { positions: inp.positions, theta: cfg.ropeTheta };
+  // The fills read rows four values at a time.
+  const normsInFills = prologues && cfg.hiddenSize % 4 === 0;
+  const swigluInFill = prologues && cfg.intermediateSize % 4 === 0;
   let h = tokenEmbedding(w, "model.embed_tokens.weight", inp.ids);
   for (let l = 0; l < cfg.numLayers; l++) {
     const p = `model.layers.${l}.`;
-    const x = rmsNorm(h, w(`${p}input_layernorm.weight`), eps);
-    let q = heads(linear(x, w, `${p}self_attn.q_proj`, cfg.attentionBias), cfg.numHeads);
-    let k = heads(linear(x, w, `${p}self_attn.k_proj`, cfg.attentionBias), cfg.numKvHeads);
-    const v = heads(linear(x, w, `${p}self_attn.v_proj`, cfg.attentionBias), cfg.numKvHeads);
+    const x = new NormedInput(h, w(`${p}input_layernorm.weight`), eps, normsInFills);
+    let q = heads(x.linear(w, `${p}self_attn.q_proj`, cfg.attentionBias), cfg.numHeads);
+    let k = heads(x.linear(w, `${p}self_attn.k_proj`, cfg.attentionBias), cfg.numKvHeads);
+    const v = heads(x.linear(w, `${p}self_attn.v_proj`, cfg.attentionBias), cfg.numKvHeads);
     if (cfg.qkNorm) {
       q = rmsNorm(q, w(`${p}self_attn.q_norm.weight`), eps);
       k = rmsNorm(k, w(`${p}self_attn.k_norm.weight`), eps);
@@ -275,13 +333,13 @@ function llamaHidden(
     const attn = attention(l, q, k, v, rotary);
     const merged = reshape(attn, [batch, seq, cfg.numHeads * cfg.headDim]);
     h = residual(h, merged, w, linearModule(`${p}self_attn.o_proj`, false));
-    const y = rmsNorm(h, w(`${p}post_attention_layernorm.weight`), eps);
-    const act = gated(
-      "silu",
-      linear(y, w, `${p}mlp.gate_proj`, false),
-      linear(y, w, `${p}mlp.up_proj`, false),
-    );
-    h = residual(h, act, w, linearModule(`${p}mlp.down_proj`, false));
+    const y = new NormedInput(h, w(`${p}post_attention_layernorm.weight`), eps, normsInFills);
+    const gate = y.linear(w, `${p}mlp.gate_proj`, false);
+    const up = y.linear(w, `${p}mlp.up_proj`, false);
+    const down = `${p}mlp.down_proj`;
+    h = swigluInFill && !w.lora?.(down)
+      ? prologueMatmulAccumulate(h, gate, up, w(`${down}.weight`), SWIGLU, { transB: true })
+      : residual(h, gated("silu", gate, up), w, linearModule(down, false));
   }
   return rmsNorm(h, w("model.norm.weight"), eps);
 }

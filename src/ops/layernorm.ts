@@ -89,6 +89,25 @@ function rowsLaunch(
 }
 
 /**
+ * The forward of normalization `kind` of x (`tensor`'s shape) into `out`: buffers x, weight and
+ * (LayerNorm) bias; one invocation per row on CPU adapters where rows are a multiple of 4 long.
+ */
+export function normForwardLaunch(
+  gpu: GpuContext,
+  kind: NormKind,
+  tensor: Tensor,
+  [x, w, b]: readonly [GPUBuffer, GPUBuffer, GPUBuffer | undefined],
+  out: GPUBuffer,
+  eps: number,
+): KernelLaunch {
+  const buffers = [x, w, b ?? x, x, out] as const;
+  if (gpu.summary.isFallback && tensor.lastDim % 4 === 0) {
+    return rowsLaunch(gpu, kind, tensor, buffers, eps);
+  }
+  return normLaunch(gpu, kind, "forward", tensor, buffers, eps);
+}
+
+/**
  * The non-differentiable gradient op computed by entry `entryPoint` from inputs (x, w, dy):
  * `backward` gives dx, `weight_grad` gives dy * xhat (dw before the sum over rows).
  */
@@ -123,11 +142,16 @@ function normOp(kind: NormKind): OpDef<NormAttrs> {
       return { shape: x.shape, dtype: "f32" };
     },
     launch(ctx, [x, w, b], out, { eps }) {
-      const buffers = [x.buffer, w.buffer, (b ?? x).buffer, x.buffer, out.buffer] as const;
-      if (ctx.gpu.summary.isFallback && x.tensor.lastDim % 4 === 0) {
-        return [rowsLaunch(ctx.gpu, kind, x.tensor, buffers, eps)];
-      }
-      return [normLaunch(ctx.gpu, kind, "forward", x.tensor, buffers, eps)];
+      return [
+        normForwardLaunch(
+          ctx.gpu,
+          kind,
+          x.tensor,
+          [x.buffer, w.buffer, b?.buffer],
+          out.buffer,
+          eps,
+        ),
+      ];
     },
     reference: ([x, w, b], [xt], { eps }) =>
       layer ? layerNormRef(x, w, b, xt.lastDim, eps) : rmsNormRef(x, w, xt.lastDim, eps),

@@ -11,7 +11,13 @@ import type { BoundTensor, KernelLaunch, LaunchContext, OpDef } from "../graph/o
 import { formatShape, sameShape, shapeSize, type Tensor } from "../graph/tensor.ts";
 import { sumTo } from "./broadcast.ts";
 import { chooseMatmulVariant } from "./matmul_autotune.ts";
-import { matmulLaunch, type MatmulProblem, matmulVariant } from "./matmul_variants.ts";
+import {
+  type ConstantOperands,
+  matmulLaunch,
+  type MatmulProblem,
+  type MatmulVariant,
+  matmulVariant,
+} from "./matmul_variants.ts";
 import { reshape } from "./reshape.ts";
 import { matmulRef } from "../reference/matmul.ts";
 
@@ -101,6 +107,25 @@ export function foldSharedB(p: MatmulProblem): MatmulProblem {
   return { ...p, batch: 1, m: rows, strideA: rows * p.k, strideC: rows * p.n };
 }
 
+/**
+ * The problem of `op(a) @ op(b)` (its batch folded into rows where B is shared), the variant
+ * `attrs` forces or else the autotuner's for it, and which operands are constant variables.
+ */
+export async function planMatmul(
+  ctx: LaunchContext,
+  [a, b]: readonly BoundTensor[],
+  attrs: MatmulAttrs,
+): Promise<{ problem: MatmulProblem; variant: MatmulVariant; constant: ConstantOperands }> {
+  const problem = foldSharedB(matmulShapes(a.tensor.shape, b.tensor.shape, attrs));
+  // Texture variants copy the operands, so their buffers (a variable's may not) need COPY_SRC.
+  const textures = Boolean(a.buffer.usage & b.buffer.usage & GPUBufferUsage.COPY_SRC);
+  const constant = { a: ctx.isConstantVariable(a.tensor), b: ctx.isConstantVariable(b.tensor) };
+  const variant = attrs.variant === undefined
+    ? await chooseMatmulVariant(ctx.gpu, problem, { textures, constantB: constant.b })
+    : matmulVariant(attrs.variant);
+  return { problem, variant, constant };
+}
+
 /** The launch of `op(a) @ op(b)` into `out` (added to what `out` holds when `accumulate`). */
 async function launchMatmul(
   ctx: LaunchContext,
@@ -109,13 +134,7 @@ async function launchMatmul(
   attrs: MatmulAttrs,
   accumulate: boolean,
 ): Promise<KernelLaunch[]> {
-  const problem = foldSharedB(matmulShapes(a.tensor.shape, b.tensor.shape, attrs));
-  // Texture variants copy the operands, so their buffers (a variable's may not) need COPY_SRC.
-  const textures = Boolean(a.buffer.usage & b.buffer.usage & GPUBufferUsage.COPY_SRC);
-  const constant = { a: ctx.isConstantVariable(a.tensor), b: ctx.isConstantVariable(b.tensor) };
-  const variant = attrs.variant === undefined
-    ? await chooseMatmulVariant(ctx.gpu, problem, { textures, constantB: constant.b })
-    : matmulVariant(attrs.variant);
+  const { problem, variant, constant } = await planMatmul(ctx, [a, b], attrs);
   return matmulLaunch(
     ctx,
     variant,
@@ -176,7 +195,7 @@ export function matmul(a: Tensor, b: Tensor, options: MatmulOptions = {}): Tenso
 }
 
 /** The node attributes of `options`. */
-function matmulAttrs(options: MatmulOptions): MatmulAttrs {
+export function matmulAttrs(options: MatmulOptions): MatmulAttrs {
   return {
     transA: Boolean(options.transA),
     transB: Boolean(options.transB),

@@ -19,6 +19,7 @@ import {
   perRunFills,
   type TextureLaunchContext,
   textureMisfit,
+  type TexturePrologue,
   textureWidth,
 } from "./operand_texture.ts";
 import { PACKED_STRIP_COLUMNS, packedMisfit, packedWeightTexture } from "./packed_weight.ts";
@@ -62,11 +63,17 @@ export interface MatmulVariant {
    * contiguous dimension (K of A, M of A^T, N of B, K of B^T) that is a multiple of 4.
    */
   readonly alignedOperands: boolean;
+  /**
+   * It fills a texture with A, so can compute A there from its buffer (`aPrologue` of
+   * {@link launch}) instead of copying it.
+   */
+  readonly takesPrologue: boolean;
   /** Why the variant cannot compute `p` on `gpu`, or undefined when it can. */
   misfit(gpu: GpuContext, p: MatmulProblem): string | undefined;
   /**
    * The launches computing `p` from the buffers of A and B into C (the product last, after any
-   * packing of B); call via {@link matmulLaunch}.
+   * packing of B); call via {@link matmulLaunch}. With `aPrologue` (variants that
+   * {@link takesPrologue} only) A is what it computes from the buffer `a`.
    */
   launch(
     ctx: MatmulLaunchContext,
@@ -75,6 +82,7 @@ export interface MatmulVariant {
     b: GPUBuffer,
     c: GPUBuffer,
     constant: ConstantOperands,
+    aPrologue?: TexturePrologue,
   ): KernelLaunch[];
 }
 
@@ -104,6 +112,7 @@ function storageVariant(
   return {
     name,
     operands: "storage",
+    takesPrologue: false,
     alignedOperands: aligned,
     misfit: (_gpu, p) => (aligned ? unalignedOperand(p) : undefined) ?? limit?.(p),
     launch: (_ctx, p, a, b, c) => [{
@@ -284,6 +293,7 @@ function texture(rowGroups: number, colQuads = 4): MatmulVariant {
   return {
     name: `texture_${rows}x${4 * colQuads}`,
     operands: "texture",
+    takesPrologue: true,
     alignedOperands: true,
     misfit(gpu, p) {
       const unaligned = unalignedOperand(p);
@@ -294,9 +304,9 @@ function texture(rowGroups: number, colQuads = 4): MatmulVariant {
       }
       return undefined;
     },
-    launch(ctx, p, a, b, c, constant) {
+    launch(ctx, p, a, b, c, constant, aPrologue) {
       const [la, lb] = operandLayouts(p);
-      const ta = linearTexture(ctx, a, la.elements, "matmul:a", constant.a);
+      const ta = linearTexture(ctx, a, la.elements, "matmul:a", constant.a, aPrologue);
       // A weight's stored rows packed as columns: the texture of the NT product by it, which
       // the NN product by it (a backward) reads as well.
       const byRows = { n: p.transB ? p.n : p.k, k: p.transB ? p.k : p.n, transB: true };
@@ -304,7 +314,7 @@ function texture(rowGroups: number, colQuads = 4): MatmulVariant {
         ? packedWeightTexture(ctx, b, byRows, "matmul:b", true)
         : undefined;
       const tb = packed ? undefined : linearTexture(ctx, b, lb.elements, "matmul:b", constant.b);
-      const operands = [{ texture: ta, constant: constant.a }];
+      const operands = [{ texture: ta, constant: constant.a && !aPrologue }];
       if (tb) operands.push({ texture: tb, constant: constant.b });
       // Operands that change every run are filled before each launch; constant ones once per
       // version of their variable, by the first launch of the graph that copies them.
@@ -359,6 +369,7 @@ function textureGemv(rows: number): MatmulVariant {
   return {
     name: `texture_gemv_${rows}x16`,
     operands: "texture",
+    takesPrologue: false,
     alignedOperands: true,
     misfit(gpu, p) {
       if (p.transA) return "expected A not transposed";
@@ -442,7 +453,7 @@ export function matmulParams(p: MatmulProblem): PackedParams {
 /**
  * The launches of `variant` for `p` on the given buffers (the product last); throws when the
  * variant cannot do `p`. `constant` says which operands are never-written variables (default:
- * neither).
+ * neither); `aPrologue`, what A is computed as from `a`'s buffer (variants that take one).
  */
 export function matmulLaunch(
   ctx: MatmulLaunchContext,
@@ -452,6 +463,7 @@ export function matmulLaunch(
   b: GPUBuffer,
   c: GPUBuffer,
   constant: ConstantOperands = { a: false, b: false },
+  aPrologue?: TexturePrologue,
 ): KernelLaunch[] {
   const why = variant.misfit(ctx.gpu, p);
   if (why) {
@@ -460,7 +472,12 @@ export function matmulLaunch(
         `[${p.k},${p.n}] (${matmulLayout(p)}): ${why}`,
     );
   }
-  return variant.launch(ctx, p, a, b, c, constant);
+  if (aPrologue && !variant.takesPrologue) {
+    throw new Error(
+      `Cannot use matmul variant "${variant.name}" with a prologue on A: it reads A's buffer`,
+    );
+  }
+  return variant.launch(ctx, p, a, b, c, constant, aPrologue);
 }
 
 /** The transposes and shared operands of a problem, e.g. `NT-sharedB`. */

@@ -93,7 +93,9 @@ const DISPATCH_FILL_MAX_TEXELS = 16384;
  * not constant, the texture of the later ops copying the same input tensor; `copied` then says
  * another launch of the graph already records the copy. `fill`, for a small operand that is not
  * constant: a launch that fills the texture, to run before the reader instead of `copy` (commands
- * outside the compute pass); absent where another launch fills it.
+ * outside the compute pass); absent where another launch fills it. With a `prologue` the texture
+ * holds what it computes from `buffer` (never constant), shared by the later ops of the graph
+ * with the same prologue of the same input, and always filled by its launch.
  */
 export function linearTexture(
   ctx: TextureLaunchContext,
@@ -101,6 +103,7 @@ export function linearTexture(
   elements: number,
   label: string,
   constant: boolean,
+  prologue?: TexturePrologue,
 ): LinearTexture {
   if (!(buffer.usage & GPUBufferUsage.COPY_SRC)) {
     throw new Error(
@@ -118,13 +121,15 @@ export function linearTexture(
     texels,
     GPUTextureUsage.STORAGE_BINDING | GPUTextureUsage.COPY_DST,
     label,
-    constant ? "variable" : small ? "input" : "op",
-    "linear",
+    prologue ? "input" : constant ? "variable" : small ? "input" : "op",
+    prologue ? `linear ${prologue.layout}` : "linear",
   );
   // A multiple of 256 bytes (width is a power of two >= 8192), as buffer-texture copies require.
   const bytesPerRow = width * BYTES_PER_TEXEL;
   const view = texture.createView();
-  const fill: KernelLaunch | undefined = !constant && small && !copied
+  const fill: KernelLaunch | undefined = prologue && !copied
+    ? prologue.fill(view, width)
+    : !constant && small && !copied
     ? {
       spec: {
         shader: "copy_to_texture",
@@ -155,6 +160,17 @@ export function linearTexture(
       }
     },
   };
+}
+
+/**
+ * A function of an operand's buffer (and others) that fills its texture in place of the copy:
+ * e.g. the RMSNorm of the activations a product reads (`prologue_matmul.ts`).
+ */
+export interface TexturePrologue {
+  /** Names the function and its other inputs: the textures of equal names are shared. */
+  layout: string;
+  /** The launch writing the function's values into `view`, a texture `width` texels wide. */
+  fill(view: GPUTextureView, width: number): KernelLaunch;
 }
 
 /** An operand texture of {@link linearTexture} and what fills it. */

@@ -12,7 +12,13 @@ import { graphCache } from "../graph/graph_cache.ts";
 import type { Tensor } from "../graph/tensor.ts";
 import { padBatch, paddedLength } from "../model/padded_batch.ts";
 import type { PolicyModel } from "../model/policy.ts";
-import { buildHidden, causalAttentionFn, lmHead, type TokenInputs } from "../model/transformer.ts";
+import {
+  buildHidden,
+  causalAttentionFn,
+  inferenceBuild,
+  lmHead,
+  type TokenInputs,
+} from "../model/transformer.ts";
 import { embedding } from "../ops/embedding.ts";
 import { reshape } from "../ops/reshape.ts";
 import { scale } from "../ops/unary.ts";
@@ -110,7 +116,7 @@ export class TopLogprobs {
       w,
       inputs,
       causalAttentionFn(inputs.segments),
-      { inference: true },
+      inferenceBuild(this.model.gpu, seq),
     );
     const picked = embedding(reshape(hidden, [seq, cfg.hiddenSize]), rows);
     let logits = lmHead(cfg, w, picked);

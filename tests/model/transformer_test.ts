@@ -120,12 +120,22 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
     assertEquals(tail.shape, [2, T - from, VOCAB]);
     // The inference build: residuals added in place by the projections.
     const inference = buildLogits(model.config, model.weights(g), inputs, 0, { inference: true });
-    const exe = await compileGraph(model.gpu, [logits, tail, inference]);
+    // And with the norms and SwiGLU computed in the products' fills (where rows allow).
+    const prologues = buildLogits(model.config, model.weights(g), inputs, 0, {
+      inference: true,
+      prologueProducts: true,
+    });
+    const exe = await compileGraph(model.gpu, [logits, tail, inference, prologues]);
     const { ids, positions, segments } = padBatch(SEQUENCES, T, VOCAB);
     await exe.run(
       new Map([[inputs.ids, ids], [inputs.positions, positions], [inputs.segments, segments]]),
     );
-    const [out, outTail, outInference] = await exe.read([logits, tail, inference]);
+    const [out, outTail, outInference, outPrologues] = await exe.read([
+      logits,
+      tail,
+      inference,
+      prologues,
+    ]);
     SEQUENCES.forEach((s, b) => {
       const expected = referenceLogits(model.config, toReference(params), s);
       const rows = [b * T * VOCAB, (b * T + s.length) * VOCAB];
@@ -135,6 +145,11 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
         atol: 1e-5,
         rtol: 1e-4,
         label: `${label} seq ${b} inference build`,
+      });
+      assertClose(outPrologues.subarray(...rows), expected, {
+        atol: 1e-5,
+        rtol: 1e-4,
+        label: `${label} seq ${b} prologue products`,
       });
       const kept = T - from;
       const actualTail = outTail.subarray(b * kept * VOCAB, (b * kept + s.length - from) * VOCAB);
