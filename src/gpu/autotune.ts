@@ -114,6 +114,15 @@ export function autotune(gpu: GpuContext, req: TuneRequest): Promise<string> {
 const ROUNDS = 3;
 
 /**
+ * Microseconds of work each timing of a candidate aims at, as repetitions in one submit (at most
+ * {@link MAX_REPS}): on CPU adapters a timing is the wall clock less a submit's ~10 ms latency,
+ * whose jitter drowns a short product (10 reps of a 150 us decode product once ranked a variant
+ * 1.4x slower than another first).
+ */
+const TIMING_MICROS = 50_000;
+const MAX_REPS = 100;
+
+/**
  * How much faster than the caller's default a candidate must time to replace it: on a shared
  * machine one lucky round can make a slower variant look a few percent faster, and the default
  * is the variant expected to win.
@@ -139,7 +148,7 @@ async function measure(gpu: GpuContext, req: TuneRequest): Promise<TuneChoice> {
       try {
         dispatches = await candidate.prepare();
         const once = await timeDispatches(gpu, dispatches, 1); // compiles and warms up
-        const reps = Math.max(1, Math.min(10, Math.round(50_000 / Math.max(once, 1))));
+        const reps = Math.max(1, Math.min(MAX_REPS, Math.round(TIMING_MICROS / Math.max(once, 1))));
         prepared.set(candidate.name, { dispatches, reps });
       } catch (err) {
         dispatches.forEach(releaseDispatch);
