@@ -351,7 +351,7 @@ function texture(rowGroups: number, colQuads = 4): MatmulVariant {
 }
 
 /** The most rows of A {@link textureGemv} takes: beyond, it reads the weight once per 4 rows. */
-const GEMV_MAX_M = 16;
+export const GEMV_MAX_M = 16;
 
 /**
  * `shaders/matmul_texture_gemv.wgsl`: `rows` (1..4) rows by 16 columns per invocation (4 strips

@@ -27,7 +27,7 @@ import {
   matmulShapes,
   planMatmul,
 } from "./matmul.ts";
-import { matmulLaunch } from "./matmul_variants.ts";
+import { GEMV_MAX_M, matmulLaunch } from "./matmul_variants.ts";
 import type { TexturePrologue } from "./operand_texture.ts";
 import { UNARY_OPS } from "./unary.ts";
 
@@ -44,16 +44,13 @@ export interface PrologueMatmulAttrs extends MatmulAttrs {
   prologue: APrologue;
 }
 
-/** The most rows A may have for the decode gemv (`matmul_variants.ts`), which reads A's buffer. */
-const GEMV_ROWS = 16;
-
 /**
  * Whether products of `rows` rows of A on `gpu` fill A's texture, so a prologue there saves its
- * pass: on CPU adapters above the gemv's rows. Elsewhere a prologue product computes A in a pass
+ * pass: on CPU adapters above the rows of the decode gemv (which reads A's buffer). Elsewhere a prologue product computes A in a pass
  * of its own, once per product (three times for q, k and v): build those graphs without them.
  */
 export function fillsTakePrologues(gpu: GpuContext, rows: number): boolean {
-  return gpu.summary.isFallback && gpu.readsStorageTextures && rows > GEMV_ROWS;
+  return gpu.summary.isFallback && gpu.readsStorageTextures && rows > GEMV_MAX_M;
 }
 
 /** Invocations per workgroup of the gated fill; the norm's take a row each, 8 to a workgroup. */
