@@ -43,16 +43,6 @@ fn backward_gate(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgro
 @group(0) @binding(2) var<storage, read> grad4: array<vec4f>;
 @group(0) @binding(3) var<storage, read_write> out4: array<vec4f>;
 
-fn activation4(x: vec4f) -> vec4f {
-  return vec4f(activation(x.x, 1.0, 0.0), activation(x.y, 1.0, 0.0), activation(x.z, 1.0, 0.0),
-    activation(x.w, 1.0, 0.0));
-}
-
-fn activation_grad4(x: vec4f) -> vec4f {
-  return vec4f(activation_grad(x.x, 1.0), activation_grad(x.y, 1.0), activation_grad(x.z, 1.0),
-    activation_grad(x.w, 1.0));
-}
-
 @compute @workgroup_size(WG)
 fn forward4(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let i = gid.x + gid.y * nwg.x * WG;

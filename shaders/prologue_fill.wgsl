@@ -53,12 +53,5 @@ fn rms_norm_rows(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgro
 fn gated(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let t = gid.x + gid.y * nwg.x * WG;
   if (t >= p.rows * (p.cols / 4u)) { return; }
-  let g = x[t];
-  let a = vec4f(
-    activation(g.x, 1.0, 0.0),
-    activation(g.y, 1.0, 0.0),
-    activation(g.z, 1.0, 0.0),
-    activation(g.w, 1.0, 0.0),
-  );
-  store_texel(t, a * w[t]);
+  store_texel(t, activation4(x[t]) * w[t]);
 }

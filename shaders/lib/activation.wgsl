@@ -54,3 +54,15 @@ fn activation_grad(x: f32, alpha: f32) -> f32 {
     default: { return 2.0 * x; }
   }
 }
+
+// activation(x, 1, 0) of four elements (the gated activations' f).
+fn activation4(x: vec4f) -> vec4f {
+  return vec4f(activation(x.x, 1.0, 0.0), activation(x.y, 1.0, 0.0), activation(x.z, 1.0, 0.0),
+    activation(x.w, 1.0, 0.0));
+}
+
+// activation_grad(x, 1) of four elements.
+fn activation_grad4(x: vec4f) -> vec4f {
+  return vec4f(activation_grad(x.x, 1.0), activation_grad(x.y, 1.0), activation_grad(x.z, 1.0),
+    activation_grad(x.w, 1.0));
+}

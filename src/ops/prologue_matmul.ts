@@ -138,9 +138,9 @@ function checkPrologueMatmul(
   if (!sameShape(aux.shape, auxShape)) {
     throw new Error(`${what}: expected the second operand of shape ${formatShape(auxShape)}`);
   }
-  const { eps } = attrs.prologue as { eps?: number };
-  if (eps !== undefined && !(Number.isFinite(eps) && eps >= 0)) {
-    throw new Error(`${what}: expected a finite eps >= 0, received ${eps}`);
+  const { prologue } = attrs;
+  if (prologue.kind === "rms_norm" && !(Number.isFinite(prologue.eps) && prologue.eps >= 0)) {
+    throw new Error(`${what}: expected a finite eps >= 0, received ${prologue.eps}`);
   }
   return matmulShapes(x.shape, b.shape, attrs).shape;
 }
