@@ -27,3 +27,18 @@ fn rotation(pos: i32, inv_freq: f32) -> vec2f {
 fn rotate_pair(x_lo: f32, x_hi: f32, cs: vec2f) -> vec2f {
   return vec2f(x_lo * cs.x - x_hi * cs.y, x_hi * cs.x + x_lo * cs.y);
 }
+
+// The (cos, sin) of position `pos` at four inverse frequencies: cosines in column 0, sines in 1.
+fn rotations4(pos: i32, inv_freq: vec4f) -> mat2x4f {
+  let r0 = rotation(pos, inv_freq.x);
+  let r1 = rotation(pos, inv_freq.y);
+  let r2 = rotation(pos, inv_freq.z);
+  let r3 = rotation(pos, inv_freq.w);
+  return mat2x4f(vec4f(r0.x, r1.x, r2.x, r3.x), vec4f(r0.y, r1.y, r2.y, r3.y));
+}
+
+// Four pairs (x_lo, x_hi) rotated as rotate_pair does each, by rotations4's `cs`: the rotated
+// x_lo in column 0, x_hi in 1.
+fn rotate_pairs4(x_lo: vec4f, x_hi: vec4f, cs: mat2x4f) -> mat2x4f {
+  return mat2x4f(x_lo * cs[0] - x_hi * cs[1], x_hi * cs[0] + x_lo * cs[1]);
+}

@@ -17,7 +17,11 @@ import { ropeRef } from "../reference/rope.ts";
 import { writeKvCacheRef } from "../reference/kv_cache.ts";
 import { invFreqBuffer } from "./rope.ts";
 
-const WG = 256;
+/**
+ * Threads per workgroup: 64, so that a decode step's few rows still spread over the threads of a
+ * CPU adapter (one workgroup per thread at a time).
+ */
+const WG = 64;
 
 /**
  * Throws unless `positions` is an i32 tensor of shape [slots, tn], the positions operand of op
@@ -66,11 +70,13 @@ const WRITE_KV_CACHE: OpDef<WriteAttrs> = {
     const invFreq = attrs
       ? invFreqBuffer(ctx, attrs.ropeTheta, headDim, "write_kv_cache_inv_freq")
       : positions.buffer; // unread without rotation
-    const invocations = attrs ? x.tensor.size / 2 : x.tensor.size;
+    // Four elements, or four pairs, per invocation where rows and halves split into quads.
+    const quads = attrs ? headDim % 8 === 0 : (kvHeads * headDim) % 4 === 0;
+    const invocations = (attrs ? x.tensor.size / 2 : x.tensor.size) / (quads ? 4 : 1);
     return [{
       spec: {
         shader: "kv_cache",
-        entryPoint: "main",
+        entryPoint: quads ? "main4" : "main",
         constants: { WG, ...(attrs ? { ROPE: 1 } : {}) },
         bindings: ["read", "read", "read", "read_write"],
         params: true,

@@ -48,7 +48,11 @@ export function invFreqBuffer(
   return buffer;
 }
 
-const WG = 256;
+/**
+ * Threads per workgroup: 64, so that a decode step's few tokens still spread over the threads of
+ * a CPU adapter (one workgroup per thread at a time).
+ */
+const WG = 64;
 
 /** The rotation by +angle (`inverse` false, rope itself) or -angle (its gradient). */
 function ropeOp(inverse: boolean): OpDef<RopeAttrs> {
@@ -76,17 +80,19 @@ function ropeOp(inverse: boolean): OpDef<RopeAttrs> {
       const heads = x.tensor.shape[x.tensor.rank - 2];
       const invFreq = invFreqBuffer(ctx, theta, headDim, `${name}_inv_freq`);
       const pairs = x.tensor.size / 2;
+      // Four frequencies per thread where a head's half splits into quads.
+      const quads = headDim % 8 === 0;
       return [{
         spec: {
           shader: "rope",
-          entryPoint: "main",
+          entryPoint: quads ? "main4" : "main",
           constants: { INVERSE: Number(inverse), WG },
           bindings: ["read", "read", "read", "read_write"],
           params: true,
         },
         buffers: [x.buffer, positions.buffer, invFreq, out.buffer],
         params: packParams({ pairs, half: headDim / 2, token_pairs: heads * headDim / 2 }),
-        workgroups: grid1d(Math.ceil(pairs / heads / WG)),
+        workgroups: grid1d(Math.ceil(pairs / heads / (quads ? 4 : 1) / WG)),
       }];
     },
     // The inverse rotation is the rotation at the negated positions (an exact f32 negation).

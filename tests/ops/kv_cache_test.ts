@@ -79,9 +79,14 @@ async function runStep(step: Step, feeds: Record<string, HostData>): Promise<Hos
   return await step.exe.read(step.outputs);
 }
 
-Deno.test("writeKvCache: writes a variable's rows where the positions say, and appends", async () => {
-  const cacheShape = [3, 9, 2, 5];
-  const initial = uniformArray(shapeSize(cacheShape), 900);
+/**
+ * Appends rows of kvHeads x headDim to a variable-backed cache three times, checking it against
+ * the reference after each.
+ */
+async function checkAppends(kvHeads: number, headDim: number, seed: number) {
+  const width = kvHeads * headDim;
+  const cacheShape = [3, 9, kvHeads, headDim];
+  const initial = uniformArray(shapeSize(cacheShape), seed);
   const variable = await makeVariable("k_cache", cacheShape, initial);
   let expected = Float32Array.from(initial);
   const steps = new Map<number, Step>();
@@ -94,8 +99,8 @@ Deno.test("writeKvCache: writes a variable's rows where the positions say, and a
     ];
     for (const [i, rows] of appends.entries()) {
       const tokens = rows[0].length;
-      const shape = { slots: 3, tokens, maxLen: 9, heads: 2, kvHeads: 2, headDim: 5 };
-      const x = randomInput([3, tokens, 2, 5], 910 + i);
+      const shape = { slots: 3, tokens, maxLen: 9, heads: kvHeads, kvHeads, headDim };
+      const x = randomInput([3, tokens, kvHeads, headDim], seed + i);
       const positions = positionsInput(rows);
       const step = steps.get(tokens) ?? await compileStep(
         `append${tokens}`,
@@ -111,21 +116,29 @@ Deno.test("writeKvCache: writes a variable's rows where the positions say, and a
       assertEquals([...cache], [...expected], `cache after append ${i}`);
     }
     // Untouched rows keep their values: slot 2 row 3 was never written.
-    const row = (2 * 9 + 3) * 10;
-    assertEquals([...expected.subarray(row, row + 10)], [...initial.subarray(row, row + 10)]);
+    const row = (2 * 9 + 3) * width;
+    assertEquals([...expected.subarray(row, row + width)], [...initial.subarray(row, row + width)]);
   } finally {
     for (const step of steps.values()) step.exe.destroy();
     variable.buffer.destroy();
   }
+}
+
+Deno.test("writeKvCache: writes a variable's rows where the positions say, and appends", async () => {
+  await checkAppends(2, 5, 900); // rows of 10: an element per invocation
+  await checkAppends(3, 4, 920); // rows of 12: four per invocation (main4)
 });
 
-Deno.test("writeKvCache with ropeTheta: rotated keys as rope() then a write give, odd shapes", async () => {
-  // 3 slots x 2 tokens, 3 kv heads of head dim 6 (pairs of 3), a cache of 7 rows: padding, a
-  // position past the cache, and long positions whose angles need the reduction.
-  const shape = { slots: 3, tokens: 2, maxLen: 7, heads: 3, kvHeads: 3, headDim: 6 };
+/**
+ * A rotating write of 3 slots x 2 tokens of 3 kv heads of `headDim` into a cache of 7 rows
+ * (padding, a position past the cache), and at long positions whose angles need the reduction,
+ * against the reference and against rope() then a plain write.
+ */
+async function checkRotatingWrite(headDim: number, seed: number) {
+  const shape = { slots: 3, tokens: 2, maxLen: 7, heads: 3, kvHeads: 3, headDim };
   const theta = 10000;
-  const cache = randomInput([3, 7, 3, 6], 940);
-  const x = randomInput([3, 2, 3, 6], 941);
+  const cache = randomInput([3, 7, 3, headDim], seed);
+  const x = randomInput([3, 2, 3, headDim], seed + 1);
   const rows = [[0, 5], [-1, 3], [6, 9]];
   const positions = positionsInput(rows);
   const [fused, separate] = await runOps([cache, x, positions], (c, k, pos) => [
@@ -142,8 +155,8 @@ Deno.test("writeKvCache with ropeTheta: rotated keys as rope() then a write give
   assertClose(fused, separate, { atol: 1e-6, rtol: 1e-6, label: "rotating write vs rope" });
   // Long positions: the angle reduction at 40000 and 123457 (a cache that long, one row each).
   const far = { ...shape, slots: 1, tokens: 2, maxLen: 123458 };
-  const farCache = randomInput([1, far.maxLen, 3, 6], 942);
-  const farX = randomInput([1, 2, 3, 6], 943);
+  const farCache = randomInput([1, far.maxLen, 3, headDim], seed + 2);
+  const farX = randomInput([1, 2, 3, headDim], seed + 3);
   const farPositions = positionsInput([[40000, 123457]]);
   const [farOut] = await runOps(
     [farCache, farX, farPositions],
@@ -151,17 +164,22 @@ Deno.test("writeKvCache with ropeTheta: rotated keys as rope() then a write give
   );
   const farExpected = writeKvCacheRef(
     farCache.data,
-    ropeRef(farX.data, farPositions.data, 3, 6, 1000000),
+    ropeRef(farX.data, farPositions.data, 3, headDim, 1000000),
     farPositions.data,
     far,
   );
   for (const pos of [40000, 123457]) {
-    const at = [pos * 18, pos * 18 + 18];
+    const at = [pos * 3 * headDim, (pos + 1) * 3 * headDim];
     assertClose(farOut.subarray(...at), farExpected.subarray(...at), {
       atol: 1e-5,
       label: `rotating write at position ${pos}`,
     });
   }
+}
+
+Deno.test("writeKvCache with ropeTheta: rotated keys as rope() then a write give, odd shapes", async () => {
+  await checkRotatingWrite(6, 940); // pairs of 3: a pair per invocation
+  await checkRotatingWrite(24, 950); // pairs of 12: four per invocation (main4), three quads
 });
 
 Deno.test("writeKvCache with ropeTheta refuses an odd head dim and a bad theta", () => {

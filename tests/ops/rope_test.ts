@@ -63,6 +63,8 @@ Deno.test("rope: forward matches CPU on odd head dims and ranks", async () => {
     { shape: [3, 4, 1, 2], theta: 500000 }, // head_dim 2: one pair
     { shape: [1, 3, 4, 128], theta: 1e6 }, // Qwen3's head_dim and theta
     { shape: [3, 100, 3, 6], theta: 10000 }, // 300 tokens x 3 frequencies: several workgroups
+    // Four frequencies a thread (main4): 300 tokens x 3 quads of them, several workgroups.
+    { shape: [3, 100, 3, 24], theta: 10000 },
   ];
   for (const [i, { shape, theta }] of cases.entries()) {
     await checkRope(shape, arangePositions(shape[0], shape[1]), theta, `rope ${shape}`, 10 + i);
@@ -114,6 +116,7 @@ Deno.test("rope: backward matches finite differences (positions get none)", asyn
     { shape: [2, 3, 2, 6], positions: arangePositions(2, 3) },
     { shape: [2, 4, 1, 10], positions: [5, 6, 7, 8, 0, 1, 0, 1] },
     { shape: [1, 2, 3, 2], positions: [100000, 7] },
+    { shape: [2, 3, 3, 16], positions: [2, 3, 4, 9, 0, 1] }, // four frequencies a thread
   ];
   for (const [i, { shape, positions }] of cases.entries()) {
     const [heads, headDim] = shape.slice(-2);
