@@ -19,15 +19,18 @@
 //            as 1), or 0 when token >= cols.
 //   advance: bindings 0, 1 unused (callers bind rng), rng [rows, 2] (read), out [rows, 2] u32:
 //            (seed, step + 1). One thread per row, not a row kernel.
+// z is bound as vec4s: with QUADS (cols a multiple of 4) the row passes load four logits at a
+// time (on CPU adapters a load costs per access, not per element); otherwise one at a time.
 
 override WG: u32 = 256u;
+override QUADS: bool = false;
 
 struct Params {
   rows: u32,
   cols: u32,
 }
 
-@group(0) @binding(0) var<storage, read> z: array<f32>;
+@group(0) @binding(0) var<storage, read> z: array<vec4f>;
 @group(0) @binding(1) var<storage, read> settings: array<f32>;
 @group(0) @binding(2) var<storage, read> aux: array<u32>;
 @group(0) @binding(3) var<storage, read_write> out: array<u32>;
@@ -77,6 +80,31 @@ fn inclusive_scan(v: f32, lid: u32) {
   workgroupBarrier();
 }
 
+// The logit of column c of the row that starts at element base.
+fn logit(base: u32, c: u32) -> f32 {
+  let i = base + c;
+  return z[i / 4u][i % 4u];
+}
+
+// Columns 4q .. 4q+3 of the row that starts at element base (columns past the row read as its
+// last: callers skip them).
+fn logit_quad(base: u32, q: u32) -> vec4f {
+  if (QUADS) { return z[base / 4u + q]; }
+  let last = p.cols - 1u;
+  let c = 4u * q;
+  return vec4f(
+    logit(base, c),
+    logit(base, min(c + 1u, last)),
+    logit(base, min(c + 2u, last)),
+    logit(base, min(c + 3u, last)),
+  );
+}
+
+// Quads of columns in a row.
+fn row_quads() -> u32 {
+  return (p.cols + 3u) / 4u;
+}
+
 // Order-preserving map of f32 to u32 (a < b iff key(a) < key(b)); -0 maps like +0.
 fn key_of(x: f32) -> u32 {
   let b = select(bitcast<u32>(x), 0u, bitcast<u32>(x) == 0x80000000u);
@@ -104,11 +132,14 @@ struct Top {
 fn row_argmax(base: u32, lid: u32) -> Top {
   var key = 0u;
   var index = NONE;
-  for (var c = lid; c < p.cols; c += WG) {
-    let k = key_of(z[base + c]);
-    if (index == NONE || k > key) {
-      key = k;
-      index = c;
+  for (var q = lid; q < row_quads(); q += WG) {
+    let x = logit_quad(base, q);
+    for (var j = 0u; j < 4u && 4u * q + j < p.cols; j++) {
+      let k = key_of(x[j]);
+      if (index == NONE || k > key) {
+        key = k;
+        index = 4u * q + j;
+      }
     }
   }
   let top = workgroup_reduce(Acc(0.0, 0u, NONE, key), lid).hi;
@@ -120,15 +151,18 @@ fn row_argmax(base: u32, lid: u32) -> Top {
 // their smallest key, hi = the largest key below theta.
 fn above(base: u32, lid: u32, theta: u32, with_mass: bool, m: f32, t: f32) -> Acc {
   var a = Acc(0.0, 0u, NONE, 0u);
-  for (var c = lid; c < p.cols; c += WG) {
-    let x = z[base + c];
-    let k = key_of(x);
-    if (k >= theta) {
-      a.n += 1u;
-      a.lo = min(a.lo, k);
-      if (with_mass) { a.f += exp((x - m) / t); }
-    } else {
-      a.hi = max(a.hi, k);
+  for (var q = lid; q < row_quads(); q += WG) {
+    let xq = logit_quad(base, q);
+    for (var j = 0u; j < 4u && 4u * q + j < p.cols; j++) {
+      let x = xq[j];
+      let k = key_of(x);
+      if (k >= theta) {
+        a.n += 1u;
+        a.lo = min(a.lo, k);
+        if (with_mass) { a.f += exp((x - m) / t); }
+      } else {
+        a.hi = max(a.hi, k);
+      }
     }
   }
   return workgroup_reduce(a, lid);
@@ -197,16 +231,19 @@ fn search(
     var n_b = vec4<u32>();
     var f_a = vec4<f32>();
     var f_b = vec4<f32>();
-    for (var c = lid; c < p.cols; c += WG) {
-      let x = z[base + c];
-      let k = vec4<u32>(key_of(x));
-      if (by_mass) {
-        let w = vec4<f32>(exp((x - m) / t));
-        f_a += select(vec4<f32>(), w, k >= th_a);
-        f_b += select(vec4<f32>(), w, k >= th_b);
-      } else {
-        n_a += select(vec4<u32>(), vec4<u32>(1u), k >= th_a);
-        n_b += select(vec4<u32>(), vec4<u32>(1u), k >= th_b);
+    for (var q = lid; q < row_quads(); q += WG) {
+      let xq = logit_quad(base, q);
+      for (var j = 0u; j < 4u && 4u * q + j < p.cols; j++) {
+        let x = xq[j];
+        let k = vec4<u32>(key_of(x));
+        if (by_mass) {
+          let w = vec4<f32>(exp((x - m) / t));
+          f_a += select(vec4<f32>(), w, k >= th_a);
+          f_b += select(vec4<f32>(), w, k >= th_b);
+        } else {
+          n_a += select(vec4<u32>(), vec4<u32>(1u), k >= th_a);
+          n_b += select(vec4<u32>(), vec4<u32>(1u), k >= th_b);
+        }
       }
     }
     var mine = Probes(n_a, n_b);
@@ -242,7 +279,7 @@ fn sample(
     if (lid == 0u) { out[row] = top.index; }
     return;
   }
-  let m = z[base + top.index];
+  let m = logit(base, top.index);
   let top_k = u32(clamp(settings[row * 3u + 1u], 0.0, f32(p.cols)));
   let top_p = settings[row * 3u + 2u];
 
@@ -262,7 +299,7 @@ fn sample(
   let end = min(start + chunk, p.cols);
   var s = 0.0;
   for (var c = start; c < end; c++) {
-    let x = z[base + c];
+    let x = logit(base, c);
     if (key_of(x) >= theta) { s += exp((x - m) / t); }
   }
   inclusive_scan(s, lid);
@@ -275,7 +312,7 @@ fn sample(
   var running = before;
   var token = start;
   for (var c = start; c < end; c++) {
-    let x = z[base + c];
+    let x = logit(base, c);
     let w = exp((x - m) / t);
     if (key_of(x) >= theta && w > 0.0) {
       running += w;
@@ -295,13 +332,13 @@ fn logprob(
   let row = wid.x + wid.y * nwg.x;
   if (row >= p.rows) { return; }
   let base = row * p.cols;
-  let m = z[base + row_argmax(base, lid).index];
+  let m = logit(base, row_argmax(base, lid).index);
   let t = select(1.0, settings[row * 3u], settings[row * 3u] > 0.0);
   let total = above(base, lid, 0u, true, m, t).f;
   if (lid != 0u) { return; }
   let token = aux[row];
   var value = 0.0;
-  if (token < p.cols) { value = (z[base + token] - m) / t - log(total); }
+  if (token < p.cols) { value = (logit(base, token) - m) / t - log(total); }
   out[row] = bitcast<u32>(value);
 }
 

@@ -79,6 +79,11 @@ function checkLogits(op: string, logits: Tensor, settings: Tensor): number {
   return rows;
 }
 
+/** The sampler's `QUADS` constant: rows of whole vec4s load four logits at a time. */
+function quads(logits: Tensor): { QUADS: number } {
+  return { QUADS: Number(logits.lastDim % 4 === 0) };
+}
+
 const SAMPLE_TOKENS: OpDef<null> = {
   name: "sample_tokens",
   output([logits, settings, rng]) {
@@ -88,7 +93,7 @@ const SAMPLE_TOKENS: OpDef<null> = {
   },
   launch(ctx, [logits, settings, rng], out) {
     const buffers = [logits.buffer, settings.buffer, rng.buffer, out.buffer];
-    return [rowLaunch(ctx.gpu, "sampler", "sample", {}, logits.tensor, buffers)];
+    return [rowLaunch(ctx.gpu, "sampler", "sample", quads(logits.tensor), logits.tensor, buffers)];
   },
 };
 
@@ -101,7 +106,7 @@ const TEMPERED_LOGPROBS: OpDef<null> = {
   },
   launch(ctx, [logits, settings, tokens], out) {
     const buffers = [logits.buffer, settings.buffer, tokens.buffer, out.buffer];
-    return [rowLaunch(ctx.gpu, "sampler", "logprob", {}, logits.tensor, buffers)];
+    return [rowLaunch(ctx.gpu, "sampler", "logprob", quads(logits.tensor), logits.tensor, buffers)];
   },
 };
 

@@ -165,6 +165,9 @@ Deno.test("sampler: sampled tokens equal the CPU reference's for the same u", as
     { rows: 40, cols: 37, params: mixedParams(40, 1), masked: true },
     ...[1, 2, 5, 7].map((cols, i) => ({ rows: 14, cols, params: mixedParams(14, 2 + i) })),
     { rows: 8, cols: 5003, params: mixedParams(8, 3) },
+    // Rows of whole quads (the QUADS passes): mixed settings, and -inf logits.
+    { rows: 24, cols: 44, params: mixedParams(24, 8) },
+    { rows: 20, cols: 36, params: mixedParams(20, 9), masked: true },
     { rows: 4, cols: 50000, params: vocabRows },
   ];
   for (const [i, { rows, cols, params, masked }] of cases.entries()) {
