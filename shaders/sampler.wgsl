@@ -292,15 +292,18 @@ fn sample(
     theta = search(base, lid, theta, top.key + 1u, true, 0u, top_p * kept, m, t);
   }
 
-  // Inverse CDF: thread lid owns the contiguous columns [start, end); the thread whose share of
-  // the running sum contains the target walks its columns.
-  let chunk = (p.cols + WG - 1u) / WG;
-  let start = min(lid * chunk, p.cols);
-  let end = min(start + chunk, p.cols);
+  // Inverse CDF: thread lid owns the contiguous quads [start, end) (columns 4 start .. 4 end - 1
+  // within the row); the thread whose share of the running sum contains the target walks them.
+  let chunk = (row_quads() + WG - 1u) / WG;
+  let start = min(lid * chunk, row_quads());
+  let end = min(start + chunk, row_quads());
   var s = 0.0;
-  for (var c = start; c < end; c++) {
-    let x = logit(base, c);
-    if (key_of(x) >= theta) { s += exp((x - m) / t); }
+  for (var q = start; q < end; q++) {
+    let xq = logit_quad(base, q);
+    for (var j = 0u; j < 4u && 4u * q + j < p.cols; j++) {
+      let x = xq[j];
+      if (key_of(x) >= theta) { s += exp((x - m) / t); }
+    }
   }
   inclusive_scan(s, lid);
   var before = 0.0;
@@ -310,14 +313,17 @@ fn sample(
   let owner = workgroup_reduce(Acc(0.0, 0u, NONE, select(0u, lid, owns)), lid).hi;
   if (lid != owner) { return; }
   var running = before;
-  var token = start;
-  for (var c = start; c < end; c++) {
-    let x = logit(base, c);
-    let w = exp((x - m) / t);
-    if (key_of(x) >= theta && w > 0.0) {
-      running += w;
-      token = c;
-      if (running > goal) { break; }
+  var token = 4u * start;
+  for (var q = start; q < end && running <= goal; q++) {
+    let xq = logit_quad(base, q);
+    for (var j = 0u; j < 4u && 4u * q + j < p.cols; j++) {
+      let x = xq[j];
+      let w = exp((x - m) / t);
+      if (key_of(x) >= theta && w > 0.0) {
+        running += w;
+        token = 4u * q + j;
+        if (running > goal) { break; }
+      }
     }
   }
   out[row] = token;
