@@ -201,13 +201,45 @@ fn reduce_probes(v: Probes, lid: u32, by_mass: bool) -> Probes {
   return total;
 }
 
+// Up to CACHE_SIZE logits a thread keeps during a search, in row order: those of its columns
+// with key >= lo at the pass that collected them. Once every thread's fit (cache_valid, uniform),
+// later passes read them instead of the row: the rest of that search, the kept weight after it
+// and the next search, whose floors are never lower, so they hold every token those count or
+// weigh.
+const CACHE_SIZE = 16u;
+var<private> cached: array<f32, CACHE_SIZE>;
+var<private> cached_count: u32;
+var<private> cache_valid: bool;
+
+// One search pass's sums over this thread's tokens, for thresholds th_a and th_b.
+var<private> n_a: vec4<u32>;
+var<private> n_b: vec4<u32>;
+var<private> f_a: vec4<f32>;
+var<private> f_b: vec4<f32>;
+
+// Adds logit x to the pass's sums: its count, or with by_mass its weight, at every threshold its
+// key reaches.
+fn probe(x: f32, th_a: vec4<u32>, th_b: vec4<u32>, by_mass: bool, m: f32, t: f32) {
+  let k = vec4<u32>(key_of(x));
+  if (by_mass) {
+    let w = vec4<f32>(exp((x - m) / t));
+    f_a += select(vec4<f32>(), w, k >= th_a);
+    f_b += select(vec4<f32>(), w, k >= th_b);
+  } else {
+    n_a += select(vec4<u32>(), vec4<u32>(1u), k >= th_a);
+    n_b += select(vec4<u32>(), vec4<u32>(1u), k >= th_b);
+  }
+}
+
 // The largest key theta in [lo0, hi0) whose tokens (key >= theta) number at least `count`, or
 // with by_mass weigh at least `mass`; the condition must hold at lo0, and it fails at hi0 unless
 // it holds everywhere (then the result is hi0 - 1). Each pass counts (or weighs) the tokens above
 // 8 thresholds that cut [lo, hi) into 9 near-equal parts and keeps the part where the condition
-// changes: at most 11 passes over the row for any 32-bit range. The result is the key a bisection
-// finds (the condition changes only at keys of the row), and each weight sum is formed in the
-// order `above` forms it.
+// changes: at most 11 passes for any 32-bit range. Passes over the row also collect each thread's
+// tokens with key >= lo (`cached`); once they fit for every thread, the remaining passes read
+// those alone. The result is the key a bisection finds (the condition changes only at keys of the
+// row), and each weight sum is formed in the order `above` forms it (row order, skipping tokens
+// below the threshold, which add nothing).
 fn search(
   base: u32,
   lid: u32,
@@ -227,24 +259,27 @@ fn search(
     let span = hi - lo;
     let th_a = lo + steps_a * (span / 9u) + steps_a * (span % 9u) / 9u;
     let th_b = lo + steps_b * (span / 9u) + steps_b * (span % 9u) / 9u;
-    var n_a = vec4<u32>();
-    var n_b = vec4<u32>();
-    var f_a = vec4<f32>();
-    var f_b = vec4<f32>();
-    for (var q = lid; q < row_quads(); q += WG) {
-      let xq = logit_quad(base, q);
-      for (var j = 0u; j < 4u && 4u * q + j < p.cols; j++) {
-        let x = xq[j];
-        let k = vec4<u32>(key_of(x));
-        if (by_mass) {
-          let w = vec4<f32>(exp((x - m) / t));
-          f_a += select(vec4<f32>(), w, k >= th_a);
-          f_b += select(vec4<f32>(), w, k >= th_b);
-        } else {
-          n_a += select(vec4<u32>(), vec4<u32>(1u), k >= th_a);
-          n_b += select(vec4<u32>(), vec4<u32>(1u), k >= th_b);
+    n_a = vec4<u32>();
+    n_b = vec4<u32>();
+    f_a = vec4<f32>();
+    f_b = vec4<f32>();
+    if (cache_valid) {
+      for (var i = 0u; i < cached_count; i++) { probe(cached[i], th_a, th_b, by_mass, m, t); }
+    } else {
+      var found = 0u;
+      for (var q = lid; q < row_quads(); q += WG) {
+        let xq = logit_quad(base, q);
+        for (var j = 0u; j < 4u && 4u * q + j < p.cols; j++) {
+          let x = xq[j];
+          probe(x, th_a, th_b, by_mass, m, t);
+          if (key_of(x) >= lo) {
+            if (found < CACHE_SIZE) { cached[found] = x; }
+            found++;
+          }
         }
       }
+      cached_count = found;
+      cache_valid = workgroup_reduce(Acc(0.0, 0u, NONE, found), lid).hi <= CACHE_SIZE;
     }
     var mine = Probes(n_a, n_b);
     if (by_mass) { mine = Probes(bitcast<vec4<u32>>(f_a), bitcast<vec4<u32>>(f_b)); }
@@ -262,6 +297,18 @@ fn search(
     if (held < 8u) { hi = th[held]; }
   }
   return lo;
+}
+
+// The weight of the row's tokens with key >= theta, as `above` sums it (from the search cache
+// when it is valid: the same tokens in the same order).
+fn kept_weight(base: u32, lid: u32, theta: u32, m: f32, t: f32) -> f32 {
+  if (!cache_valid) { return above(base, lid, theta, true, m, t).f; }
+  var f = 0.0;
+  for (var i = 0u; i < cached_count; i++) {
+    let x = cached[i];
+    if (key_of(x) >= theta) { f += exp((x - m) / t); }
+  }
+  return workgroup_reduce(Acc(f, 0u, NONE, 0u), lid).f;
 }
 
 @compute @workgroup_size(WG)
@@ -288,7 +335,7 @@ fn sample(
     theta = search(base, lid, 0u, top.key + 1u, false, top_k, 0.0, m, t);
   }
   if (top_p < 1.0) {
-    let kept = above(base, lid, theta, true, m, t).f;
+    let kept = kept_weight(base, lid, theta, m, t);
     theta = search(base, lid, theta, top.key + 1u, true, 0u, top_p * kept, m, t);
   }
 

@@ -227,6 +227,20 @@ Deno.test("sampler: top-k keeps the k largest logits, ties at the k-th all kept"
   await checkKeptSet("top-k 2 tied", [3, 1, 3, 2, 3, 0], { temperature: 1, topK: 2 }, [0, 2, 4]);
 });
 
+Deno.test("sampler: a share with more top tokens than a thread caches keeps top-k exact", async () => {
+  // Columns 1024 i + j (quads 256 i: one thread's share at any workgroup size up to 256) hold,
+  // in row order, 3 x 8, 2.95 x 8 and 3 x 4 over logits below 1.5: 20 tokens above the rest,
+  // more than the 16 a thread caches during a search, at the search floors (~1.97 and ~2.88)
+  // that the top-k search passes on its way to 3, so those passes must keep reading the row;
+  // top-k 12 keeps exactly the 3s. A search reading a truncated cache there would count eight
+  // 3s, stop below 2.95 and keep those too.
+  const row = Array.from(uniformArray(4096, 815, -2, 1.5));
+  const share = [0, 1, 2, 3, 4].flatMap((i) => [0, 1, 2, 3].map((j) => 1024 * i + j));
+  share.forEach((c, n) => (row[c] = n >= 8 && n < 16 ? 2.95 : 3));
+  const threes = share.filter((c) => row[c] === 3);
+  await checkKeptSet("top-k 12, crowded share", row, { temperature: 1, topK: 12 }, threes);
+});
+
 Deno.test("sampler: top-p keeps the smallest prefix of sorted probabilities reaching p", async () => {
   const row = [0.05, 0.5, 0.15, 0.3].map(Math.log);
   await checkKeptSet("top-p 0.4", row, { temperature: 1, topP: 0.4 }, [1]);
