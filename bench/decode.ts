@@ -10,12 +10,13 @@
  * Decode tokens/s counts the tokens after each row's first (which comes from the prompt's
  * forward, reported as prefill tokens/s). `--ort-node-webgpu` adds the raw loop on
  * onnxruntime-node's WebGPU EP (cache and logits through the host each step, as a plain `run`
- * gives them). `--reps N` keeps the best of N timed runs of each contender (default 1; decode
+ * gives them). `--sampled` adds rft's decode rate when sampling as RL rollouts do ({@link
+ * SAMPLED}: the sampler's threshold searches run; the anchors' loops are greedy only). `--reps N` keeps the best of N timed runs of each contender (default 1; decode
  * rates on a shared 2-core machine swing by 1.5x between runs). `--json FILE` writes the results.
  * Prints, never asserts.
  */
 
-import { GenerationEngine } from "../src/engine/engine.ts";
+import { type GenerateOptions, GenerationEngine } from "../src/engine/engine.ts";
 import { getGpu } from "../src/gpu/device.ts";
 import { exportedPolicy, type OrtPolicy, type OrtProvider, tokenRows } from "./_ort_policy.ts";
 import { OrtNodePolicy } from "./_ort_node_policy.ts";
@@ -28,11 +29,12 @@ const SCRIPT = "bench/decode.ts";
 
 const HELP = `Usage: deno run -A ${SCRIPT} [--models tiny,small,smollm2-135m] [--batches 1,8,32]
   [--prompt-len 16] [--tokens 32] [--webgpu-batches ""] [--wasm-batches 1,8,32]
-  [--ort-node-webgpu] [--reps 1] [--json FILE]
+  [--ort-node-webgpu] [--sampled] [--reps 1] [--json FILE]
 --models          shapes of bench/_model_shapes.ts, random weights (default tiny)
 --webgpu-batches  batches at which ORT-web's WebGPU EP runs too (minutes each on a CPU adapter)
 --wasm-batches    batches at which ORT-web's wasm EP (no KV cache) runs (default: all)
 --ort-node-webgpu the KV-cached loop on onnxruntime-node's WebGPU EP too (Dawn; refuses llvmpipe)
+--sampled         rft's decode rate sampling at temperature 1, top-k 50, top-p 0.9 too
 --reps            timed runs of each contender, the best kept (default 1)`;
 
 /** Decode tokens/s of each contender at one batch size. */
@@ -40,6 +42,8 @@ interface Row {
   model: string;
   batch: number;
   rft: number;
+  /** rft's decode rate with {@link SAMPLED} settings; undefined without `--sampled`. */
+  rftSampled?: number;
   /** transformers.js and the raw onnxruntime-node loop, both KV-cached. */
   tjs: number;
   ortNode: number;
@@ -90,14 +94,27 @@ function promptRate(rows: number[][], ms: number): number {
   return (rows.length * rows[0].length) / (ms / 1000);
 }
 
-/** rft greedy generation of `tokens` per prompt; decode tokens/s, readbacks and the tokens. */
-async function rftDecode(engine: GenerationEngine, rows: number[][], tokens: number) {
-  const greedy = { temperature: 0, stop: [] };
+/** Greedy decoding, what every contender runs. */
+const GREEDY: GenerateOptions = { temperature: 0, stop: [] };
+
+/** Sampling as RL rollouts do (`--sampled`, rft only), seeded. */
+const SAMPLED: GenerateOptions = { temperature: 1, topK: 50, topP: 0.9, seed: 1, stop: [] };
+
+/**
+ * rft's generation of `tokens` per prompt (greedy unless `settings` say otherwise); decode
+ * tokens/s, readbacks and the tokens.
+ */
+async function rftDecode(
+  engine: GenerationEngine,
+  rows: number[][],
+  tokens: number,
+  settings = GREEDY,
+) {
   const run = async (maxTokens: number) => {
     const start = performance.now();
     const [dispatches, steps] = [dispatchCounter.count, engine.stats.decodeSteps];
     const encodeMs = dispatchCounter.encodeMs;
-    const samples = await engine.generate(rows, { ...greedy, maxTokens });
+    const samples = await engine.generate(rows, { ...settings, maxTokens });
     return {
       ms: performance.now() - start,
       samples,
@@ -184,6 +201,7 @@ async function main() {
       "webgpu-batches": { type: "string", default: "" },
       "wasm-batches": { type: "string" },
       "ort-node-webgpu": { type: "boolean" },
+      sampled: { type: "boolean" },
       reps: { type: "string", default: "1" },
       json: { type: "string" },
       help: { type: "boolean", short: "h" },
@@ -218,6 +236,9 @@ async function main() {
     for (const batch of batches) {
       const rows = tokenRows(batch, promptLen, model.config.vocabSize);
       const rft = await bestOf(reps, () => rftDecode(engine, rows, tokens));
+      const sampled = values.sampled
+        ? await bestOf(reps, () => rftDecode(engine, rows, tokens, SAMPLED))
+        : undefined;
       const tjsRun = await bestOf(reps, () => tjsDecode(tjs, rows, tokens));
       const node = await bestOf(reps, () => ortNodeDecode(ortNode, rows, tokens));
       const nodeGpu = nodeWebgpu &&
@@ -232,6 +253,7 @@ async function main() {
         model: name,
         batch,
         rft: rft.tokensPerS,
+        rftSampled: sampled?.tokensPerS,
         tjs: tjsRun.tokensPerS,
         ortNode: node.tokensPerS,
         ortNodeWebgpu: nodeGpu?.tokensPerS,
@@ -272,6 +294,7 @@ async function main() {
     ["model", (r) => r.model],
     ["batch", (r) => String(r.batch)],
     ["rft (KV cache)", (r) => figure(r.rft)],
+    ["rft sampled", (r) => maybe(r.rftSampled)],
     ["transformers.js", (r) => figure(r.tjs)],
     ["ort-node KV", (r) => figure(r.ortNode)],
     ["ort-node-webgpu KV", (r) => maybe(r.ortNodeWebgpu)],
@@ -296,7 +319,8 @@ async function main() {
       ` the call (ort-node: the step) that reads the prompt. transformers.js and ort-node:` +
       ` onnxruntime-node's CPU EP on the KV-cached export. same tokens: each one's greedy` +
       ` tokens equal to rft's (random weights have near-ties). ort-webgpu, ort-wasm2t "-": not` +
-      ` run at that batch (--webgpu-batches, --wasm-batches).`,
+      ` run at that batch (--webgpu-batches, --wasm-batches). rft sampled: temperature 1,` +
+      ` top-k 50, top-p 0.9 (--sampled; "-" without).`,
   );
   if (values.json) {
     await writeJsonReport(values.json, "decode", gpu, {
