@@ -11,8 +11,9 @@
  * forward, reported as prefill tokens/s). `--ort-node-webgpu` adds the raw loop on
  * onnxruntime-node's WebGPU EP (cache and logits through the host each step, as a plain `run`
  * gives them). `--sampled` adds rft's decode rate when sampling as RL rollouts do ({@link
- * SAMPLED}: the sampler's threshold searches run; the anchors' loops are greedy only). `--reps N` keeps the best of N timed runs of each contender (default 1; decode
- * rates on a shared 2-core machine swing by 1.5x between runs). `--json FILE` writes the results.
+ * SAMPLED}: the sampler's threshold searches run; the anchors' loops are greedy only). `--reps N`
+ * keeps the best of N timed runs of each contender (default 1; decode rates on a shared 2-core
+ * machine swing by 1.5x between runs). `--json FILE` writes the results.
  * Prints, never asserts.
  */
 

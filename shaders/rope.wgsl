@@ -38,12 +38,6 @@ struct Params {
 @group(0) @binding(2) var<storage, read> inv_freq4: array<vec4f>;
 @group(0) @binding(3) var<storage, read_write> out4: array<vec4f>;
 
-// (cos, sin) of position `pos`'s angle at inverse frequency `freq`, negated sin when INVERSE.
-fn signed_rotation(pos: i32, freq: f32) -> vec2f {
-  let cs = rotation(pos, freq);
-  return select(cs, vec2f(cs.x, -cs.y), INVERSE);
-}
-
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let j = gid.x + gid.y * nwg.x * WG;
@@ -51,7 +45,8 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
   if (j >= p.pairs / heads) { return; }
   let i = j % p.half;
   let token = j / p.half;
-  let csi = signed_rotation(pos[token], inv_freq[i]);
+  let cs = rotation(pos[token], inv_freq[i]);
+  let csi = select(cs, vec2f(cs.x, -cs.y), INVERSE);
   for (var h = 0u; h < heads; h++) {
     let lo = (token * heads + h) * 2u * p.half + i;
     let hi = lo + p.half;
