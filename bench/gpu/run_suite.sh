@@ -10,7 +10,8 @@
 # another adapter are ignored).
 # RFT_SUITE_SMALL=1 runs the same steps at tiny shapes (a dry run on a CPU adapter).
 # RFT_SUITE_BATCHES=32 sets decode's batches (default 1,32); RFT_SUITE_NO_NODE_WEBGPU=1 leaves out
-# ORT-node's WebGPU EP (minutes at batch 32).
+# ORT-node's WebGPU EP (minutes at batch 32); RFT_SUITE_DECODE_ARGS adds flags to decode's (say
+# "--reps 2 --sampled"); RFT_SUITE_CAP_<STEP>=SECONDS replaces a step's cap (RFT_SUITE_CAP_DECODE).
 set -u
 OUT=${OUT:?set OUT to a folder for the results}
 start=$(date +%s)
@@ -47,8 +48,11 @@ fi
 
 # step NAME CAP_SECONDS COMMAND...: runs COMMAND under the smaller of CAP and the time left.
 step() {
-  local name=$1 cap=$2
+  local name=$1 cap=$2 cap_var
   shift 2
+  cap_var=RFT_SUITE_CAP_${name^^}
+  cap_var=${cap_var//-/_}
+  cap=${!cap_var:-$cap}
   case ",${RFT_SUITE_ONLY:-$name},info,info-gl," in *",$name,"*) ;; *) return ;; esac
   local left=$((budget - ($(date +%s) - start)))
   [ "$cap" -gt "$left" ] && cap=$left
@@ -82,7 +86,7 @@ if ! grep -q "^fallback     no" "$log"; then # no GPU adapter through Vulkan: tr
   fi
 fi
 step decode 130 ./rft deno run -A bench/decode.ts --models $model --batches $batches \
-  --wasm-batches "" $node_webgpu --json $j/decode.json
+  --wasm-batches "" $node_webgpu ${RFT_SUITE_DECODE_ARGS:-} --json $j/decode.json
 step forward 100 ./rft deno run -A bench/forward.ts --models $model --seqs $seqs --batches 1,8 \
   --webgpu-batches 1 $node_webgpu --min-ms 300 --rounds 1 --json $j/forward.json
 step matmul 70 ./rft deno run -A bench/matmul.ts --sizes $sizes --json $j/matmul.json
