@@ -16,6 +16,7 @@ import { OrtMatmul } from "./_ort.ts";
 import { rftMatmul, spotCheck } from "./_rft_matmul.ts";
 import { benchArgs } from "./_flags.ts";
 import { reportMeasured } from "./_report.ts";
+import { type Column, formatTable } from "./_table.ts";
 
 const HELP =
   `Usage: deno task bench [--sizes 128,256,512,1024] [--min-ms 500] [--rounds 3] [--json FILE]`;
@@ -85,22 +86,17 @@ async function benchSize(
 }
 
 function printTable(rows: readonly Row[]): void {
-  const columns: [string, number, (r: Row) => string][] = [
-    ["size", 6, (r) => String(r.size)],
-    ["rft variant", 15, (r) => r.variant],
-    ["rft", 6, (r) => r.rft.toFixed(1)],
-    ["ort-webgpu", 10, (r) => r.ortWebgpu.toFixed(1)],
-    ["ort-wasm2t", 10, (r) => r.ortWasm.toFixed(1)],
-    ["rft/webgpu", 10, (r) => (r.rft / r.ortWebgpu).toFixed(2)],
-    ["rft/wasm", 8, (r) => (r.rft / r.ortWasm).toFixed(2)],
+  const columns: Column<Row>[] = [
+    ["size", (r) => String(r.size)],
+    ["rft variant", (r) => r.variant],
+    ["rft", (r) => r.rft.toFixed(1)],
+    ["ort-webgpu", (r) => r.ortWebgpu.toFixed(1)],
+    ["ort-wasm2t", (r) => r.ortWasm.toFixed(1)],
+    ["rft/webgpu", (r) => (r.rft / r.ortWebgpu).toFixed(2)],
+    ["rft/wasm", (r) => (r.rft / r.ortWasm).toFixed(2)],
   ];
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i === 1 ? c.padEnd(columns[i][1]) : c.padStart(columns[i][1]))).join(
-      " | ",
-    );
   console.log("\nmatmul GFLOP/s, M = N = K (best of rounds)");
-  console.log(line(columns.map(([title]) => title)));
-  for (const r of rows) console.log(line(columns.map(([, , cell]) => cell(r))));
+  console.log(formatTable(columns, rows));
   console.log("rft: the graph op matmul; texture variants include their operand copies");
 }
 
