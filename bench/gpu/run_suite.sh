@@ -50,10 +50,10 @@ fi
 step() {
   local name=$1 cap=$2 cap_var
   shift 2
+  case ",${RFT_SUITE_ONLY:-$name},info,info-gl," in *",$name,"*) ;; *) return ;; esac
   cap_var=RFT_SUITE_CAP_${name^^}
   cap_var=${cap_var//-/_}
   cap=${!cap_var:-$cap}
-  case ",${RFT_SUITE_ONLY:-$name},info,info-gl," in *",$name,"*) ;; *) return ;; esac
   local left=$((budget - ($(date +%s) - start)))
   [ "$cap" -gt "$left" ] && cap=$left
   if [ "$cap" -lt 15 ]; then
