@@ -30,6 +30,7 @@ import {
 import { cachedAttention } from "../ops/cached_attention.ts";
 import { embedding } from "../ops/embedding.ts";
 import { writeKvCache } from "../ops/kv_cache.ts";
+import { ropeKvCache } from "../ops/rope_kv_cache.ts";
 import { reshape } from "../ops/reshape.ts";
 import { paddedLength } from "../model/padded_batch.ts";
 import { LruCache } from "../util/lru_cache.ts";
@@ -432,11 +433,25 @@ export class GenerationEngine {
       if (rotary && rotary.positions !== positions) {
         throw new Error(`Cannot rotate layer ${layer}'s keys: positions other than the cache's`);
       }
+      const [keyCache, valueCache] = [caches.keys[layer], caches.values[layer]].map((c) =>
+        g.variable(c)
+      );
+      if (rotary && q.lastDim % 8 === 0) {
+        // One dispatch rotates the queries and writes both caches, the keys rotated.
+        const { queries, keys, values } = ropeKvCache(
+          q,
+          k,
+          v,
+          keyCache,
+          valueCache,
+          positions,
+          rotary.theta,
+        );
+        return cachedAttention(queries, keys, values, positions);
+      }
       // The keys are rotated as they are written (one dispatch); the queries by RoPE.
-      const keys = writeKvCache(g.variable(caches.keys[layer]), k, positions, {
-        ropeTheta: rotary?.theta,
-      });
-      const values = writeKvCache(g.variable(caches.values[layer]), v, positions);
+      const keys = writeKvCache(keyCache, k, positions, { ropeTheta: rotary?.theta });
+      const values = writeKvCache(valueCache, v, positions);
       return cachedAttention(rotate(q, rotary), keys, values, positions);
     };
   }

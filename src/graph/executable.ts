@@ -234,6 +234,24 @@ function checkBindingSizes(order: readonly Tensor[], limit: number, label: strin
   );
 }
 
+/**
+ * The storage roots an op node updates in place: its in-place input and its `writes` inputs,
+ * which must be variables' or graph inputs' (an op result's slot may go to other tensors once
+ * the graph sees no more readers of it).
+ */
+function writtenRoots(node: Tensor): Tensor[] {
+  if (node.source.kind !== "op") return [];
+  const { op, inputs } = node.source;
+  const roots = (op.writes ?? []).map((i) => storageRoot(inputs[i]));
+  const strayed = roots.find((r) => r.source.kind === "op");
+  if (strayed) {
+    throw new Error(
+      `Cannot compile op "${op.name}" -> ${node.name}: it writes ${strayed.name} in place, an op's result (expected a variable or a graph input)`,
+    );
+  }
+  return op.inPlace === undefined ? roots : [storageRoot(inputs[op.inPlace]), ...roots];
+}
+
 /** Bytes per texel of the texture formats ops create (`matmul_variants.ts`). */
 const TEXEL_BYTES: Partial<Record<GPUTextureFormat, number>> = { rgba32float: 16 };
 
@@ -306,10 +324,7 @@ export async function compileGraph(
   let opInputs: readonly BoundTensor[] = []; // of the op being compiled
   const heldTextures: GPUTexture[] = []; // from gpu.variableTextures
   // Variables some op of this graph writes in place (e.g. a KV cache).
-  const written = new Set(
-    order.filter((n) => n.source.kind === "op" && n.source.op.inPlace !== undefined)
-      .map(storageRoot),
-  );
+  const written = new Set(order.flatMap(writtenRoots));
   const ctx: LaunchContext = {
     gpu,
     scratch: acquire,

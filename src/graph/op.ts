@@ -101,6 +101,14 @@ export interface OpDef<A> {
    * it, so take the input only from the op that last wrote it.
    */
   readonly inPlace?: number;
+  /**
+   * Inputs (by index: variables or graph inputs) that `launch` also updates in place, besides its output
+   * (e.g. the KV caches a fused RoPE step writes while it outputs the rotated queries). The graph
+   * does not see those writes: readers of the updated data must take it through a view that also
+   * depends on this op's output (an `aliasOf` op with this op's output as a second input), and
+   * readers of the data before the write must not be scheduled after it.
+   */
+  readonly writes?: readonly number[];
   /** Kernel launches that compute `output` from `inputs`. */
   launch(
     ctx: LaunchContext,

@@ -1,0 +1,126 @@
+/**
+ * ropeKvCache: the rotated queries and both caches against the CPU references (RoPE, the row
+ * scatter) on odd shapes (3 slots, 6 query heads over 2 kv heads, one and three frequency quads,
+ * padding and a position past the cache), readers of its caches in the same graph (one that
+ * depends on the write only through the cache view; the attention, against the reference and the
+ * three-op path), and its errors.
+ */
+
+import { getGpu } from "../../src/gpu/device.ts";
+import { compileGraph } from "../../src/graph/executable.ts";
+import { Graph } from "../../src/graph/graph.ts";
+import { cachedAttention } from "../../src/ops/cached_attention.ts";
+import { writeKvCache } from "../../src/ops/kv_cache.ts";
+import { rope } from "../../src/ops/rope.ts";
+import { ropeKvCache } from "../../src/ops/rope_kv_cache.ts";
+import { neg } from "../../src/ops/unary.ts";
+import { cachedAttentionRef, writeKvCacheRef } from "../../src/reference/kv_cache.ts";
+import { ropeRef } from "../../src/reference/rope.ts";
+import { assertClose } from "../_assert_close.ts";
+import { assertRejects, assertThrows } from "../_asserts.ts";
+import { randomInput, runOps, type TestInput } from "../_harness.ts";
+
+/** Tokens of 3 slots at the positions of a two-token step: padding, one past the cache. */
+const POSITIONS = [[0, 5], [-1, 3], [6, 9]];
+
+/**
+ * The fused step and an attention over its caches, against the references and against rope and
+ * two writeKvCache ops, for 3 slots x 2 tokens, 6 query heads, 2 kv heads of `headDim`, a cache
+ * of 7 rows holding random values.
+ */
+async function checkFused(headDim: number, seed: number) {
+  const shape = { slots: 3, tokens: 2, maxLen: 7, heads: 6, kvHeads: 2, headDim };
+  const theta = 10000;
+  const q = randomInput([3, 2, 6, headDim], seed);
+  const k = randomInput([3, 2, 2, headDim], seed + 1);
+  const v = randomInput([3, 2, 2, headDim], seed + 2);
+  const keyCache = randomInput([3, 7, 2, headDim], seed + 3);
+  const valueCache = randomInput([3, 7, 2, headDim], seed + 4);
+  const positions: TestInput = {
+    shape: [3, 2],
+    data: Int32Array.from(POSITIONS.flat()),
+    dtype: "i32",
+  };
+  const inputs = [q, k, v, keyCache, valueCache, positions];
+  // The negated value cache comes first: its op runs after the write only through the view.
+  const [negated, queries, keys, values, attended] = await runOps(
+    inputs,
+    (q, k, v, kc, vc, pos) => {
+      const r = ropeKvCache(q, k, v, kc, vc, pos, theta);
+      const attended = cachedAttention(r.queries, r.keys, r.values, pos);
+      return [neg(r.values), r.queries, r.keys, r.values, attended];
+    },
+  );
+  const wantQueries = ropeRef(q.data, positions.data, 6, headDim, theta);
+  const wantKeys = writeKvCacheRef(
+    keyCache.data,
+    ropeRef(k.data, positions.data, 2, headDim, theta),
+    positions.data,
+    shape,
+  );
+  const wantValues = writeKvCacheRef(valueCache.data, v.data, positions.data, shape);
+  const tol = { atol: 1e-6, rtol: 1e-6 };
+  assertClose(queries, wantQueries, { ...tol, label: `queries, head dim ${headDim}` });
+  assertClose(keys, wantKeys, { ...tol, label: `key cache, head dim ${headDim}` });
+  assertClose(values, wantValues, { atol: 0, rtol: 0, label: `value cache, head dim ${headDim}` });
+  assertClose(negated, wantValues.map((x) => -x), {
+    atol: 0,
+    rtol: 0,
+    label: `a reader of the value cache, head dim ${headDim}`,
+  });
+  assertClose(
+    attended,
+    cachedAttentionRef(wantQueries, wantKeys, wantValues, positions.data, shape),
+    { atol: 1e-5, rtol: 1e-4, label: `attention, head dim ${headDim}` },
+  );
+  const [separate] = await runOps(inputs, (q, k, v, kc, vc, pos) => [
+    cachedAttention(
+      rope(q, pos, theta),
+      writeKvCache(kc, k, pos, { ropeTheta: theta }),
+      writeKvCache(vc, v, pos),
+      pos,
+    ),
+  ]);
+  assertClose(attended, separate, { ...tol, label: `fused vs three ops, head dim ${headDim}` });
+}
+
+Deno.test("ropeKvCache: rotated queries and both caches as the references, odd shapes", async () => {
+  await checkFused(8, 1300); // one frequency quad per head
+  await checkFused(24, 1320); // three
+});
+
+Deno.test("ropeKvCache refuses head dims not a multiple of 8, a bad theta, a written op result", async () => {
+  const g = new Graph();
+  const positions = g.input([1, 1], "i32");
+  const rows = (heads: number, d: number) => g.input([1, 1, heads, d]);
+  const cache = (d: number) => g.input([1, 4, 1, d]);
+  assertThrows(
+    () => ropeKvCache(rows(2, 12), rows(1, 12), rows(1, 12), cache(12), cache(12), positions, 1e4),
+    Error,
+    "head_dim a multiple of 8",
+  );
+  assertThrows(
+    () => ropeKvCache(rows(2, 8), rows(1, 8), rows(1, 8), cache(8), cache(8), positions, 0),
+    Error,
+    "expected a finite theta > 0",
+  );
+  assertThrows(
+    () => ropeKvCache(rows(3, 8), rows(2, 8), rows(2, 8), cache(8), cache(8), positions, 1e4),
+    Error,
+    "do not share 2 kv heads evenly",
+  );
+  const written = ropeKvCache(
+    rows(2, 8),
+    rows(1, 8),
+    rows(1, 8),
+    neg(cache(8)),
+    cache(8),
+    positions,
+    1e4,
+  );
+  await assertRejects(
+    async () => (await compileGraph(await getGpu(), [written.queries])).destroy(),
+    Error,
+    "an op's result (expected a variable or a graph input)",
+  );
+});
