@@ -2,7 +2,8 @@
 # Runs the bench suite on a lent GPU machine (see bench/README.md, "Latest figures: GPU"), from the
 # repository root, with what bench/gpu/pack_runtime.sh put in .gl/ (Vulkan loader packages, deno
 # and node_modules): no network needed. Everything lands in $OUT: suite.log (all output) and
-# json.tar (each script's --json report, `rft info`, the autotune cache). Each step gets at most
+# json.tar (each script's --json report, `rft info`, the autotune cache), train_profile.log (the
+# train bench under RFT_DEBUG=2: every dispatch's GPU time). Each step gets at most
 # its own cap and whatever is left of RFT_SUITE_SECONDS (default 520) in all.
 # RFT_SUITE_ONLY=decode,forward runs those steps alone (info always runs). A .gl/autotune.json
 # (an earlier run's cache), else bench/gpu/autotune_h100.json (the H100 lease of 2026-11-27),
@@ -92,6 +93,8 @@ step forward 100 ./rft deno run -A bench/forward.ts --models $model --seqs $seqs
 step matmul 70 ./rft deno run -A bench/matmul.ts --sizes $sizes --json $j/matmul.json
 step train 100 ./rft deno run -A bench/train.ts --models $model --rows $rows --len $len \
   --json $j/train.json
+step train-profile 90 bash -c "RFT_DEBUG=2 ./rft deno run -A bench/train.ts --models $model \
+  --rows $rows --len $len --reps 1 >/dev/null 2>$OUT/train_profile.log"
 step tests 120 ./rft deno test -A --parallel --no-check tests/gpu tests/ops tests/graph tests/model \
   tests/engine tests/trainer tests/lora tests/algorithm tests/architecture
 step step 60 ./rft deno run -A bench/step.ts --json $j/step.json
