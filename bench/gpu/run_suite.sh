@@ -93,7 +93,7 @@ step forward 100 ./rft deno run -A bench/forward.ts --models $model --seqs $seqs
 step matmul 70 ./rft deno run -A bench/matmul.ts --sizes $sizes --json $j/matmul.json
 step train 100 ./rft deno run -A bench/train.ts --models $model --rows $rows --len $len \
   --json $j/train.json
-step train-profile 90 bash -c "RFT_DEBUG=2 ./rft deno run -A bench/train.ts --models $model \
+step train-profile 200 bash -c "RFT_DEBUG=2 ./rft deno run -A bench/train.ts --models $model \
   --rows $rows --len $len --reps 1 >/dev/null 2>$OUT/train_profile.log"
 step tests 120 ./rft deno test -A --parallel --no-check tests/gpu tests/ops tests/graph tests/model \
   tests/engine tests/trainer tests/lora tests/algorithm tests/architecture
