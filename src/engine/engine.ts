@@ -30,7 +30,7 @@ import {
 import { cachedAttention } from "../ops/cached_attention.ts";
 import { embedding } from "../ops/embedding.ts";
 import { writeKvCache } from "../ops/kv_cache.ts";
-import { ropeKvCache } from "../ops/rope_kv_cache.ts";
+import { ropeKvCache, ropeKvCacheTakes } from "../ops/rope_kv_cache.ts";
 import { reshape } from "../ops/reshape.ts";
 import { paddedLength } from "../model/padded_batch.ts";
 import { LruCache } from "../util/lru_cache.ts";
@@ -433,10 +433,9 @@ export class GenerationEngine {
       if (rotary && rotary.positions !== positions) {
         throw new Error(`Cannot rotate layer ${layer}'s keys: positions other than the cache's`);
       }
-      const [keyCache, valueCache] = [caches.keys[layer], caches.values[layer]].map((c) =>
-        g.variable(c)
-      );
-      if (rotary && q.lastDim % 8 === 0) {
+      const keyCache = g.variable(caches.keys[layer]);
+      const valueCache = g.variable(caches.values[layer]);
+      if (rotary && ropeKvCacheTakes(q.lastDim)) {
         // One dispatch rotates the queries and writes both caches, the keys rotated.
         const { queries, keys, values } = ropeKvCache(
           q,

@@ -25,6 +25,14 @@ import { invFreqBuffer, type RopeAttrs } from "./rope.ts";
  */
 const WG = 64;
 
+/**
+ * Whether {@link ropeKvCache} takes heads of `headDim` elements: multiples of 8, so that each
+ * rotated half splits into quads.
+ */
+export function ropeKvCacheTakes(headDim: number): boolean {
+  return headDim % 8 === 0;
+}
+
 /** Throws unless `t` is an f32 tensor [slots, tokens, heads, headDim] of `role` for `anchor`. */
 function checkRows(anchor: Tensor, role: string, t: Tensor, shape: readonly number[]): void {
   if (t.dtype !== "f32" || !sameShape(t.shape, shape)) {
@@ -39,7 +47,7 @@ const ROPE_KV_CACHE: OpDef<RopeAttrs> = {
   name: "rope_kv_cache",
   writes: [3, 4],
   output([q, k, v, keys, values, positions]) {
-    if (q.dtype !== "f32" || q.rank !== 4 || q.lastDim % 8 !== 0) {
+    if (q.dtype !== "f32" || q.rank !== 4 || !ropeKvCacheTakes(q.lastDim)) {
       throw new Error(
         `Cannot apply "rope_kv_cache" to ${q}: expected f32 queries [slots, tokens, heads, head_dim] with head_dim a multiple of 8`,
       );
