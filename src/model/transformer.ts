@@ -14,6 +14,7 @@ import { embedding } from "../ops/embedding.ts";
 import { layerNorm } from "../ops/layernorm.ts";
 import { gated } from "../ops/gated.ts";
 import { matmul, matmulAccumulate } from "../ops/matmul.ts";
+import { normedGatedGemv, normedGatedGemvMisfit } from "../ops/normed_gated_gemv.ts";
 import {
   fillsTakePrologues,
   prologueMatmul,
@@ -136,11 +137,20 @@ export interface BuildOptions {
    * products fill textures ({@link inferenceBuild} decides).
    */
   prologueProducts?: boolean;
+  /**
+   * With `inference`: whether the Llama family's MLPs with weights [intermediate, hidden] (n, k)
+   * run their RMSNorm, gate and up products and SwiGLU as one `normedGatedGemv` (graphs of one
+   * token row on CPU adapters; {@link inferenceBuild} decides). A gate or up module with a LoRA
+   * adapter keeps its own products.
+   */
+  gatedGemv?: (n: number, k: number) => boolean;
 }
 
 /** The build options of an inference graph of `rows` token rows (batch x sequence) on `gpu`. */
 export function inferenceBuild(gpu: GpuContext, rows: number): BuildOptions {
-  return { inference: true, prologueProducts: fillsTakePrologues(gpu, rows) };
+  const options = { inference: true, prologueProducts: fillsTakePrologues(gpu, rows) };
+  if (rows !== 1) return options;
+  return { ...options, gatedGemv: (n, k) => normedGatedGemvMisfit(gpu, n, k) === undefined };
 }
 
 /** Ids and positions, each [batch, seq] i32 (or u32 ids). */
@@ -184,7 +194,7 @@ export function buildHidden(
   }
   const residual = options.inference ? residualInPlace : residualAdd;
   return cfg.family === "llama"
-    ? llamaHidden(cfg, w, inputs, attention, residual, Boolean(options.prologueProducts))
+    ? llamaHidden(cfg, w, inputs, attention, residual, options)
     : gpt2Hidden(cfg, w, inputs, attention, residual);
 }
 
@@ -310,15 +320,35 @@ function llamaHidden(
   inp: HiddenInputs,
   attention: AttentionFn,
   residual: Residual,
-  prologues: boolean,
+  options: BuildOptions,
 ): Tensor {
   const [batch, seq] = inp.ids.shape;
   const eps = cfg.rmsNormEps;
+  const prologues = Boolean(options.prologueProducts);
+  const gatedGemv = Boolean(options.gatedGemv?.(cfg.intermediateSize, cfg.hiddenSize));
   const heads = (x: Tensor, n: number) => reshape(x, [batch, seq, n, cfg.headDim]);
   const rotary = { positions: inp.positions, theta: cfg.ropeTheta };
   // The fills read rows four values at a time.
   const normsInFills = prologues && cfg.hiddenSize % 4 === 0;
   const swigluInFill = prologues && cfg.intermediateSize % 4 === 0;
+  // The residual stream h plus the MLP of the layer whose modules start with p.
+  const mlp = (h: Tensor, p: string): Tensor => {
+    const normWeight = w(`${p}post_attention_layernorm.weight`);
+    const [gateName, upName, down] = ["gate_proj", "up_proj", "down_proj"].map((m) =>
+      `${p}mlp.${m}`
+    );
+    if (gatedGemv && !w.lora?.(gateName) && !w.lora?.(upName)) {
+      const gateUp = [w(`${gateName}.weight`), w(`${upName}.weight`)] as const;
+      const act = normedGatedGemv(h, normWeight, ...gateUp, { eps, gate: "silu" });
+      return residual(h, act, w, linearModule(down, false));
+    }
+    const y = new NormedInput(h, normWeight, eps, normsInFills);
+    const gate = y.linear(w, gateName, false);
+    const up = y.linear(w, upName, false);
+    return swigluInFill && !w.lora?.(down)
+      ? prologueMatmulAccumulate(h, gate, up, w(`${down}.weight`), SWIGLU, { transB: true })
+      : residual(h, gated("silu", gate, up), w, linearModule(down, false));
+  };
   let h = tokenEmbedding(w, "model.embed_tokens.weight", inp.ids);
   for (let l = 0; l < cfg.numLayers; l++) {
     const p = `model.layers.${l}.`;
@@ -333,13 +363,7 @@ function llamaHidden(
     const attn = attention(l, q, k, v, rotary);
     const merged = reshape(attn, [batch, seq, cfg.numHeads * cfg.headDim]);
     h = residual(h, merged, w, linearModule(`${p}self_attn.o_proj`, false));
-    const y = new NormedInput(h, w(`${p}post_attention_layernorm.weight`), eps, normsInFills);
-    const gate = y.linear(w, `${p}mlp.gate_proj`, false);
-    const up = y.linear(w, `${p}mlp.up_proj`, false);
-    const down = `${p}mlp.down_proj`;
-    h = swigluInFill && !w.lora?.(down)
-      ? prologueMatmulAccumulate(h, gate, up, w(`${down}.weight`), SWIGLU, { transB: true })
-      : residual(h, gated("silu", gate, up), w, linearModule(down, false));
+    h = mlp(h, p);
   }
   return rmsNorm(h, w("model.norm.weight"), eps);
 }

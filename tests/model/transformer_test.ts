@@ -6,6 +6,7 @@ import { initParameters } from "../../src/model/init.ts";
 import { parameterSpecs } from "../../src/model/parameters.ts";
 import { createModel, loadModel } from "../../src/model/policy.ts";
 import { buildLogits } from "../../src/model/transformer.ts";
+import { normedGatedGemvMisfit } from "../../src/ops/normed_gated_gemv.ts";
 import { padBatch } from "../../src/model/padded_batch.ts";
 import { referenceLogits, type ReferenceWeights } from "../../src/model/transformer_reference.ts";
 import { logSoftmaxRef } from "../../src/reference/softmax.ts";
@@ -125,16 +126,29 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
       inference: true,
       prologueProducts: true,
     });
-    const exe = await compileGraph(model.gpu, [logits, tail, inference, prologues]);
+    // And with each MLP's norm, gate/up products and SwiGLU in one gemv (where the weights fit).
+    const fits = (n: number, k: number) => normedGatedGemvMisfit(model.gpu, n, k) === undefined;
+    const gatedGemv = buildLogits(model.config, model.weights(g), inputs, 0, {
+      inference: true,
+      gatedGemv: fits,
+    });
+    const exe = await compileGraph(model.gpu, [logits, tail, inference, prologues, gatedGemv]);
+    const cfg = model.config;
+    assertEquals(
+      exe.dispatches.some((d) => d.label.startsWith("normed_gated_gemv")),
+      cfg.family === "llama" && fits(cfg.intermediateSize, cfg.hiddenSize),
+      "the gated gemv runs where the MLP's weights fit it",
+    );
     const { ids, positions, segments } = padBatch(SEQUENCES, T, VOCAB);
     await exe.run(
       new Map([[inputs.ids, ids], [inputs.positions, positions], [inputs.segments, segments]]),
     );
-    const [out, outTail, outInference, outPrologues] = await exe.read([
+    const [out, outTail, outInference, outPrologues, outGatedGemv] = await exe.read([
       logits,
       tail,
       inference,
       prologues,
+      gatedGemv,
     ]);
     SEQUENCES.forEach((s, b) => {
       const expected = referenceLogits(model.config, toReference(params), s);
@@ -150,6 +164,11 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
         atol: 1e-5,
         rtol: 1e-4,
         label: `${label} seq ${b} prologue products`,
+      });
+      assertClose(outGatedGemv.subarray(...rows), expected, {
+        atol: 1e-5,
+        rtol: 1e-4,
+        label: `${label} seq ${b} gated gemv`,
       });
       const kept = T - from;
       const actualTail = outTail.subarray(b * kept * VOCAB, (b * kept + s.length - from) * VOCAB);

@@ -7,7 +7,6 @@
 import { getGpu } from "../../src/gpu/device.ts";
 import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
-import type { Variable } from "../../src/graph/tensor.ts";
 import { matmul, matmulShapes } from "../../src/ops/matmul.ts";
 import {
   type APrologue,
@@ -20,21 +19,11 @@ import { prologueMatmulRef } from "../../src/reference/prologue_matmul.ts";
 import { uniformArray } from "../../src/util/random.ts";
 import { assertEquals, assertThrows } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
+import { weightVariable } from "../_weight_variable.ts";
 
 // A large eps, so a kernel that drops or misreads it fails.
 const RMS: APrologue = { kind: "rms_norm", eps: 0.3 };
 const SWIGLU: APrologue = { kind: "gated", gate: "silu" };
-
-/** A weight variable holding `data` (COPY_SRC, as the model's weights are). */
-async function weightVariable(name: string, shape: number[], data: Float32Array<ArrayBuffer>) {
-  const gpu = await getGpu();
-  const buffer = gpu.device.createBuffer({
-    size: data.length * 4,
-    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
-  });
-  gpu.device.queue.writeBuffer(buffer, 0, data);
-  return { name, shape, dtype: "f32" as const, buffer } satisfies Variable;
-}
 
 interface Case {
   label: string;

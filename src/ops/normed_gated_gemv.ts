@@ -1,0 +1,127 @@
+/**
+ * The input of a Llama MLP's down product at one token row in one pass: `f(x @ Wg^T) *
+ * (x @ Wu^T)` with x = HF's RMSNorm of h, where a batch-1 decode step on a CPU adapter ran a
+ * norm, two gemv products and the gated activation (four dispatches, each ~40-70 us of dispatch
+ * cost on llvmpipe besides its work; the four took ~1.2-1.3x the one's time at 1 x 576 -> 1536 in
+ * one pass). The weights are read from the packed textures the gemv and the texture products
+ * share (`packed_weight.ts`), so it costs no memory of its own. Inference only (not
+ * differentiable); {@link normedGatedGemvMisfit} says where it runs.
+ * Shader: shaders/normed_gated_gemv.wgsl
+ * Reference: src/reference/normed_gated_gemv.ts
+ * Test: tests/ops/normed_gated_gemv_test.ts
+ */
+
+import type { GpuContext } from "../gpu/device.ts";
+import { packParams } from "../gpu/kernel_params.ts";
+import type { OpDef } from "../graph/op.ts";
+import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
+import { normedGatedGemvRef } from "../reference/normed_gated_gemv.ts";
+import type { GateKind } from "./gated.ts";
+import { textureWidth } from "./operand_texture.ts";
+import { PACKED_STRIP_COLUMNS, packedMisfit, packedWeightTexture } from "./packed_weight.ts";
+import { UNARY_OPS } from "./unary.ts";
+
+/** Attributes of {@link normedGatedGemv}: the norm's eps and the gate's activation. */
+export interface NormedGatedAttrs {
+  eps: number;
+  gate: GateKind;
+}
+
+/** Strips of 32 columns per workgroup (of each weight; `STRIPS` in the shader). */
+const STRIPS_PER_WORKGROUP = 4;
+
+/**
+ * Why {@link normedGatedGemv} cannot run with weights [n, k] on `gpu`, or undefined: it reads
+ * storage textures (CPU adapters that have them, where dispatches cost most), four values at a
+ * time (k and n multiples of 4), and both weights packed.
+ */
+export function normedGatedGemvMisfit(gpu: GpuContext, n: number, k: number): string | undefined {
+  if (!gpu.summary.isFallback) return "expected a CPU adapter (GPUs run the products apart)";
+  if (!gpu.readsStorageTextures) return "expected an adapter that reads storage textures";
+  if (n % 4 !== 0 || k % 4 !== 0) {
+    return `expected weights of a multiple of 4 in both dims, received [${n}, ${k}]`;
+  }
+  return packedMisfit(gpu, { n, k, transB: true });
+}
+
+/** Throws unless h, gamma, gate and up make the op; returns its output shape. */
+function checkOperands([h, gamma, gate, up]: readonly Tensor[]): number[] {
+  const what = `Cannot apply normed_gated_gemv to ${h}, ${gamma}, ${gate}, ${up}`;
+  if ([h, gamma, gate, up].some((t) => t.dtype !== "f32")) {
+    throw new Error(`${what}: expected f32 operands`);
+  }
+  const k = h.lastDim;
+  const n = gate.shape[0];
+  if (gate.shape.length !== 2 || gate.shape[1] !== k || !sameShape(up.shape, gate.shape)) {
+    throw new Error(`${what}: expected gate and up weights of shape [N, ${k}]`);
+  }
+  if (!sameShape(gamma.shape, [k])) {
+    throw new Error(`${what}: expected the norm's weight of shape ${formatShape([k])}`);
+  }
+  if (k % 4 !== 0 || n % 4 !== 0) {
+    throw new Error(`${what}: expected K and N multiples of 4, received K ${k}, N ${n}`);
+  }
+  return [...h.shape.slice(0, -1), n];
+}
+
+const NORMED_GATED_GEMV: OpDef<NormedGatedAttrs> = {
+  name: "normed_gated_gemv",
+  output: (inputs) => ({ shape: checkOperands(inputs), dtype: "f32" }),
+  launch(ctx, [h, gamma, gate, up], out, attrs) {
+    const [n, k] = gate.tensor.shape;
+    const m = h.tensor.size / k;
+    const shape = { n, k, transB: true };
+    const packed = [gate, up].map((w, i) =>
+      packedWeightTexture(
+        ctx,
+        w.buffer,
+        shape,
+        `normed_gated_gemv:${i ? "up" : "gate"}`,
+        ctx.isConstantVariable(w.tensor),
+      )
+    );
+    return [...packed.flatMap((p) => p.launches), {
+      spec: {
+        shader: "normed_gated_gemv",
+        entryPoint: "main",
+        constants: { TEX_W: textureWidth(ctx.gpu), OP: UNARY_OPS.indexOf(attrs.gate) },
+        bindings: ["read", "read", "texture", "texture", "read_write"],
+        params: true,
+      },
+      buffers: [h.buffer, gamma.buffer, packed[0].view, packed[1].view, out.buffer],
+      params: packParams({ m, n, k, eps: { f32: attrs.eps } }),
+      workgroups: [Math.ceil(Math.ceil(n / PACKED_STRIP_COLUMNS) / STRIPS_PER_WORKGROUP), m, 1],
+    }];
+  },
+  reference: ([h, gamma, gate, up], [, , gateT], { eps, gate: kind }) =>
+    normedGatedGemvRef(h, gamma, gate, up, {
+      n: gateT.shape[0],
+      k: gateT.shape[1],
+      eps,
+      kind,
+    }),
+};
+
+/**
+ * `f(rmsNorm(h, gamma, eps) @ gate^T) * (rmsNorm(h, gamma, eps) @ up^T)`: h [..., K], gamma [K],
+ * the weights [N, K] as HF stores them; out [..., N]. One launch per run (plus the weights'
+ * packing when they change), on adapters {@link normedGatedGemvMisfit} accepts.
+ *
+ * @example
+ * ```ts
+ * import { Graph } from "../graph/graph.ts";
+ * const g = new Graph();
+ * const [h, norm] = [g.input([1, 1, 576]), g.input([576])];
+ * const [wg, wu] = [g.input([1536, 576]), g.input([1536, 576])];
+ * const mlpInput = normedGatedGemv(h, norm, wg, wu, { eps: 1e-5, gate: "silu" });
+ * ```
+ */
+export function normedGatedGemv(
+  h: Tensor,
+  gamma: Tensor,
+  gate: Tensor,
+  up: Tensor,
+  attrs: NormedGatedAttrs,
+): Tensor {
+  return h.graph.apply(NORMED_GATED_GEMV, [h, gamma, gate, up], attrs);
+}
