@@ -8,12 +8,13 @@
  * none: minutes per batch on a CPU adapter). Also counts rft's readbacks per generated token
  * (one per block of steps), its GPU dispatches per decode step and the CPU time recording them.
  * Decode tokens/s counts the tokens after each row's first (which comes from the prompt's
- * forward, reported as prefill tokens/s). `--ort-node-webgpu` adds the raw loop on
+ * forward, reported as prefill tokens/s); the whole-call ratio puts the two together. `--ort-node-webgpu` adds the raw loop on
  * onnxruntime-node's WebGPU EP (cache and logits through the host each step, as a plain `run`
  * gives them). `--sampled` adds rft's decode rate when sampling as RL rollouts do ({@link
  * SAMPLED}: the sampler's threshold searches run; the anchors' loops are greedy only). `--reps N`
  * keeps the best of N timed runs of each contender (default 1; decode rates on a shared 2-core
- * machine swing by 1.5x between runs). `--json FILE` writes the results.
+ * machine swing by 1.5x between runs), the runs of rft, transformers.js and onnxruntime-node
+ * taken in turn so that each ratio compares runs of the same minutes. `--json FILE` writes the results.
  * Prints, never asserts.
  */
 
@@ -93,6 +94,14 @@ GPUCommandEncoder.prototype.finish = function (descriptor) {
 /** Prompt tokens/s of a call that took `ms` to read `rows` and give each its first token. */
 function promptRate(rows: number[][], ms: number): number {
   return (rows.length * rows[0].length) / (ms / 1000);
+}
+
+/**
+ * Generated tokens/s of a whole call, reading the prompt included, from the call's prompt
+ * tokens/s and decode tokens/s (all rows): tokens / (promptLen / prefill + (tokens - 1) / decode).
+ */
+function wholeCallRate(prefill: number, decode: number, promptLen: number, tokens: number) {
+  return tokens / (promptLen / prefill + (tokens - 1) / decode);
 }
 
 /** Greedy decoding, what every contender runs. */
@@ -185,6 +194,37 @@ async function bestOf<T extends { tokensPerS: number }>(
   return best;
 }
 
+/** Of two runs, the one with more tokens/s (`next` when there is no `best` yet). */
+function faster<T extends { tokensPerS: number }>(best: T | undefined, next: T): T {
+  return best && best.tokensPerS >= next.tokensPerS ? best : next;
+}
+
+/**
+ * The best of `reps` runs of rft, transformers.js and onnxruntime-node each, taken in turn (rft,
+ * tjs, node, rft, ...) so that the three meet the same stretches of a shared machine's drifting
+ * speed: run as three blocks of `reps`, their best runs came minutes apart.
+ */
+async function interleavedBest<
+  R extends { tokensPerS: number },
+  J extends { tokensPerS: number },
+  N extends { tokensPerS: number },
+>(
+  reps: number,
+  rft: () => Promise<R>,
+  tjs: () => Promise<J>,
+  node: () => Promise<N>,
+): Promise<{ rft: R; tjs: J; node: N }> {
+  let best: { rft?: R; tjs?: J; node?: N } = {};
+  for (let i = 0; i < reps; i++) {
+    const r = faster(best.rft, await rft());
+    const j = faster(best.tjs, await tjs());
+    best = { rft: r, tjs: j, node: faster(best.node, await node()) };
+  }
+  const { rft: r, tjs: j, node: n } = best;
+  if (!r || !j || !n) throw new Error(`${SCRIPT}: expected --reps >= 1, received ${reps}`);
+  return { rft: r, tjs: j, node: n };
+}
+
 /** The share of equal tokens at equal places in two lists of rows. */
 function agreement(a: number[][], b: number[][]): number {
   const pairs = a.flatMap((row, r) => row.map((t, i) => t === b[r][i]));
@@ -236,12 +276,15 @@ async function main() {
     models.push({ model: name, parameters });
     for (const batch of batches) {
       const rows = tokenRows(batch, promptLen, model.config.vocabSize);
-      const rft = await bestOf(reps, () => rftDecode(engine, rows, tokens));
+      const { rft, tjs: tjsRun, node } = await interleavedBest(
+        reps,
+        () => rftDecode(engine, rows, tokens),
+        () => tjsDecode(tjs, rows, tokens),
+        () => ortNodeDecode(ortNode, rows, tokens),
+      );
       const sampled = values.sampled
         ? await bestOf(reps, () => rftDecode(engine, rows, tokens, SAMPLED))
         : undefined;
-      const tjsRun = await bestOf(reps, () => tjsDecode(tjs, rows, tokens));
-      const node = await bestOf(reps, () => ortNodeDecode(ortNode, rows, tokens));
       const nodeGpu = nodeWebgpu &&
         await bestOf(reps, () => ortNodeDecode(nodeWebgpu, rows, tokens));
       const wasm = wasmBatches.includes(batch)
@@ -303,6 +346,14 @@ async function main() {
     ["ort-webgpu", (r) => maybe(r.ortWebgpu)],
     ["rft/tjs", (r) => figure(r.rft / r.tjs)],
     ["rft/ort-node", (r) => figure(r.rft / r.ortNode)],
+    [
+      "whole call rft/ort-node",
+      (r) =>
+        figure(
+          wholeCallRate(r.prefill.rft, r.rft, promptLen, tokens) /
+            wholeCallRate(r.prefill.ortNode, r.ortNode, promptLen, tokens),
+        ),
+    ],
     ["rft/node-webgpu", (r) => maybe(r.ortNodeWebgpu && r.rft / r.ortNodeWebgpu)],
     ["rft/wasm", (r) => maybe(r.ortWasm && r.rft / r.ortWasm)],
     [
@@ -317,7 +368,8 @@ async function main() {
   console.log(
     `rft: ${blockSize} decode steps per block, one readback per block; readbacks/token counts` +
       ` a row's ${tokens} tokens (all rows share each readback). prefill: prompt tokens/s of` +
-      ` the call (ort-node: the step) that reads the prompt. transformers.js and ort-node:` +
+      ` the call (ort-node: the step) that reads the prompt. whole call: generated tokens/s of` +
+      ` a call, prompt reading included, from its prefill and decode rates. transformers.js and ort-node:` +
       ` onnxruntime-node's CPU EP on the KV-cached export. same tokens: each one's greedy` +
       ` tokens equal to rft's (random weights have near-ties). ort-webgpu, ort-wasm2t "-": not` +
       ` run at that batch (--webgpu-batches, --wasm-batches). rft sampled: temperature 1,` +

@@ -108,7 +108,9 @@ Deno.test("greedy chat and text completions give the engine's greedy continuatio
     assertEquals(text.choices.map((c) => c.text), new Array(4).fill(textGreedy.text));
     const logprobs = text.choices[0].logprobs!;
     assertEquals(idsOf(logprobs.tokens!), textGreedy.tokens);
-    assertClose(logprobs.token_logprobs!, textGreedy.logprobs, { atol: 1e-6, rtol: 0 });
+    // One row (the engine's call) and four (the server's) run different kernels, e.g. the MLP as
+    // one gated gemv at one row, whose f32 sums round differently: equal to a few ulps of the sums.
+    assertClose(logprobs.token_logprobs!, textGreedy.logprobs, { atol: 1e-5, rtol: 0 });
     assertEquals(logprobs.text_offset, logprobs.tokens!.map((_, i) => i));
     const fromIds = await openai.completions.create({
       model: id,
