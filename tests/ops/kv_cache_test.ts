@@ -9,13 +9,7 @@
 import { getGpu } from "../../src/gpu/device.ts";
 import { compileGraph, type Executable } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
-import {
-  type DType,
-  type HostData,
-  shapeSize,
-  type Tensor,
-  type Variable,
-} from "../../src/graph/tensor.ts";
+import { type DType, type HostData, shapeSize, type Tensor } from "../../src/graph/tensor.ts";
 import { causalAttention } from "../../src/ops/attention.ts";
 import { cachedAttention } from "../../src/ops/cached_attention.ts";
 import { writeKvCache } from "../../src/ops/kv_cache.ts";
@@ -30,22 +24,7 @@ import { uniformArray } from "../../src/util/random.ts";
 import { assertClose } from "../_assert_close.ts";
 import { assertEquals, assertThrows } from "../_asserts.ts";
 import { randomInput, runOps, type TestInput } from "../_harness.ts";
-
-/** A variable of `shape` holding `data`, on a buffer the caller destroys. */
-async function makeVariable(
-  name: string,
-  shape: number[],
-  data: Float32Array<ArrayBuffer>,
-): Promise<Variable> {
-  const gpu = await getGpu();
-  const buffer = gpu.device.createBuffer({
-    label: name,
-    size: shapeSize(shape) * 4,
-    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
-  });
-  gpu.device.queue.writeBuffer(buffer, 0, data);
-  return { name, shape, dtype: "f32", buffer };
-}
+import { makeVariable } from "../_variable.ts";
 
 /** i32 positions of `rows` (one array per slot). */
 function positionsInput(rows: number[][]): TestInput {

@@ -16,7 +16,7 @@ import { uniformArray } from "../../src/util/random.ts";
 import assert from "node:assert/strict";
 import { assertEquals, assertThrows } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
-import { weightVariable } from "../_weight_variable.ts";
+import { makeVariable } from "../_variable.ts";
 
 interface Case {
   label: string;
@@ -76,7 +76,7 @@ Deno.test("normed gated gemv matches the CPU reference on odd shapes", async () 
         feeds.set(t, data[i][name]);
         return t;
       }
-      const v = await weightVariable(`${name}${i}`, [c.n, k], data[i][name]);
+      const v = await makeVariable(`${name}${i}`, [c.n, k], data[i][name]);
       variables.push(v);
       return g.variable(v);
     };

@@ -19,7 +19,7 @@ import { prologueMatmulRef } from "../../src/reference/prologue_matmul.ts";
 import { uniformArray } from "../../src/util/random.ts";
 import { assertEquals, assertThrows } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
-import { weightVariable } from "../_weight_variable.ts";
+import { makeVariable } from "../_variable.ts";
 
 // A large eps, so a kernel that drops or misreads it fails.
 const RMS: APrologue = { kind: "rms_norm", eps: 0.3 };
@@ -94,7 +94,7 @@ for (const variant of ["texture_16x12", "texture_4x16", "regblock_16x16", "textu
       };
     });
     const weights = await Promise.all(
-      cases.map((c, i) => c.weight ? weightVariable(`w${i}`, c.b, data[i].b) : undefined),
+      cases.map((c, i) => c.weight ? makeVariable(`w${i}`, c.b, data[i].b) : undefined),
     );
     const feeds = new Map();
     const outs = cases.map((c, i) => {
