@@ -187,22 +187,19 @@ async function bestOf<T extends { tokensPerS: number }>(
   measure: () => Promise<T>,
 ): Promise<T> {
   let best = await measure();
-  for (let i = 1; i < reps; i++) {
-    const next = await measure();
-    if (next.tokensPerS > best.tokensPerS) best = next;
-  }
+  for (let i = 1; i < reps; i++) best = faster(best, await measure());
   return best;
 }
 
-/** Of two runs, the one with more tokens/s (`next` when there is no `best` yet). */
-function faster<T extends { tokensPerS: number }>(best: T | undefined, next: T): T {
-  return best && best.tokensPerS >= next.tokensPerS ? best : next;
+/** Of two runs, the one with more tokens/s. */
+function faster<T extends { tokensPerS: number }>(best: T, next: T): T {
+  return best.tokensPerS >= next.tokensPerS ? best : next;
 }
 
 /**
- * The best of `reps` runs of rft, transformers.js and onnxruntime-node each, taken in turn (rft,
- * tjs, node, rft, ...) so that the three meet the same stretches of a shared machine's drifting
- * speed: run as three blocks of `reps`, their best runs came minutes apart.
+ * The best of `reps` (>= 1) runs of rft, transformers.js and onnxruntime-node each, taken in turn
+ * (rft, tjs, node, rft, ...) so that the three meet the same stretches of a shared machine's
+ * drifting speed: run as three blocks of `reps`, their best runs came minutes apart.
  */
 async function interleavedBest<
   R extends { tokensPerS: number },
@@ -214,15 +211,13 @@ async function interleavedBest<
   tjs: () => Promise<J>,
   node: () => Promise<N>,
 ): Promise<{ rft: R; tjs: J; node: N }> {
-  let best: { rft?: R; tjs?: J; node?: N } = {};
-  for (let i = 0; i < reps; i++) {
-    const r = faster(best.rft, await rft());
-    const j = faster(best.tjs, await tjs());
-    best = { rft: r, tjs: j, node: faster(best.node, await node()) };
+  const best = { rft: await rft(), tjs: await tjs(), node: await node() };
+  for (let i = 1; i < reps; i++) {
+    best.rft = faster(best.rft, await rft());
+    best.tjs = faster(best.tjs, await tjs());
+    best.node = faster(best.node, await node());
   }
-  const { rft: r, tjs: j, node: n } = best;
-  if (!r || !j || !n) throw new Error(`${SCRIPT}: expected --reps >= 1, received ${reps}`);
-  return { rft: r, tjs: j, node: n };
+  return best;
 }
 
 /** The share of equal tokens at equal places in two lists of rows. */

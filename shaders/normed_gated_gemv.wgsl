@@ -38,12 +38,11 @@ struct Params {
 
 // Packed Wu at four values of k and four columns from texel i (packed_columns of tu).
 fn up_columns(i: u32) -> mat4x4f {
-  let t = vec2u(i % TEX_W, i / TEX_W);
   return transpose(mat4x4f(
-    textureLoad(tu, t),
-    textureLoad(tu, vec2u((i + 8u) % TEX_W, (i + 8u) / TEX_W)),
-    textureLoad(tu, vec2u((i + 16u) % TEX_W, (i + 16u) / TEX_W)),
-    textureLoad(tu, vec2u((i + 24u) % TEX_W, (i + 24u) / TEX_W)),
+    textureLoad(tu, texel_at(i)),
+    textureLoad(tu, texel_at(i + 8u)),
+    textureLoad(tu, texel_at(i + 16u)),
+    textureLoad(tu, texel_at(i + 24u)),
   ));
 }
 

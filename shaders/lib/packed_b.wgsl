@@ -6,7 +6,12 @@
 
 // Texel i of B's texture, texel t at (t % TEX_W, t / TEX_W).
 fn texel_b(i: u32) -> vec4f {
-  return textureLoad(tb, vec2u(i % TEX_W, i / TEX_W));
+  return textureLoad(tb, texel_at(i));
+}
+
+// Where texel i of a texture TEX_W texels wide sits.
+fn texel_at(i: u32) -> vec2u {
+  return vec2u(i % TEX_W, i / TEX_W);
 }
 
 // Packed op(B) at four values of k and an invocation's four columns of a strip, whose texels are
