@@ -53,7 +53,7 @@ export function configureOrt(): typeof ort {
 }
 
 /** A model computing `C = A @ B` with A [M, K], B [K, N] (symbolic dims unless given). */
-function matmulModel(m: OnnxDim = "M", k: OnnxDim = "K", n: OnnxDim = "N") {
+export function matmulModel(m: OnnxDim = "M", k: OnnxDim = "K", n: OnnxDim = "N") {
   return concatBytes(
     encodeOnnxModel({
       name: "matmul",

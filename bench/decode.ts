@@ -104,6 +104,18 @@ function wholeCallRate(prefill: number, decode: number, promptLen: number, token
   return tokens / (promptLen / prefill + (tokens - 1) / decode);
 }
 
+/**
+ * The prompt tokens/s rft's prefill would need for half ORT-node's whole-call rate at rft's
+ * measured decode rate: promptLen / (2 * ortCallTime - (tokens - 1) / rftDecode), where a call's
+ * time per row is promptLen / prefill + (tokens - 1) / decode; Infinity when rft's decode alone
+ * takes longer than that budget.
+ */
+function prefillForHalfWholeCall(r: Row, promptLen: number, tokens: number): number {
+  const budget = 2 * tokens / wholeCallRate(r.prefill.ortNode, r.ortNode, promptLen, tokens);
+  const left = budget - (tokens - 1) / r.rft;
+  return left > 0 ? promptLen / left : Infinity;
+}
+
 /** Greedy decoding, what every contender runs. */
 const GREEDY: GenerateOptions = { temperature: 0, stop: [] };
 
@@ -349,6 +361,13 @@ async function main() {
             wholeCallRate(r.prefill.ortNode, r.ortNode, promptLen, tokens),
         ),
     ],
+    [
+      "rft prefill for 0.5x whole call",
+      (r) => {
+        const needed = prefillForHalfWholeCall(r, promptLen, tokens);
+        return Number.isFinite(needed) ? figure(needed) : "unreachable";
+      },
+    ],
     ["rft/node-webgpu", (r) => maybe(r.ortNodeWebgpu && r.rft / r.ortNodeWebgpu)],
     ["rft/wasm", (r) => maybe(r.ortWasm && r.rft / r.ortWasm)],
     [
@@ -364,7 +383,9 @@ async function main() {
     `rft: ${blockSize} decode steps per block, one readback per block; readbacks/token counts` +
       ` a row's ${tokens} tokens (all rows share each readback). prefill: prompt tokens/s of` +
       ` the call (ort-node: the step) that reads the prompt. whole call: generated tokens/s of` +
-      ` a call, prompt reading included, from its prefill and decode rates. transformers.js and ort-node:` +
+      ` a call, prompt reading included, from its prefill and decode rates; rft prefill for 0.5x` +
+      ` whole call: the prompt tokens/s rft's prefill would need for that at its decode rate.` +
+      ` transformers.js and ort-node:` +
       ` onnxruntime-node's CPU EP on the KV-cached export. same tokens: each one's greedy` +
       ` tokens equal to rft's (random weights have near-ties). ort-webgpu, ort-wasm2t "-": not` +
       ` run at that batch (--webgpu-batches, --wasm-batches). rft sampled: temperature 1,` +

@@ -1,5 +1,6 @@
 /**
- * `deno task bench`: rft's matmul against onnxruntime-web (WebGPU EP and 2-thread wasm EP) on
+ * `deno task bench`: rft's matmul against onnxruntime-web (WebGPU EP and 2-thread wasm EP) and
+ * onnxruntime-node's native CPU EP (MLAS, the ceiling a JavaScript user on this CPU can reach) on
  * M = N = K in {128, 256, 512, 1024}, plus the graph runtime's per-dispatch overhead. rft's
  * number is the graph op `matmul` (autotuned variant, operand copies of texture variants
  * included) compiled into a graph, data on the GPU, many repetitions in one submit. Each cell is
@@ -13,6 +14,7 @@ import { Graph } from "../src/graph/graph.ts";
 import { add } from "../src/ops/binary.ts";
 import { uniformArray } from "../src/util/random.ts";
 import { OrtMatmul } from "./_ort.ts";
+import { OrtNodeMatmul } from "./_ort_node_matmul.ts";
 import { rftMatmul, spotCheck } from "./_rft_matmul.ts";
 import { benchArgs } from "./_flags.ts";
 import { reportMeasured } from "./_report.ts";
@@ -28,6 +30,7 @@ interface Row {
   rft: number;
   ortWebgpu: number;
   ortWasm: number;
+  ortNode: number;
 }
 
 /** Microseconds per dispatch of a compiled graph of `ops` chained adds on 16 values. */
@@ -50,6 +53,7 @@ async function dispatchOverhead(gpu: GpuContext, ops: number, runs: number) {
 async function benchSize(
   gpu: GpuContext,
   ort: OrtMatmul,
+  ortNode: OrtNodeMatmul,
   n: number,
   minMs: number,
   rounds: number,
@@ -61,6 +65,7 @@ async function benchSize(
     rft: rft.timed,
     ortWebgpu: ort.onWebgpu(a, b, n, n, n),
     ortWasm: ort.onWasm(a, b, n, n, n),
+    ortNode: ortNode.on(a, b, n, n, n),
   };
   const best: Record<string, number> = {};
   try {
@@ -82,6 +87,7 @@ async function benchSize(
     rft: best.rft,
     ortWebgpu: best.ortWebgpu,
     ortWasm: best.ortWasm,
+    ortNode: best.ortNode,
   };
 }
 
@@ -92,8 +98,10 @@ function printTable(rows: readonly Row[]): void {
     ["rft", (r) => r.rft.toFixed(1)],
     ["ort-webgpu", (r) => r.ortWebgpu.toFixed(1)],
     ["ort-wasm2t", (r) => r.ortWasm.toFixed(1)],
+    ["ort-node", (r) => r.ortNode.toFixed(1)],
     ["rft/webgpu", (r) => (r.rft / r.ortWebgpu).toFixed(2)],
     ["rft/wasm", (r) => (r.rft / r.ortWasm).toFixed(2)],
+    ["rft/ort-node", (r) => (r.rft / r.ortNode).toFixed(2)],
   ];
   console.log("\nmatmul GFLOP/s, M = N = K (best of rounds)");
   console.log(formatTable(columns, rows));
@@ -133,11 +141,13 @@ async function main() {
       ` >= ${minMs} ms per measurement, best of ${rounds}`,
   );
   const ort = await OrtMatmul.create();
+  const ortNode = await OrtNodeMatmul.create();
   const rows: Row[] = [];
   for (const size of sizes) {
-    rows.push(await benchSize(gpu, ort, size, minMs, rounds));
+    rows.push(await benchSize(gpu, ort, ortNode, size, minMs, rounds));
     reportMeasured(`${size}^3`, rows[rows.length - 1]);
   }
+  await ortNode.release();
   const overhead = await dispatchOverhead(gpu, 200, 20);
   printTable(rows);
   console.log(
