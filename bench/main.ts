@@ -21,7 +21,7 @@ export interface BenchScript {
 
 /** The suite, in the order it runs. */
 export const SUITE: readonly BenchScript[] = [
-  { name: "matmul", file: "matmul.ts", measures: "matmul GFLOP/s vs onnxruntime-web" },
+  { name: "matmul", file: "matmul.ts", measures: "matmul GFLOP/s vs onnxruntime-web and -node" },
   { name: "forward", file: "forward.ts", measures: "prefill tokens/s vs onnxruntime-web/node" },
   { name: "decode", file: "decode.ts", measures: "decode tokens/s vs transformers.js, ORT" },
   { name: "train", file: "train.ts", measures: "fwd+bwd and train step (AdamW) tokens/s" },
