@@ -1,11 +1,13 @@
 /**
- * onnxruntime-web as a matmul baseline: one MatMul model with symbolic dims (written with
- * `src/export/onnx_proto.ts`), one session per execution provider kept for the whole run, and
- * timing helpers; `configureOrt` also serves the model benchmarks. The WebGPU session runs on
- * ORT's own device with inputs and outputs left on it; the wasm session uses 2 threads.
+ * onnxruntime-web and onnxruntime-node as matmul baselines: one MatMul model with symbolic dims
+ * (written with `src/export/onnx_proto.ts`), one session per execution provider kept for the
+ * whole run, and timing helpers; `configureOrt` also serves the model benchmarks. The WebGPU
+ * session runs on ORT's own device with inputs and outputs left on it; the wasm session uses 2
+ * threads; onnxruntime-node's CPU EP (MLAS) its default threads, one per core.
  * Bench-only: rft itself never depends on ORT.
  */
 
+import * as ortNode from "onnxruntime-node";
 import * as ort from "onnxruntime-web/webgpu";
 import { concatBytes, encodeOnnxModel, type OnnxDim } from "../src/export/onnx_proto.ts";
 
@@ -53,7 +55,7 @@ export function configureOrt(): typeof ort {
 }
 
 /** A model computing `C = A @ B` with A [M, K], B [K, N] (symbolic dims unless given). */
-export function matmulModel(m: OnnxDim = "M", k: OnnxDim = "K", n: OnnxDim = "N") {
+function matmulModel(m: OnnxDim = "M", k: OnnxDim = "K", n: OnnxDim = "N") {
   return concatBytes(
     encodeOnnxModel({
       name: "matmul",
@@ -70,15 +72,19 @@ export interface Timed {
   dispose(): void;
 }
 
-/** Both ORT sessions, created once. */
+/** An ORT execution provider on host data: onnxruntime-web's wasm or onnxruntime-node's CPU. */
+export type HostProvider = "wasm" | "node";
+
+/** The ORT sessions, created once. */
 export class OrtMatmul {
   private constructor(
     readonly webgpu: ort.InferenceSession,
     readonly wasm: ort.InferenceSession,
+    readonly node: ortNode.InferenceSession,
     readonly device: GPUDevice,
   ) {}
 
-  /** Creates the WebGPU and the 2-thread wasm session of the MatMul model. */
+  /** Creates the WebGPU, the 2-thread wasm and the onnxruntime-node session of the model. */
   static async create(): Promise<OrtMatmul> {
     configureOrt();
     const model = matmulModel();
@@ -87,8 +93,12 @@ export class OrtMatmul {
       preferredOutputLocation: "gpu-buffer",
     });
     const wasm = await ort.InferenceSession.create(model, { executionProviders: ["wasm"] });
+    const node = await ortNode.InferenceSession.create(model, {
+      executionProviders: ["cpu"],
+      logSeverityLevel: 3,
+    });
     const device = await ort.env.webgpu.device as GPUDevice;
-    return new OrtMatmul(webgpu, wasm, device);
+    return new OrtMatmul(webgpu, wasm, node, device);
   }
 
   /** The WebGPU EP on A [m, k] @ B [k, n], inputs uploaded once to ORT's device. */
@@ -125,27 +135,35 @@ export class OrtMatmul {
     };
   }
 
-  /** The wasm EP (2 threads) on A [m, k] @ B [k, n]. */
-  onWasm(
+  /** `provider` on A [m, k] @ B [k, n], host arrays in and out. */
+  onHost(
+    provider: HostProvider,
     a: Float32Array<ArrayBuffer>,
     b: Float32Array<ArrayBuffer>,
     m: number,
     k: number,
     n: number,
   ): Timed {
+    const Tensor = provider === "wasm" ? ort.Tensor : ortNode.Tensor;
     const feeds = {
-      A: new ort.Tensor("float32", a, [m, k]),
-      B: new ort.Tensor("float32", b, [k, n]),
+      A: new Tensor("float32", a, [m, k]),
+      B: new Tensor("float32", b, [k, n]),
     };
+    const session = provider === "wasm" ? this.wasm : this.node;
     return {
       time: (minMs) =>
         timeRuns(async (count) => {
           const start = performance.now();
-          for (let i = 0; i < count; i++) await this.wasm.run(feeds);
+          for (let i = 0; i < count; i++) await session.run(feeds);
           return (performance.now() - start) / count;
         }, minMs),
       dispose() {},
     };
+  }
+
+  /** Frees the onnxruntime-node session (onnxruntime-web's live until the process exits). */
+  async release(): Promise<void> {
+    await this.node.release();
   }
 }
 

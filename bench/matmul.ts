@@ -14,7 +14,6 @@ import { Graph } from "../src/graph/graph.ts";
 import { add } from "../src/ops/binary.ts";
 import { uniformArray } from "../src/util/random.ts";
 import { OrtMatmul } from "./_ort.ts";
-import { OrtNodeMatmul } from "./_ort_node_matmul.ts";
 import { rftMatmul, spotCheck } from "./_rft_matmul.ts";
 import { benchArgs } from "./_flags.ts";
 import { reportMeasured } from "./_report.ts";
@@ -53,7 +52,6 @@ async function dispatchOverhead(gpu: GpuContext, ops: number, runs: number) {
 async function benchSize(
   gpu: GpuContext,
   ort: OrtMatmul,
-  ortNode: OrtNodeMatmul,
   n: number,
   minMs: number,
   rounds: number,
@@ -64,8 +62,8 @@ async function benchSize(
   const contenders = {
     rft: rft.timed,
     ortWebgpu: ort.onWebgpu(a, b, n, n, n),
-    ortWasm: ort.onWasm(a, b, n, n, n),
-    ortNode: ortNode.on(a, b, n, n, n),
+    ortWasm: ort.onHost("wasm", a, b, n, n, n),
+    ortNode: ort.onHost("node", a, b, n, n, n),
   };
   const best: Record<string, number> = {};
   try {
@@ -141,13 +139,12 @@ async function main() {
       ` >= ${minMs} ms per measurement, best of ${rounds}`,
   );
   const ort = await OrtMatmul.create();
-  const ortNode = await OrtNodeMatmul.create();
   const rows: Row[] = [];
   for (const size of sizes) {
-    rows.push(await benchSize(gpu, ort, ortNode, size, minMs, rounds));
+    rows.push(await benchSize(gpu, ort, size, minMs, rounds));
     reportMeasured(`${size}^3`, rows[rows.length - 1]);
   }
-  await ortNode.release();
+  await ort.release();
   const overhead = await dispatchOverhead(gpu, 200, 20);
   printTable(rows);
   console.log(
