@@ -8,14 +8,14 @@
  * none: minutes per batch on a CPU adapter). Also counts rft's readbacks per generated token
  * (one per block of steps), its GPU dispatches per decode step and the CPU time recording them.
  * Decode tokens/s counts the tokens after each row's first (which comes from the prompt's
- * forward, reported as prefill tokens/s); the whole-call ratio puts the two together. `--ort-node-webgpu` adds the raw loop on
- * onnxruntime-node's WebGPU EP (cache and logits through the host each step, as a plain `run`
- * gives them). `--sampled` adds rft's decode rate when sampling as RL rollouts do ({@link
- * SAMPLED}: the sampler's threshold searches run; the anchors' loops are greedy only). `--reps N`
- * keeps the best of N timed runs of each contender (default 1; decode rates on a shared 2-core
- * machine swing by 1.5x between runs), the runs of rft, transformers.js and onnxruntime-node
- * taken in turn so that each ratio compares runs of the same minutes. `--json FILE` writes the results.
- * Prints, never asserts.
+ * forward, reported as prefill tokens/s); the whole-call ratio puts the two together.
+ * `--ort-node-webgpu` adds the raw loop on onnxruntime-node's WebGPU EP (cache and logits through
+ * the host each step, as a plain `run` gives them). `--sampled` adds rft's decode rate when
+ * sampling as RL rollouts do ({@link SAMPLED}: the sampler's threshold searches run; the anchors'
+ * loops are greedy only). `--reps N` keeps the best of N timed runs of each contender (default 1;
+ * decode rates on a shared 2-core machine swing by 1.5x between runs), the runs of rft,
+ * transformers.js and onnxruntime-node taken in turn so that each ratio compares runs of the same
+ * minutes. `--json FILE` writes the results. Prints, never asserts.
  */
 
 import { type GenerateOptions, GenerationEngine } from "../src/engine/engine.ts";
@@ -193,43 +193,32 @@ async function tjsDecode(tjs: TransformersJsPolicy, rows: number[][], tokens: nu
   };
 }
 
-/** The run of `measure` with the most tokens/s out of `reps`. */
+/** The best of `reps` (>= 1) runs of `measure`. */
 async function bestOf<T extends { tokensPerS: number }>(
   reps: number,
   measure: () => Promise<T>,
 ): Promise<T> {
-  let best = await measure();
-  for (let i = 1; i < reps; i++) best = faster(best, await measure());
-  return best;
-}
-
-/** Of two runs, the one with more tokens/s. */
-function faster<T extends { tokensPerS: number }>(best: T, next: T): T {
-  return best.tokensPerS >= next.tokensPerS ? best : next;
+  return (await interleavedBest(reps, { measure })).measure;
 }
 
 /**
- * The best of `reps` (>= 1) runs of rft, transformers.js and onnxruntime-node each, taken in turn
- * (rft, tjs, node, rft, ...) so that the three meet the same stretches of a shared machine's
- * drifting speed: run as three blocks of `reps`, their best runs came minutes apart.
+ * The best of `reps` (>= 1) runs of each of `measures`, taken in turn (rft, tjs, node, rft, ...)
+ * so that the contenders meet the same stretches of a shared machine's drifting speed: run as
+ * blocks of `reps` each, their best runs came minutes apart.
  */
-async function interleavedBest<
-  R extends { tokensPerS: number },
-  J extends { tokensPerS: number },
-  N extends { tokensPerS: number },
->(
+async function interleavedBest<M extends Record<string, () => Promise<{ tokensPerS: number }>>>(
   reps: number,
-  rft: () => Promise<R>,
-  tjs: () => Promise<J>,
-  node: () => Promise<N>,
-): Promise<{ rft: R; tjs: J; node: N }> {
-  const best = { rft: await rft(), tjs: await tjs(), node: await node() };
-  for (let i = 1; i < reps; i++) {
-    best.rft = faster(best.rft, await rft());
-    best.tjs = faster(best.tjs, await tjs());
-    best.node = faster(best.node, await node());
+  measures: M,
+): Promise<{ [K in keyof M]: Awaited<ReturnType<M[K]>> }> {
+  const best: Partial<Record<keyof M, { tokensPerS: number }>> = {};
+  for (let i = 0; i < reps; i++) {
+    for (const name of Object.keys(measures) as (keyof M)[]) {
+      const next = await measures[name]();
+      const old = best[name];
+      best[name] = old && old.tokensPerS >= next.tokensPerS ? old : next;
+    }
   }
-  return best;
+  return best as { [K in keyof M]: Awaited<ReturnType<M[K]>> };
 }
 
 /** The share of equal tokens at equal places in two lists of rows. */
@@ -283,12 +272,11 @@ async function main() {
     models.push({ model: name, parameters });
     for (const batch of batches) {
       const rows = tokenRows(batch, promptLen, model.config.vocabSize);
-      const { rft, tjs: tjsRun, node } = await interleavedBest(
-        reps,
-        () => rftDecode(engine, rows, tokens),
-        () => tjsDecode(tjs, rows, tokens),
-        () => ortNodeDecode(ortNode, rows, tokens),
-      );
+      const { rft, tjs: tjsRun, node } = await interleavedBest(reps, {
+        rft: () => rftDecode(engine, rows, tokens),
+        tjs: () => tjsDecode(tjs, rows, tokens),
+        node: () => ortNodeDecode(ortNode, rows, tokens),
+      });
       const sampled = values.sampled
         ? await bestOf(reps, () => rftDecode(engine, rows, tokens, SAMPLED))
         : undefined;
