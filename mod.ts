@@ -109,7 +109,7 @@ export { ConfigError } from "./src/config/config_error.ts";
 export { loadConfig } from "./src/config/load_config.ts";
 export type { RunConfig, StageConfig } from "./src/config/run_config.ts";
 export { formatSummary, runConfig, type RunSummary } from "./src/run/run.ts";
-export { loadPlugins, PluginError } from "./src/run/plugins.ts";
+export { loadPlugins, PluginError } from "./src/run/run_plugins.ts";
 export { Monitor } from "./src/monitor/monitor.ts";
 export { readMetrics } from "./src/monitor/metrics_log.ts";
 export { writePlot } from "./src/monitor/plot.ts";

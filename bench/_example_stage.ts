@@ -9,8 +9,8 @@ import { loadConfig } from "../src/config/load_config.ts";
 import type { StageConfig } from "../src/config/run_config.ts";
 import type { GpuContext } from "../src/gpu/device.ts";
 import type { PolicyModel } from "../src/model/policy.ts";
-import { resolveAlgorithm, type ResolvedAlgorithm } from "../src/run/algorithm_setup.ts";
-import { loadStagePolicy } from "../src/run/policy_setup.ts";
+import { resolveAlgorithm, type ResolvedAlgorithm } from "../src/algorithm/resolve_algorithm.ts";
+import { loadStagePolicy } from "../src/run/stage_policy.ts";
 
 /** The built-in example's config file. */
 export const EXAMPLE_CONFIG: string =

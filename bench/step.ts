@@ -14,11 +14,11 @@ import { createOperators, runOperators } from "../src/buffer/operators/mod.ts";
 import { Taskset } from "../src/buffer/taskset.ts";
 import { getGpu } from "../src/gpu/device.ts";
 import { applyAdvantages } from "../src/algorithm/apply_advantages.ts";
-import { cloneModel } from "../src/run/policy_setup.ts";
+import { cloneModel } from "../src/run/stage_policy.ts";
 import { summarizeExperiences } from "../src/explorer/summarize.ts";
-import { rolloutModel } from "../src/run/policy_setup.ts";
+import { rolloutModel } from "../src/run/stage_policy.ts";
 import { tasksetConfig } from "../src/run/stage_tasksets.ts";
-import { trainStepFor } from "../src/run/trainer_setup.ts";
+import { trainStepFor } from "../src/run/stage_trainer.ts";
 import { copyWeights } from "../src/sync/weight_copy.ts";
 import { runTasks } from "../src/explorer/workflow_runner.ts";
 import {

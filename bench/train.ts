@@ -25,7 +25,7 @@ import { parameterSpecs } from "../src/model/parameters.ts";
 import { createModel, type PolicyModel } from "../src/model/policy.ts";
 import { buildLogits } from "../src/model/transformer.ts";
 import { tokenLogprobs } from "../src/ops/token_logprobs.ts";
-import { trainStepFor } from "../src/run/trainer_setup.ts";
+import { trainStepFor } from "../src/run/stage_trainer.ts";
 import { mulberry32 } from "../src/util/random.ts";
 import {
   type BenchStage,

@@ -169,6 +169,25 @@ export class ExperienceBuffer {
     return buffer;
   }
 
+  /**
+   * The eids the buffer of `dir` has retired (handed out, dropped or evicted), as its state file
+   * records them: what a checkpoint stores so that a resume can {@link rewind} to it.
+   */
+  static async retired(dir: string): Promise<string[]> {
+    return (await readState(`${dir}/${BUFFER_STATE_FILE}`)).retired;
+  }
+
+  /**
+   * Before the buffer of `dir` is opened: makes its record of retired experiences `retired` (a
+   * checkpoint's; none: nothing consumed), so experiences whose training was lost with a killed
+   * process are handed out again.
+   */
+  static async rewind(dir: string, retired: readonly string[]): Promise<void> {
+    await Deno.mkdir(dir, { recursive: true });
+    const state: BufferState = { version: 1, retired: [...retired], useCounts: {} };
+    await writeAtomic(`${dir}/${BUFFER_STATE_FILE}`, JSON.stringify(state) + "\n");
+  }
+
   /** The current policy version. */
   get policyVersion(): number {
     return this.#version;

@@ -9,7 +9,7 @@
 import { ConfigError } from "../config/config_error.ts";
 import { loadConfig } from "../config/load_config.ts";
 import { configPluginDirs } from "../config/plugin_dirs.ts";
-import { loadPlugins, PluginError } from "../run/plugins.ts";
+import { loadPlugins, PluginError } from "../run/run_plugins.ts";
 import { formatSummary, runConfig } from "../run/run.ts";
 import { isInputError, oneLineMessage } from "../util/input_error.ts";
 import { CliError } from "./cli_error.ts";

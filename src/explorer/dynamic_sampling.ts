@@ -7,14 +7,9 @@
  * batch are discarded, so a train step sees `batch_size` groups as without filtering.
  */
 
+import type { DynamicSampling } from "../algorithm/resolve_algorithm.ts";
 import type { Experience } from "../buffer/experience.ts";
 import { createOperators, type ExperienceOperator, groupByTask } from "../buffer/operators/mod.ts";
-
-/** Dynamic sampling of a stage (`algorithm.dynamic_sampling`, when enabled). */
-export interface DynamicSampling {
-  /** Most batches of tasks drawn per explore step; 0 = no limit. */
-  maxNumGenBatches: number;
-}
 
 /** The operator dynamic sampling relies on to drop equal-reward groups. */
 const GROUP_FILTER = "reward_std_filter";

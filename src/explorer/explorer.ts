@@ -23,13 +23,8 @@ import type { TaskScheduleState } from "../buffer/taskset_scheduler.ts";
 import type { TasksetState } from "../buffer/taskset.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import { applyAdvantages, type ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
-import {
-  countGroups,
-  type DynamicSampling,
-  firstGroups,
-  wantsMoreBatches,
-  withGroupFilter,
-} from "./dynamic_sampling.ts";
+import type { DynamicSampling } from "../algorithm/resolve_algorithm.ts";
+import { countGroups, firstGroups, wantsMoreBatches, withGroupFilter } from "./dynamic_sampling.ts";
 import { summarizeExperiences } from "./summarize.ts";
 import { runTasks, type RunTasksOptions, type TaskFailure } from "./workflow_runner.ts";
 

@@ -3,7 +3,7 @@
  * config written into it, the monitor, and the stages in order, each starting from the previous
  * stage's final checkpoint. A stage that finished is recorded in `<stage dir>/stage_done.json`
  * and skipped when the run is started again; an unfinished one resumes from its own state. Every
- * stage is checked before any GPU work (`preflight.ts`). A
+ * stage is checked before any GPU work (`run_components.ts`, `run_preflight.ts`). A
  * bench stage is never recorded: it evaluates the checkpoints there each time it runs.
  * Ends with the plot and a summary.
  */
@@ -15,10 +15,10 @@ import { Monitor } from "../monitor/monitor.ts";
 import { writePlot } from "../monitor/plot.ts";
 import { findLatestCheckpoint } from "../trainer/checkpoint.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
-import { checkStages } from "./preflight.ts";
+import { checkStages } from "./run_preflight.ts";
 import { runStage } from "./run_stage.ts";
 import type { StageOutcome } from "./stage_context.ts";
-import { validateComponents } from "./validate_components.ts";
+import { validateComponents } from "./run_components.ts";
 
 /** Name of the file marking a finished stage. */
 export const STAGE_DONE_FILE = "stage_done.json";

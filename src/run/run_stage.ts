@@ -6,13 +6,13 @@
  */
 
 import { exploredTasksets, type StageConfig } from "../config/run_config.ts";
-import { resolveAlgorithm } from "./algorithm_setup.ts";
-import { runBench } from "./bench_mode.ts";
-import { runClusterExplorer } from "./cluster_explore.ts";
-import { runClusterTrainer } from "./cluster_train.ts";
-import { runExploreOnly, runExploreTrain } from "./explore_train.ts";
+import { resolveAlgorithm } from "../algorithm/resolve_algorithm.ts";
+import { runBench } from "./mode_bench.ts";
+import { runClusterExplorer } from "./mode_cluster_explore.ts";
+import { runClusterTrainer } from "./mode_cluster_train.ts";
+import { runExploreOnly, runExploreTrain } from "./mode_explore_train.ts";
 import type { StageContext, StageOutcome } from "./stage_context.ts";
-import { runTrainOnly } from "./train_only.ts";
+import { runTrainOnly } from "./mode_train.ts";
 import { InputError } from "../util/input_error.ts";
 
 /** Runs `stage` (see the file comment). */

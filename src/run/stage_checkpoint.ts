@@ -1,28 +1,14 @@
 /**
- * A stage's checkpoints: saved with the buffer's consumption record (so a resume hands out again
- * exactly what the lost steps took), and the buffer rewound to a checkpoint's record before a
- * resumed stage opens it. The checkpoint format itself is `trainer/checkpoint.ts`.
+ * A stage's checkpoints, saved with the buffer's consumption record (so a resume hands out again
+ * exactly what the lost steps took: `ExperienceBuffer.rewind`), the data cursor and the critic.
+ * The checkpoint format itself is `trainer/checkpoint.ts`.
  */
 
-import { BUFFER_STATE_FILE } from "../buffer/experience_buffer.ts";
+import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
 import type { StageConfig } from "../config/run_config.ts";
 import { saveCheckpoint } from "../trainer/checkpoint.ts";
 import type { CriticStep } from "../trainer/critic.ts";
 import type { TrainStep } from "../trainer/train_step.ts";
-import { writeAtomic } from "../util/write_atomic.ts";
-
-/**
- * Before a resumed stage opens its buffer: makes the buffer's consumption record that of the
- * checkpoint resumed from (none: nothing consumed), so experiences whose training was lost with
- * the killed process are handed out again.
- */
-export async function rewindBuffer(bufferDir: string, retired: readonly string[]): Promise<void> {
-  await Deno.mkdir(bufferDir, { recursive: true });
-  await writeAtomic(
-    `${bufferDir}/${BUFFER_STATE_FILE}`,
-    JSON.stringify({ version: 1, retired, useCounts: {} }) + "\n",
-  );
-}
 
 /** What {@link StageCheckpoints} saves beside the train step. */
 export interface StageCheckpointSources {
@@ -52,14 +38,7 @@ export class StageCheckpoints {
    */
   async save(step: number): Promise<void> {
     const { bufferDir, critic, cursor } = this.sources;
-    let retired: string[] = [];
-    if (bufferDir) {
-      try {
-        retired = JSON.parse(await Deno.readTextFile(`${bufferDir}/${BUFFER_STATE_FILE}`)).retired;
-      } catch (err) {
-        if (!(err instanceof Deno.errors.NotFound)) throw err;
-      }
-    }
+    const retired = bufferDir ? await ExperienceBuffer.retired(bufferDir) : [];
     const extra = cursor ? { data_cursor: cursor() } : {};
     this.latest = await saveCheckpoint(
       this.stageDir,

@@ -1,14 +1,17 @@
 /**
  * A stage's tasksets from its config sections: the `TasksetConfig` of a section (rollout args,
- * defaults of the explorer input), the eval tasksets opened, and the log lines for skipped rows.
- * Runs no task.
+ * defaults of the explorer input), the eval tasksets opened (their skipped rows logged), and
+ * the SFT / preference dataset's reading arguments. Runs no task.
  */
 
+import type { DatasetSourceOptions, DatasetSpec } from "../buffer/dataset_source.ts";
 import { promptEncodingProblem } from "../buffer/task.ts";
+import { logSkipped } from "../buffer/skipped_rows.ts";
 import { Taskset, type TasksetConfig } from "../buffer/taskset.ts";
 import type { StageConfig, TasksetSection } from "../config/run_config.ts";
 import type { EvalTaskset } from "../explorer/evaluator.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
+import { InputError } from "../util/input_error.ts";
 
 /**
  * A `TasksetConfig` for `section` of `stage`; with `tokenizer`, a row whose prompt it cannot
@@ -63,15 +66,33 @@ export async function openEvalTasksets(
   }));
 }
 
-/** Logs the rows `taskset` skipped (at most five, then a count). */
-export function logSkipped(taskset: Taskset, log: (line: string) => void): void {
-  const skipped = taskset.skippedRows;
-  for (const w of skipped.slice(0, 5)) {
-    log(
-      `skipped ${w.path} ${w.line !== undefined ? `line ${w.line}` : `row ${w.row}`}: ${w.reason}`,
+/**
+ * The SFT / preference dataset of `stage` (`buffer.trainer_input.sft_warmup_dataset`) and how
+ * to read it with `model`'s tokenizer up to its longest sequence, over `totalEpochs`: the
+ * arguments of `datasetSource`. Throws when the stage has no dataset.
+ */
+export function stageDataset(
+  stage: StageConfig,
+  model: { tokenizer?: Tokenizer; config: { maxPositions: number } },
+  log: (line: string) => void,
+  totalEpochs: number,
+): [DatasetSpec, DatasetSourceOptions] {
+  const dataset = stage.buffer.trainerInput.sftWarmupDataset;
+  const algorithm = stage.algorithm.algorithmType;
+  if (!dataset || !model.tokenizer) {
+    throw new InputError(
+      `Stage "${stage.stageName}" trains ${algorithm} but has no ${
+        dataset ? "tokenizer" : "buffer.trainer_input.sft_warmup_dataset"
+      }`,
     );
   }
-  if (skipped.length > 5) {
-    log(`skipped ${skipped.length - 5} more rows of ${taskset.files.join(", ")}`);
-  }
+  const maxTokens = model.config.maxPositions;
+  return [dataset, {
+    algorithm,
+    tokenizer: model.tokenizer,
+    maxTokens,
+    totalEpochs,
+    seed: stage.seed,
+    log,
+  }];
 }

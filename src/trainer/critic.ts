@@ -3,7 +3,7 @@
  * (TRL's value-model naming), its teacher-forced per-token values, and one optimizer step on
  * verl's clipped value loss (token-mean only) as one compiled graph per batch shape. Does not
  * micro-batch or share a trunk with the policy; checkpoints carry it (`checkpoint.ts`, under
- * `critic/`) and the run loop builds it in `src/run/trainer_setup.ts`.
+ * `critic/`) and the run loop builds it in `src/run/stage_trainer.ts`.
  */
 
 import { readVariables } from "../graph/read_variables.ts";

@@ -8,7 +8,7 @@
 import type { SampleBuffers, SampleStrategy } from "../algorithm/sample_strategy.ts";
 import type { ExperienceBuffer } from "../buffer/experience_buffer.ts";
 import type { Configured } from "../util/registry.ts";
-import type { BatchSource } from "./batch_source.ts";
+import type { BatchSource } from "../buffer/batch_source.ts";
 
 /** Batches drawn by `strategy` from `buffers`; `explorerDone` says no more experiences come. */
 export function sampleStrategySource(

@@ -16,7 +16,7 @@
  * their term's weight, which is approximate for a metric aggregated otherwise than its loss.
  * When the loss can be cut, the budget is lowered so that a micro-batch's logits [tokens, vocab]
  * fit one storage binding of the device (large vocabularies on adapters with small bindings).
- * PPO epochs and mini-batches are the Trainer's (`src/run/trainer.ts`).
+ * PPO epochs and mini-batches are the Trainer's (`trainer.ts`).
  */
 
 import { readBuffers } from "../gpu/readback.ts";

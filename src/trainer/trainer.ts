@@ -18,7 +18,7 @@ import type { PolicyModel } from "../model/policy.ts";
 import type { CriticStep } from "./critic.ts";
 import type { StepOptions, TrainStep } from "./train_step.ts";
 import { applyAdvantages, type ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
-import type { BatchSource } from "./batch_source.ts";
+import type { BatchSource } from "../buffer/batch_source.ts";
 
 /** Options of a {@link Trainer}. */
 export interface TrainerOptions {

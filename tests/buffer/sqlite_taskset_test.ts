@@ -9,7 +9,7 @@ import { DatabaseSync } from "node:sqlite";
 import { readSqliteRows, sqliteFile } from "../../src/buffer/sqlite_rows.ts";
 import { Taskset } from "../../src/buffer/taskset.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
-import { checkStages } from "../../src/run/preflight.ts";
+import { checkStages } from "../../src/run/run_preflight.ts";
 import { tasksetConfig } from "../../src/run/stage_tasksets.ts";
 import { InputError } from "../../src/util/input_error.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";

@@ -6,7 +6,7 @@
 
 import { loadConfig } from "../../src/config/load_config.ts";
 import { exploredTasksets } from "../../src/config/run_config.ts";
-import { validateComponents } from "../../src/run/validate_components.ts";
+import { validateComponents } from "../../src/run/run_components.ts";
 import { assertEquals, assertThrows } from "../_asserts.ts";
 import { loadError, withFixture, writeConfig } from "../config/_fixture.ts";
 

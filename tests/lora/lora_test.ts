@@ -20,7 +20,7 @@ import { InputError } from "../../src/util/input_error.ts";
 import { uniformArray } from "../../src/util/random.ts";
 import { shapeSize } from "../../src/graph/tensor.ts";
 import { copyWeights } from "../../src/sync/weight_copy.ts";
-import { cloneModel } from "../../src/run/policy_setup.ts";
+import { cloneModel } from "../../src/run/stage_policy.ts";
 import {
   finiteDifferences,
   GRADCHECK_GPT2,

@@ -9,7 +9,7 @@ import { ADVANTAGE_FN } from "../../src/algorithm/advantage/mod.ts";
 import type { ConfiguredAdvantageFn } from "../../src/algorithm/apply_advantages.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
 import type { RunMode } from "../../src/config/run_config.ts";
-import { advantageFnFor, resolveAlgorithm } from "../../src/run/algorithm_setup.ts";
+import { advantageFnFor, resolveAlgorithm } from "../../src/algorithm/resolve_algorithm.ts";
 import { withFixture } from "./_fixture.ts";
 
 Deno.test("advantageFnFor: one side applies the advantages, as the algorithm and mode say", async () => {

@@ -10,7 +10,7 @@ import { assertEquals } from "../_asserts.ts";
 import { readExperienceDir } from "../../src/buffer/experience_io.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
 import { loadCharTokenizer } from "../../src/model/char_tokenizer.ts";
-import { loadPlugins } from "../../src/run/plugins.ts";
+import { loadPlugins } from "../../src/run/run_plugins.ts";
 import { runConfig } from "../../src/run/run.ts";
 import { metricsRows, quiet } from "./_fixture.ts";
 

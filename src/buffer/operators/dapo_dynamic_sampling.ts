@@ -3,7 +3,7 @@
  * section 3.2): keeps a group (experiences sharing `info.taskId`) only when some but not all of
  * its rollouts are correct, a rollout being correct when its `metric_key` metric (else its
  * reward) is above `correct_threshold`; a single-rollout group is dropped. With DAPO's dynamic
- * sampling on, the explorer refills the dropped groups (`src/run/dynamic_sampling.ts`).
+ * sampling on, the explorer refills the dropped groups (`src/explorer/dynamic_sampling.ts`).
  */
 
 import type { Experience } from "../experience.ts";

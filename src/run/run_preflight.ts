@@ -16,9 +16,10 @@ import { loraTargets } from "../model/lora.ts";
 import { openCheckpoint } from "../model/safetensors.ts";
 import { loadTokenizer, type Tokenizer } from "../model/tokenizer.ts";
 import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
-import { resolveAlgorithm } from "./algorithm_setup.ts";
-import { datasetSource } from "./dataset_source.ts";
-import { logSkipped, tasksetConfig } from "./stage_tasksets.ts";
+import { resolveAlgorithm } from "../algorithm/resolve_algorithm.ts";
+import { datasetSource } from "../buffer/dataset_source.ts";
+import { logSkipped } from "../buffer/skipped_rows.ts";
+import { stageDataset, tasksetConfig } from "./stage_tasksets.ts";
 
 /**
  * Checks every stage of `config` (see the file comment); throws the first problem found. Rows
@@ -90,9 +91,8 @@ export async function checkStages(
     }
     if (usesDataset(stage) && tokenizer) {
       await check("buffer.trainer_input.sft_warmup_dataset", async () => {
-        const source = await datasetSource(stage, tokenizer!, maxPositions, () => {}, {
-          totalEpochs: 1,
-        });
+        const model = { tokenizer, config: { maxPositions } };
+        const source = await datasetSource(...stageDataset(stage, model, () => {}, 1));
         await source.close();
       });
     }

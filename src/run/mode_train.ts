@@ -8,17 +8,16 @@
  * workflow reaches the policy over the OpenAI API when the stage enables it). Everything it opens is freed however it ends.
  */
 
-import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
+import { type BatchSource, storedBufferSource } from "../buffer/batch_source.ts";
 import type { StageConfig } from "../config/run_config.ts";
-import type { BatchSource } from "../trainer/batch_source.ts";
-import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
-import { datasetSource } from "./dataset_source.ts";
-import { loadStagePolicy, rolloutModel } from "./policy_setup.ts";
+import type { ResolvedAlgorithm } from "../algorithm/resolve_algorithm.ts";
+import { datasetSource } from "../buffer/dataset_source.ts";
+import { loadStagePolicy, rolloutModel } from "./stage_policy.ts";
 import type { StageContext, StageOutcome } from "./stage_context.ts";
 import { stageEvaluator } from "./stage_eval.ts";
 import { openStageServices } from "./stage_services.ts";
-import { openEvalTasksets } from "./stage_tasksets.ts";
-import { openStageTrainer } from "./trainer_setup.ts";
+import { openEvalTasksets, stageDataset } from "./stage_tasksets.ts";
+import { openStageTrainer } from "./stage_trainer.ts";
 
 /** Runs `stage` in mode `train`. */
 export async function runTrainOnly(
@@ -32,10 +31,10 @@ export async function runTrainOnly(
   using model = policy.model;
   const startStep = policy.resumed?.trainerState.step ?? 0;
   const source: BatchSource = algorithm.type.schema === "experience"
-    ? await bufferSource(stage, stageDir)
-    : await datasetSource(stage, model.tokenizer!, model.config.maxPositions, log, {
-      totalEpochs: stage.buffer.totalEpochs,
-    });
+    ? await storedBufferSource(
+      stage.buffer.trainerInput.experienceBuffer.path ?? `${stageDir}/experiences`,
+    )
+    : await datasetSource(...stageDataset(stage, model, log, stage.buffer.totalEpochs));
   const savedCursor = policy.resumed?.trainerState.data_cursor;
   if (savedCursor !== undefined) (source as { restore?(c: unknown): void }).restore?.(savedCursor);
   using trainer = await openStageTrainer(stage, algorithm, ctx, model, {
@@ -68,20 +67,4 @@ export async function runTrainOnly(
   await evaluator?.finalEvaluate(steps);
   await source.close();
   return { steps, finalCheckpoint, lastEval: evaluator?.last ?? {} };
-}
-
-/** Batches from a persistent experience buffer (what an `explore` run wrote), each used once. */
-async function bufferSource(stage: StageConfig, stageDir: string): Promise<BatchSource> {
-  const dir = stage.buffer.trainerInput.experienceBuffer.path ?? `${stageDir}/experiences`;
-  const buffer = await ExperienceBuffer.open(dir, { capacity: Number.MAX_SAFE_INTEGER });
-  await buffer.close();
-  return {
-    async next(size) {
-      const available = buffer.metrics().available;
-      if (available === 0) return null;
-      return { batch: await buffer.take(Math.min(size, available)), skipped: 0 };
-    },
-    cursor: () => null,
-    close: () => Promise.resolve(),
-  };
 }

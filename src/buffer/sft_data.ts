@@ -10,9 +10,8 @@
  * tokenized or are too long are skipped and counted; the run goes on.
  */
 
-import { newEid } from "../buffer/experience.ts";
-import type { Experience } from "../buffer/experience.ts";
-import { type Task, taskAnswer, taskMessages, taskPrompt } from "../buffer/task.ts";
+import { type Experience, newEid } from "./experience.ts";
+import { type Task, taskAnswer, taskMessages, taskPrompt } from "./task.ts";
 import type { ChatMessage } from "../model/chat_template.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import { InputError } from "../util/input_error.ts";

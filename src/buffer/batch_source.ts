@@ -1,11 +1,13 @@
 /**
  * Where the Trainer's batches come from, one per train step: the sample strategy over the
- * experience buffers (`sample_source.ts`), demonstrations or preference pairs of a dataset, or
- * a stored buffer. The Trainer's loop is the same for every source; a source does no training.
+ * experience buffers (`trainer/sample_source.ts`), demonstrations or preference pairs of a
+ * dataset (`dataset_source.ts`), or a stored buffer ({@link storedBufferSource}). The Trainer's
+ * loop is the same for every source; a source does no training.
  */
 
 import type { SampleOptions } from "../algorithm/sample_strategy.ts";
-import type { Experience } from "../buffer/experience.ts";
+import type { Experience } from "./experience.ts";
+import { ExperienceBuffer } from "./experience_buffer.ts";
 
 /** One train step's batch. */
 export interface Batch {
@@ -30,4 +32,22 @@ export interface BatchSource {
   /** Counters for each step's row (e.g. the buffer's), taken after the step. */
   metrics?(): Record<string, number>;
   close(): Promise<void>;
+}
+
+/**
+ * Batches from the persistent experience buffer in `dir` (what an `explore` run wrote), each
+ * experience used once; the buffer's record of what was used is kept as it is.
+ */
+export async function storedBufferSource(dir: string): Promise<BatchSource> {
+  const buffer = await ExperienceBuffer.open(dir, { capacity: Number.MAX_SAFE_INTEGER });
+  await buffer.close();
+  return {
+    async next(size) {
+      const available = buffer.metrics().available;
+      if (available === 0) return null;
+      return { batch: await buffer.take(Math.min(size, available)), skipped: 0 };
+    },
+    cursor: () => null,
+    close: () => Promise.resolve(),
+  };
 }

@@ -5,22 +5,19 @@
  * demonstration comes round before any comes twice. A resumed stage reopens the filled buffer.
  */
 
-import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
-import type { StageConfig } from "../config/run_config.ts";
-import type { Tokenizer } from "../model/tokenizer.ts";
-import { datasetSource } from "./dataset_source.ts";
+import { datasetSource, type DatasetSourceOptions, type DatasetSpec } from "./dataset_source.ts";
+import { ExperienceBuffer } from "./experience_buffer.ts";
 
 /** Rows read per batch while filling. */
 const FILL_BATCH = 256;
 
-/** Opens (and on first use fills) the expert buffer of `stage` in `dir`. */
+/** Opens (and on first use fills from `dataset`, one epoch) the expert buffer in `dir`. */
 export async function openExpertBuffer(
-  stage: StageConfig,
   dir: string,
-  tokenizer: Tokenizer,
-  maxTokens: number,
-  log: (line: string) => void,
+  dataset: DatasetSpec,
+  options: Omit<DatasetSourceOptions, "totalEpochs">,
 ): Promise<ExperienceBuffer> {
+  const { log } = options;
   const buffer = await ExperienceBuffer.open(dir, {
     capacity: Number.MAX_SAFE_INTEGER,
     replay: { decay: 1 },
@@ -30,7 +27,7 @@ export async function openExpertBuffer(
     log(`expert buffer ${dir}: ${held} demonstrations restored`);
     return buffer;
   }
-  const source = await datasetSource(stage, tokenizer, maxTokens, log, { totalEpochs: 1 });
+  const source = await datasetSource(dataset, { ...options, totalEpochs: 1 });
   let filled = 0;
   const draw = () => source.next(FILL_BATCH, { policyVersion: 0 });
   for (let next = await draw(); next; next = await draw()) {
@@ -43,7 +40,7 @@ export async function openExpertBuffer(
   await source.close();
   if (filled === 0) {
     throw new Error(
-      `Stage "${stage.stageName}" mixes in expert data, but buffer.trainer_input.sft_warmup_dataset gave no usable demonstration`,
+      `mix draws expert data, but buffer.trainer_input.sft_warmup_dataset (${dataset.path}) gave no usable demonstration`,
     );
   }
   log(`expert buffer ${dir}: ${filled} demonstrations`);

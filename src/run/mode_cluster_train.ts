@@ -13,6 +13,7 @@
 
 import { configureSampleStrategy } from "../algorithm/sample_strategy.ts";
 import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
+import { logSkipped } from "../buffer/skipped_rows.ts";
 import { Taskset } from "../buffer/taskset.ts";
 import { ExperienceIngest } from "../cluster/experience_ingest.ts";
 import { aliveExplorers } from "../cluster/explorer_registry.ts";
@@ -22,14 +23,13 @@ import { feedTasks } from "../cluster/task_queue.ts";
 import { newestWeights } from "../cluster/weight_broadcast.ts";
 import { exploredTasksets, type StageConfig } from "../config/run_config.ts";
 import { sampleStrategySource } from "../trainer/sample_source.ts";
-import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
-import { loadStagePolicy, rolloutModel } from "./policy_setup.ts";
+import type { ResolvedAlgorithm } from "../algorithm/resolve_algorithm.ts";
+import { loadStagePolicy, rolloutModel } from "./stage_policy.ts";
 import type { StageContext, StageOutcome } from "./stage_context.ts";
 import { openStageLink } from "./stage_link.ts";
-import { rewindBuffer } from "./stage_checkpoint.ts";
 import { stageEvaluator } from "./stage_eval.ts";
-import { logSkipped, openEvalTasksets, tasksetConfig } from "./stage_tasksets.ts";
-import { openStageTrainer } from "./trainer_setup.ts";
+import { openEvalTasksets, tasksetConfig } from "./stage_tasksets.ts";
+import { openStageTrainer } from "./stage_trainer.ts";
 
 /** Runs `stage` as the trainer of the cluster run at `url` (see the file comment). */
 export async function runClusterTrainer(
@@ -59,7 +59,10 @@ export async function runClusterTrainer(
   const bufferDir = `${stageDir}/experiences`;
   if (stage.continueFromCheckpoint) {
     // Experiences taken after the checkpoint were trained by weights lost with the process.
-    await rewindBuffer(bufferDir, (policy.resumed?.trainerState.buffer_retired ?? []) as string[]);
+    await ExperienceBuffer.rewind(
+      bufferDir,
+      (policy.resumed?.trainerState.buffer_retired ?? []) as string[],
+    );
   }
   await using buffer = await ExperienceBuffer.open(bufferDir, {
     capacity: bufferSection.capacity ?? Number.MAX_SAFE_INTEGER,

@@ -10,7 +10,7 @@ import type { StageConfig } from "../config/run_config.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import { loadModel } from "../model/policy.ts";
 import { listCheckpoints } from "../trainer/checkpoint.ts";
-import { loadStagePolicy, rolloutModel } from "./policy_setup.ts";
+import { loadStagePolicy, rolloutModel } from "./stage_policy.ts";
 import type { StageContext, StageOutcome } from "./stage_context.ts";
 import { stageEvaluator } from "./stage_eval.ts";
 import { openEvalTasksets } from "./stage_tasksets.ts";

@@ -12,9 +12,9 @@ import { heartbeat, registerExplorer } from "../cluster/explorer_registry.ts";
 import { RemoteExplorerSync } from "../cluster/remote_explorer_sync.ts";
 import { TaskQueue } from "../cluster/task_queue.ts";
 import type { StageConfig } from "../config/run_config.ts";
-import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
-import { openStageExplorer } from "./explorer_setup.ts";
-import { loadStagePolicy } from "./policy_setup.ts";
+import type { ResolvedAlgorithm } from "../algorithm/resolve_algorithm.ts";
+import { openStageExplorer } from "./stage_explorer.ts";
+import { loadStagePolicy } from "./stage_policy.ts";
 import type { StageContext, StageOutcome } from "./stage_context.ts";
 import { openStageLink } from "./stage_link.ts";
 

@@ -6,7 +6,7 @@
 
 import { loadConfig } from "../../src/config/load_config.ts";
 import { loadTokenizer } from "../../src/model/tokenizer.ts";
-import { datasetSource } from "../../src/run/dataset_source.ts";
+import { datasetSource } from "../../src/buffer/dataset_source.ts";
 import { assertEquals } from "../_asserts.ts";
 import { inTempDir } from "../_temp_dir.ts";
 import { writeQwenConfigAndTokenizer } from "../trinity/_fixture.ts";
@@ -42,13 +42,14 @@ buffer:
     );
     const [stage] = (await loadConfig(`${dir}/config.yaml`)).stages;
     const log: string[] = [];
-    const source = await datasetSource(
-      stage,
-      await loadTokenizer(`${dir}/model`),
-      512,
-      (line) => log.push(line),
-      { totalEpochs: 3 },
-    );
+    const source = await datasetSource(stage.buffer.trainerInput.sftWarmupDataset!, {
+      algorithm: "sft",
+      tokenizer: await loadTokenizer(`${dir}/model`),
+      maxTokens: 512,
+      totalEpochs: 3,
+      seed: stage.seed,
+      log: (line) => log.push(line),
+    });
     let experiences = 0;
     let skipped = 0;
     const next = () => source.next(2, { policyVersion: 0 });

@@ -6,16 +6,41 @@
  * work.
  */
 
-import { ADVANTAGE_FN } from "../algorithm/advantage/mod.ts";
-import { ALGORITHM_TYPE, type AlgorithmType } from "../algorithm/algorithm_type.ts";
-import { ENTROPY_LOSS_FN } from "../algorithm/entropy.ts";
-import { KL_FN } from "../algorithm/kl.ts";
-import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
-import { SAMPLE_STRATEGY } from "../algorithm/sample_strategy.ts";
+import { ADVANTAGE_FN } from "./advantage/mod.ts";
+import { ALGORITHM_TYPE, type AlgorithmType } from "./algorithm_type.ts";
+import type { ConfiguredAdvantageFn } from "./apply_advantages.ts";
+import { ENTROPY_LOSS_FN } from "./entropy.ts";
+import { KL_FN } from "./kl.ts";
+import { POLICY_LOSS_FN } from "./policy_loss/mod.ts";
+import { SAMPLE_STRATEGY } from "./sample_strategy.ts";
 import { type Args, configure } from "../util/registry.ts";
-import type { AlgorithmSection, RunMode } from "../config/run_config.ts";
-import type { ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
-import type { DynamicSampling } from "../explorer/dynamic_sampling.ts";
+
+/**
+ * A config's `algorithm` section (YAML keys camel-cased): the algorithm type and the components
+ * it overrides; a component left undefined takes the type's default.
+ */
+export interface AlgorithmSection {
+  algorithmType: string;
+  repeatTimes?: number;
+  sampleStrategy?: string;
+  sampleStrategyArgs: Args;
+  advantageFn?: string;
+  advantageFnArgs: Args;
+  policyLossFn?: string;
+  policyLossFnArgs: Args;
+  klLossFn?: string;
+  klLossFnArgs: Args;
+  entropyLossFn?: string;
+  entropyLossFnArgs: Args;
+  /** DAPO's dynamic sampling; `enable` undefined: the algorithm type's default. */
+  dynamicSampling: { enable?: boolean; maxNumGenBatches: number };
+}
+
+/** DAPO's dynamic sampling, when an algorithm enables it (`algorithm.dynamic_sampling`). */
+export interface DynamicSampling {
+  /** Most batches of tasks drawn per explore step; 0 = no limit. */
+  maxNumGenBatches: number;
+}
 
 /** A component that can apply advantages: the explorer's experience pipeline or the trainer. */
 export type AdvantageSide = "explorer" | "trainer";
@@ -95,7 +120,7 @@ function resolveComponents(section: AlgorithmSection): ResolvedAlgorithm {
 export function advantageFnFor(
   algorithm: ResolvedAlgorithm,
   side: AdvantageSide,
-  mode: RunMode,
+  mode: "both" | "explore" | "train" | "bench",
 ): ConfiguredAdvantageFn | undefined {
   const applies = mode === "train" ? "trainer" : algorithm.advantageSide;
   return applies === side ? algorithm.advantageFn : undefined;

@@ -6,7 +6,7 @@
 
 import { ConfigError } from "../../src/config/config_error.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
-import { checkStages } from "../../src/run/preflight.ts";
+import { checkStages } from "../../src/run/run_preflight.ts";
 import { runConfig } from "../../src/run/run.ts";
 import { assertEquals, assertRejects } from "../_asserts.ts";
 import { exists, quiet, withFixture } from "./_fixture.ts";

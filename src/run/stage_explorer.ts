@@ -7,6 +7,7 @@
  */
 
 import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
+import { logSkipped } from "../buffer/skipped_rows.ts";
 import { createOperators } from "../buffer/operators/mod.ts";
 import { Taskset } from "../buffer/taskset.ts";
 import { TasksetScheduler } from "../buffer/taskset_scheduler.ts";
@@ -22,13 +23,12 @@ import {
 } from "../explorer/explorer.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import type { PolicyRolloutModel } from "../workflow/policy_rollout_model.ts";
-import { advantageFnFor, type ResolvedAlgorithm } from "./algorithm_setup.ts";
-import { rolloutModel } from "./policy_setup.ts";
-import { rewindBuffer } from "./stage_checkpoint.ts";
+import { advantageFnFor, type ResolvedAlgorithm } from "../algorithm/resolve_algorithm.ts";
+import { rolloutModel } from "./stage_policy.ts";
 import type { StageContext } from "./stage_context.ts";
 import { stageEvaluator } from "./stage_eval.ts";
 import { openStageServices } from "./stage_services.ts";
-import { logSkipped, openEvalTasksets, tasksetConfig } from "./stage_tasksets.ts";
+import { openEvalTasksets, tasksetConfig } from "./stage_tasksets.ts";
 
 /** A stage's explorer side; `await using` frees it. */
 export interface StageExplorer extends AsyncDisposable {
@@ -87,7 +87,7 @@ export async function openStageExplorer(
     : undefined;
   const { startVersion, resumedRetired } = options;
   const rewinds = saved !== undefined && resumedRetired !== undefined;
-  if (rewinds) await rewindBuffer(bufferDir, resumedRetired);
+  if (rewinds) await ExperienceBuffer.rewind(bufferDir, resumedRetired);
   await using owned = new AsyncDisposableStack();
   const bufferSection = stage.buffer.trainerInput.experienceBuffer;
   const buffer = owned.use(

@@ -6,7 +6,7 @@
 
 import { assertEquals, assertRejects } from "../_asserts.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
-import { loadPlugins, PluginError } from "../../src/run/plugins.ts";
+import { loadPlugins, PluginError } from "../../src/run/run_plugins.ts";
 import { runConfig } from "../../src/run/run.ts";
 import { REWARD_FUNCTIONS, WORKFLOWS } from "../../src/workflow/mod.ts";
 import { makeFixture, metricsRows, trainRows } from "./_fixture.ts";

@@ -12,12 +12,13 @@ import type { StageConfig } from "../config/run_config.ts";
 import { Synchronizer } from "../sync/synchronizer.ts";
 import { copyWeights } from "../sync/weight_copy.ts";
 import { bufferMetrics, sampleStrategySource } from "../trainer/sample_source.ts";
-import type { ResolvedAlgorithm } from "./algorithm_setup.ts";
-import { openExpertBuffer } from "./expert_buffer.ts";
-import { openStageExplorer } from "./explorer_setup.ts";
-import { cloneModel, loadStagePolicy } from "./policy_setup.ts";
+import type { ResolvedAlgorithm } from "../algorithm/resolve_algorithm.ts";
+import { openExpertBuffer } from "../buffer/expert_buffer.ts";
+import { openStageExplorer } from "./stage_explorer.ts";
+import { cloneModel, loadStagePolicy } from "./stage_policy.ts";
 import type { StageContext, StageOutcome } from "./stage_context.ts";
-import { openStageTrainer } from "./trainer_setup.ts";
+import { stageDataset } from "./stage_tasksets.ts";
+import { openStageTrainer } from "./stage_trainer.ts";
 
 /** Runs `stage` in mode `both` (see the file comment). */
 export async function runExploreTrain(
@@ -43,13 +44,7 @@ export async function runExploreTrain(
     checkpointSources: { bufferDir: `${stageDir}/experiences` },
   });
   await using expert = algorithm.sampleStrategy === "mix"
-    ? await openExpertBuffer(
-      stage,
-      `${stageDir}/expert`,
-      trainerModel.tokenizer!,
-      trainerModel.config.maxPositions,
-      log,
-    )
+    ? await openExpertBuffer(`${stageDir}/expert`, ...stageDataset(stage, trainerModel, log, 1))
     : undefined;
   const controller = new AbortController();
   const signal = AbortSignal.any([ctx.signal, controller.signal]);

@@ -5,39 +5,61 @@
  * (`prompt_type: messages`) need no response key; every row is converted once at load.
  */
 
-import type { Experience } from "../buffer/experience.ts";
-import type { Task, TaskFormat } from "../buffer/task.ts";
-import { Taskset, type TasksetState } from "../buffer/taskset.ts";
-import type { StageConfig } from "../config/run_config.ts";
+import type { BatchSource } from "./batch_source.ts";
+import type { Experience } from "./experience.ts";
+import { dpoExperiences, sftExperience } from "./sft_data.ts";
+import { logSkipped } from "./skipped_rows.ts";
+import type { Task, TaskFormat } from "./task.ts";
+import { Taskset, type TasksetState } from "./taskset.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import { InputError } from "../util/input_error.ts";
-import type { BatchSource } from "../trainer/batch_source.ts";
-import { dpoExperiences, sftExperience } from "./sft_data.ts";
-import { logSkipped } from "./stage_tasksets.ts";
+
+/** A demonstration or preference dataset (`buffer.trainer_input.sft_warmup_dataset`). */
+export interface DatasetSpec {
+  path: string;
+  split: string;
+  subsetName?: string;
+  format: {
+    /** "messages" (rows hold a chat) or "plaintext"; default: messages when `messagesKey` is set. */
+    promptType?: "messages" | "plaintext";
+    promptKey: string;
+    responseKey: string;
+    /** Row key of tool schemas: rows with tools are skipped. */
+    toolsKey: string;
+    systemPrompt?: string;
+    messagesKey?: string;
+    /** Preference pairs: keys of the chosen and rejected responses. */
+    chosenKey?: string;
+    rejectedKey?: string;
+  };
+}
+
+/** Options of {@link datasetSource}. */
+export interface DatasetSourceOptions {
+  /** The algorithm trained on it: `dpo` reads preference pairs, any other demonstrations. */
+  algorithm: string;
+  tokenizer: Tokenizer;
+  /** Longest sequence kept (prompt and response); longer rows are skipped. */
+  maxTokens: number;
+  totalEpochs: number;
+  /** Seed of the shuffle. */
+  seed: number;
+  log: (line: string) => void;
+}
 
 /**
  * Batches of demonstrations (sft) or preference pairs (dpo: `size` rows give `2 * size`
  * experiences, chosen then rejected), drawn as a shuffled taskset over `totalEpochs`.
  */
 export async function datasetSource(
-  stage: StageConfig,
-  tokenizer: Tokenizer,
-  maxTokens: number,
-  log: (line: string) => void,
-  { totalEpochs }: { totalEpochs: number },
+  dataset: DatasetSpec,
+  { algorithm: what, tokenizer, maxTokens, totalEpochs, seed, log }: DatasetSourceOptions,
 ): Promise<BatchSource & { restore(c: unknown): void }> {
-  const section = stage.buffer.trainerInput.sftWarmupDataset;
-  const what = stage.algorithm.algorithmType;
-  if (!section) {
-    throw new InputError(
-      `Stage "${stage.stageName}" trains ${what} but has no buffer.trainer_input.sft_warmup_dataset`,
-    );
-  }
-  const { chosenKey, rejectedKey, promptType, toolsKey, ...keys } = section.format;
+  const { chosenKey, rejectedKey, promptType, toolsKey, ...keys } = dataset.format;
   const dpo = what === "dpo";
   if (dpo && (chosenKey === undefined || rejectedKey === undefined)) {
     throw new InputError(
-      `Stage "${stage.stageName}" trains dpo: buffer.trainer_input.sft_warmup_dataset.format needs chosen_key and rejected_key`,
+      "trains dpo: buffer.trainer_input.sft_warmup_dataset.format needs chosen_key and rejected_key",
     );
   }
   const chat = promptType === "messages" || (promptType === undefined && !!keys.messagesKey);
@@ -54,13 +76,13 @@ export async function datasetSource(
       })
       : sftExperience(task, tokenizer, maxTokens);
   const taskset = await Taskset.open({
-    path: section.path,
-    split: section.split,
-    subsetName: section.subsetName,
+    path: dataset.path,
+    split: dataset.split,
+    subsetName: dataset.subsetName,
     format,
     selector: "shuffle",
     totalEpochs,
-    seed: stage.seed,
+    seed,
     defaultWorkflowType: what,
     // Each row is turned into experiences once at load, so a bad row is reported once, by its
     // file line, and never drawn.

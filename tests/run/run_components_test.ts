@@ -6,7 +6,7 @@
 
 import { ConfigError } from "../../src/config/config_error.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
-import { validateComponents } from "../../src/run/validate_components.ts";
+import { validateComponents } from "../../src/run/run_components.ts";
 import { assertEquals } from "../_asserts.ts";
 import { BASE, withFixture, writeConfig } from "../config/_fixture.ts";
 
