@@ -130,6 +130,20 @@ export class CharTokenizer implements Tokenizer {
     return this.#chat.apply(messages, options);
   }
 
+  get chatTemplateSource(): string {
+    return this.chatTemplate;
+  }
+
+  /**
+   * See {@link Tokenizer.tokenBytes}: the role tokens (pad, bos, eos, unk) add no bytes; other
+   * special tokens (markup such as `<tool_call>`) add their text's.
+   */
+  tokenBytes(): readonly (Uint8Array | null)[] {
+    const utf8 = new TextEncoder();
+    const roles = [this.padId, this.bosId, this.eosId, this.unkId];
+    return this.#tokens.map((token, id) => roles.includes(id) ? null : utf8.encode(token));
+  }
+
   /** The JSON form; `chat_template` only when it is not the built-in one. */
   toJSON(): CharTokenizerJson {
     return {

@@ -9,6 +9,7 @@
 import { Tokenizer as HfTokenizerCore } from "@huggingface/tokenizers";
 import { CHAR_TOKENIZER_FILE, loadCharTokenizer } from "./char_tokenizer.ts";
 import { checkTokenIds } from "./token_ids.ts";
+import { hfTokenBytes } from "./token_bytes.ts";
 import { type ChatMessage, type ChatOptions, ChatTemplate } from "./chat_template.ts";
 import { InputError } from "../util/input_error.ts";
 
@@ -46,6 +47,13 @@ export interface Tokenizer {
   tokenToId(token: string): number | undefined;
   /** Renders a conversation with the model's chat template; throws when it has none. */
   applyChatTemplate(messages: readonly ChatMessage[], options?: ChatOptions): string;
+  /** The source of the model's chat template, if it has one. */
+  readonly chatTemplateSource: string | undefined;
+  /**
+   * The bytes each token adds to decoded text, by id (UTF-8; a byte-level BPE token may hold
+   * part of a character); null for special tokens (bos, eos, chat markers), which add none.
+   */
+  tokenBytes(): readonly (Uint8Array | null)[];
 }
 
 /** Names of the files an HF tokenizer is read from. */
@@ -64,6 +72,8 @@ export class HfTokenizer implements Tokenizer {
   readonly #core: HfTokenizerCore;
   readonly #chat: ChatTemplate | undefined;
   readonly #cleanUpSpaces: boolean;
+  readonly #decoderConfig: unknown;
+  #tokenBytes?: (Uint8Array | null)[];
 
   /**
    * Builds from parsed `tokenizer.json` and `tokenizer_config.json`; `dir` names them in
@@ -110,6 +120,15 @@ export class HfTokenizer implements Tokenizer {
     this.#chat = template && new ChatTemplate(template.source, template.origin, tokens);
     // transformers' current default; @huggingface/tokenizers would clean up unless told.
     this.#cleanUpSpaces = config.clean_up_tokenization_spaces === true;
+    this.#decoderConfig = (tokenizerJson as { decoder?: unknown }).decoder;
+  }
+
+  get chatTemplateSource(): string | undefined {
+    return this.#chat?.source;
+  }
+
+  tokenBytes(): readonly (Uint8Array | null)[] {
+    return this.#tokenBytes ??= hfTokenBytes(this.#core, this.vocabSize, this.#decoderConfig);
   }
 
   encode(text: string, { addSpecialTokens = false }: EncodeOptions = {}): number[] {
