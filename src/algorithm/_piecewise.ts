@@ -6,7 +6,7 @@
  */
 
 import type { Tensor } from "../graph/tensor.ts";
-import { add, sub } from "../ops/binary.ts";
+import { add, mul, sub } from "../ops/binary.ts";
 import { affine, log, neg, relu, sigmoid } from "../ops/unary.ts";
 
 /**
@@ -62,4 +62,19 @@ const LOG_SIGMOID_FLOOR = -30;
 export function negLogSigmoid(z: Tensor): Tensor {
   const floored = affine(relu(affine(z, 1, -LOG_SIGMOID_FLOOR)), 1, LOG_SIGMOID_FLOOR);
   return add(neg(log(sigmoid(floored))), relu(affine(z, -1, LOG_SIGMOID_FLOOR)));
+}
+
+/** 1 where `x >= c`, else 0 (`1 - step(c - x)`); for indicators, like {@link step}. */
+export function atLeast(x: Tensor, c: number): Tensor {
+  return affine(step(affine(x, -1, c)), -1, 1);
+}
+
+/** 1 where `x <= c`, else 0 (`1 - step(x - c)`); for indicators, like {@link step}. */
+export function atMost(x: Tensor, c: number): Tensor {
+  return affine(step(affine(x, 1, -c)), -1, 1);
+}
+
+/** Logical or of 0/1 indicators `a` and `b` (broadcasting): `a + b - a * b`. */
+export function either(a: Tensor, b: Tensor): Tensor {
+  return sub(add(a, b), mul(a, b));
 }

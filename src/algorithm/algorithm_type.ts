@@ -2,8 +2,9 @@
  * Algorithm types (Trinity's `ALGORITHM_TYPE`): one name (`algorithm_type: grpo`) bundling the
  * components an algorithm uses and the flags the run needs (critic, reference model, where
  * advantages are computed). Defaults follow Trinity's `default_config`; a run config overrides
- * them key by key. Differs from Trinity: the sample strategy is `default` where Trinity's guide
- * says `warmup` (default plus an SFT warm-up buffer; later Trinity versions use `default` too).
+ * them key by key. Every type of Trinity v0.5.2's registry is here, plus `dr_grpo` and `dapo`.
+ * Differs from Trinity: the sample strategy is `default` where Trinity's guide says `warmup`
+ * (Trinity's `warmup` is `default` too).
  */
 
 import type { Args } from "../util/registry.ts";
@@ -32,6 +33,17 @@ export interface AlgorithmDefaults {
   /** Whether the explorer refills groups of equal rewards (DAPO's dynamic sampling). */
   dynamicSampling?: boolean;
 }
+
+/** The flags and components of an RL type without a critic: the same as `ppo`'s but these. */
+function groupRl(
+  components: Partial<AlgorithmDefaults> & Pick<AlgorithmDefaults, "advantageFn">,
+  flags: Partial<Omit<AlgorithmType, "defaultConfig">> = {},
+): AlgorithmType {
+  return { ...GROUP_RL, ...flags, defaultConfig: { ...RL_DEFAULTS, ...components } };
+}
+
+/** The components of an RL type with neither KL nor entropy term (`asymre`, `sppo`, ...). */
+const NO_REGULARISER = { klLossFn: "none", entropyLossFn: "none" } as const;
 
 /** An algorithm type. */
 export interface AlgorithmType {
@@ -130,6 +142,57 @@ export const ALGORITHM_TYPE: Registry<AlgorithmType> = new Registry<AlgorithmTyp
     ...GROUP_RL,
     defaultConfig: { ...RL_DEFAULTS, advantageFn: "grpo", policyLossFn: "sapo" },
   }],
+  ["grpo_verl", groupRl({ advantageFn: "grpo_verl" }, { computeAdvantageInTrainer: true })],
+  // AsymRE (arXiv:2506.20520): REINFORCE with a shifted baseline, OPMD's loss, no KL.
+  [
+    "asymre",
+    groupRl(
+      { advantageFn: "asymre", policyLossFn: "opmd", ...NO_REGULARISER },
+      { useReference: false },
+    ),
+  ],
+  // TOPR (arXiv:2503.14286): tapered off-policy REINFORCE; Trinity's default advantage is the
+  // reward itself (`reinforce`).
+  ["topr", groupRl({ advantageFn: "reinforce", policyLossFn: "topr" })],
+  [
+    "sppo",
+    groupRl(
+      { advantageFn: "opmd", policyLossFn: "sppo", ...NO_REGULARISER },
+      { useReference: false },
+    ),
+  ],
+  ["rec", groupRl({ advantageFn: "rec", policyLossFn: "rec" })],
+  // Multi-step agents: one experience per model call, the outcome broadcast to every step.
+  ["multi_step_grpo", groupRl({ repeatTimes: 8, advantageFn: "step_wise_grpo" })],
+  // On-policy distillation: advantages from a teacher's log-probs (the workflow records them).
+  [
+    "on_policy_distill",
+    groupRl({
+      repeatTimes: 8,
+      advantageFn: "on_policy_distill",
+      advantageFnArgs: { kl_coef: 1.0 },
+      ...NO_REGULARISER,
+    }, { useReference: false, computeAdvantageInTrainer: true }),
+  ],
+  [
+    "jsd",
+    groupRl({
+      repeatTimes: 8,
+      advantageFn: "jsd",
+      advantageFnArgs: { kl_coef: 1.0, lambda_coef: 0.5 },
+      ...NO_REGULARISER,
+    }, { useReference: false, computeAdvantageInTrainer: true }),
+  ],
+  // RAFT: SFT on the explorer's rollouts (reward-ranked fine-tuning; filter with operators).
+  [
+    "raft",
+    groupRl({
+      repeatTimes: 1,
+      advantageFn: null,
+      policyLossFn: "sft",
+      ...NO_REGULARISER,
+    }, { useReference: false }),
+  ],
   ["sft", {
     ...GROUP_RL,
     useReference: false,
@@ -164,4 +227,15 @@ export const ALGORITHM_TYPE: Registry<AlgorithmType> = new Registry<AlgorithmTyp
       entropyLossFn: "mix",
     },
   }],
+  // CHORD (arXiv:2508.11408): MIX with a scheduled mu and phi-weighted SFT.
+  [
+    "mix_chord",
+    groupRl({
+      repeatTimes: 8,
+      sampleStrategy: "mix",
+      advantageFn: "grpo",
+      policyLossFn: "mix_chord",
+      entropyLossFn: "mix",
+    }),
+  ],
 ]);

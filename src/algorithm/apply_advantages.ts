@@ -4,9 +4,9 @@
  * pipeline computes, and by the trainer for those it computes (`computeInTrainer`).
  */
 
-import type { AdvantageFn } from "./advantage/advantage_fn.ts";
+import type { AdvantageFn, AdvantageSample } from "./advantage/advantage_fn.ts";
 import type { Args } from "../util/registry.ts";
-import type { Experience } from "../buffer/experience.ts";
+import { type Experience, newEid } from "../buffer/experience.ts";
 
 /** A configured advantage fn. */
 export interface ConfiguredAdvantageFn {
@@ -14,37 +14,62 @@ export interface ConfiguredAdvantageFn {
   args: Args;
 }
 
+/** What the trainer computed per experience for fns that read the policy being trained. */
+export interface TrainerTokenStats {
+  /** Critic values per token (`ppo`'s GAE). */
+  values?: readonly (readonly number[])[];
+  /** Per token: the policy's log-probs, entropies and (when asked) nec. */
+  current?: readonly NonNullable<AdvantageSample["current"]>[];
+}
+
 /**
  * Sets `advantages` and `returns` of each experience (in place) and returns the experiences
  * that carry a learning signal (not `skipped` by the fn) with the fn's metrics under
  * `advantage/`. Skipped ones keep zero advantages; `dropSkipped` leaves them out of the result.
- * `values`: the critic's values per token of each experience (for `ppo`'s GAE).
+ * Tokens the fn drops leave the experience's action mask; samples it duplicates are appended
+ * as copies with fresh ids.
  */
 export function applyAdvantages(
   fn: ConfiguredAdvantageFn,
   experiences: readonly Experience[],
   dropSkipped = false,
-  values?: readonly (readonly number[])[],
+  stats: TrainerTokenStats = {},
 ): { experiences: Experience[]; metrics: Record<string, number> } {
   const result = fn.entry.compute(
     experiences.map((e, i) => ({
       groupId: e.info.taskId,
       reward: e.reward,
       actionMask: e.actionMask,
-      values: values?.[i],
+      values: stats.values?.[i],
+      runId: e.info.runId,
+      logprobs: e.logprobs,
+      teacherLogprobs: e.teacherLogprobs,
+      current: stats.current?.[i],
     })),
     fn.args,
   );
   experiences.forEach((e, i) => {
     e.advantages = Array.from(result.perToken[i]);
     e.returns = Array.from(result.returns[i]);
+    const mask = result.actionMasks?.[i];
+    if (mask) {
+      e.actionMask = Array.from(mask);
+      e.logprobs = e.logprobs.map((lp, t) => (mask[t] ? lp : 0));
+    }
   });
   const metrics: Record<string, number> = {};
   for (const [key, value] of Object.entries(result.metrics)) metrics[`advantage/${key}`] = value;
   const skipped = result.skipped.filter(Boolean).length;
   metrics["advantage/skipped"] = skipped;
-  return {
-    experiences: dropSkipped ? experiences.filter((_, i) => !result.skipped[i]) : [...experiences],
-    metrics,
-  };
+  const kept = dropSkipped ? experiences.filter((_, i) => !result.skipped[i]) : [...experiences];
+  const copies = (result.duplicates ?? []).map((i) => duplicate(experiences[i]));
+  if (copies.length) metrics["advantage/duplicated"] = copies.length;
+  return { experiences: [...kept, ...copies], metrics };
+}
+
+/** A copy of `exp` under a fresh unique id. */
+function duplicate(exp: Experience): Experience {
+  const copy = structuredClone(exp);
+  copy.info.eid = newEid(exp.info.taskId, exp.info.runId);
+  return copy;
 }

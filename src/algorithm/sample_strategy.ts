@@ -166,8 +166,9 @@ export const mixSampleStrategy: SampleStrategy = {
 };
 
 /**
- * Sample strategies by name: `default`, `mix`, `staleness_control`; plugins add theirs with
- * `SAMPLE_STRATEGY.register(name, strategy)`.
+ * Sample strategies by name: `default`, `mix`, `staleness_control`, and `warmup` (Trinity's
+ * deprecated name of `default`); plugins add theirs with `SAMPLE_STRATEGY.register(name,
+ * strategy)`.
  */
 export const SAMPLE_STRATEGY: Registry<SampleStrategy> = new Registry<SampleStrategy>(
   "sample strategy",
@@ -175,6 +176,7 @@ export const SAMPLE_STRATEGY: Registry<SampleStrategy> = new Registry<SampleStra
     ["default", defaultSampleStrategy],
     ["staleness_control", stalenessControlSampleStrategy],
     ["mix", mixSampleStrategy],
+    ["warmup", defaultSampleStrategy],
   ],
 );
 

@@ -41,6 +41,11 @@ export interface Experience {
   returns?: number[];
   /** Per-token log probs under the reference model. */
   referenceLogprobs?: number[];
+  /**
+   * Per-token log probs of the tokens under a teacher model, 0 where `actionMask` is 0 (recorded
+   * by on-policy distillation workflows; read by the `on_policy_distill` and `jsd` advantages).
+   */
+  teacherLogprobs?: number[];
   info: ExperienceInfo;
   /** Numbers the workflow reports for logging (e.g. `accuracy`, `format_score`). */
   metrics?: Record<string, number>;
@@ -67,6 +72,7 @@ export interface ExperienceRow {
   advantages: number[] | null;
   returns: number[] | null;
   reference_logprobs: number[] | null;
+  teacher_logprobs: number[] | null;
   task_id: string;
   run_id: number;
   policy_version: number;
@@ -122,7 +128,7 @@ export function validateExperience(exp: Experience, where = "experience"): Exper
   if (reward !== null && !Number.isFinite(reward)) {
     fail("reward", `is ${describe(reward)}; expected a finite number or null`);
   }
-  for (const field of ["advantages", "returns", "referenceLogprobs"] as const) {
+  for (const field of ["advantages", "returns", "referenceLogprobs", "teacherLogprobs"] as const) {
     if (exp[field] !== undefined) checkPerToken(exp[field], field, n, fail);
   }
   if (typeof info !== "object" || info === null) fail("info", `is ${describe(info)}`);
@@ -169,6 +175,7 @@ export function experienceToRow(exp: Experience): ExperienceRow {
     advantages: exp.advantages ?? null,
     returns: exp.returns ?? null,
     reference_logprobs: exp.referenceLogprobs ?? null,
+    teacher_logprobs: exp.teacherLogprobs ?? null,
     task_id: exp.info.taskId,
     run_id: exp.info.runId,
     policy_version: exp.info.policyVersion,
@@ -212,6 +219,7 @@ export function experienceFromRow(row: unknown, where: string): Experience {
     ["advantages", "advantages"],
     ["returns", "returns"],
     ["referenceLogprobs", "reference_logprobs"],
+    ["teacherLogprobs", "teacher_logprobs"],
     ["metrics", "metrics"],
     ["isEval", "is_eval"],
     ["promptText", "prompt_text"],

@@ -68,6 +68,7 @@ const COLUMNS: readonly [keyof ExperienceRow, ColumnKind, boolean][] = [
   ["advantages", "double[]", false],
   ["returns", "double[]", false],
   ["reference_logprobs", "double[]", false],
+  ["teacher_logprobs", "double[]", false],
   ["task_id", "string", true],
   ["run_id", "int32", true],
   ["policy_version", "int32", true],

@@ -104,6 +104,8 @@ type LossInput = TokenInput | "isExpert";
 interface BatchInputs {
   ints: { ids: Tensor; positions: Tensor; segments: Tensor; targets: Tensor };
   floats: Partial<Record<LossInput, Tensor>>;
+  /** The policy loss's per-step scalars (`stepScalars`), by name. */
+  scalars: Record<string, Tensor>;
 }
 
 /** A loss term and how its weight in a micro-batch is reckoned. */
@@ -159,8 +161,11 @@ export class TrainStep {
     this.#entropy = config.entropyLossFn && config.entropyLossFn !== "none"
       ? configure(ENTROPY_LOSS_FN, config.entropyLossFn, config.entropyLossArgs)
       : undefined;
-    const needs = this.#loss.entry.needs;
-    this.#needs = this.#kl && !needs.includes("refLogp") ? [...needs, "refLogp"] : needs;
+    const needs: LossInput[] = [...this.#loss.entry.needs];
+    if (this.#kl && !needs.includes("refLogp")) needs.push("refLogp");
+    // corrected_k3 weighs the KL by the importance ratio.
+    if (config.klLossFn === "corrected_k3" && !needs.includes("oldLogp")) needs.push("oldLogp");
+    this.#needs = needs;
     // A term in seq-mean-token-sum-norm without a scale factor divides by the batch's width;
     // the KL term takes the policy loss's mode, never its scale factor.
     const byWidth = (args: Args | undefined, factorless = false) =>
@@ -219,7 +224,7 @@ export class TrainStep {
       const [micro] = plan;
       const from = this.#scoredFrom(experiences, micro);
       const graph = await this.#graph(micro.rows.length, micro.seq, from);
-      const feeds = this.#feeds(graph, experiences, micro, options.isExpert, from);
+      const feeds = this.#feeds(graph, experiences, micro, options, from);
       const metrics = await runOptimizerStep(
         graph,
         this.optimizer,
@@ -257,7 +262,7 @@ export class TrainStep {
     for (let m = 0; m < plan.length; m++) {
       const graph = await microGraph(m);
       terms.push(graph.terms);
-      const feeds = this.#feeds(graph, experiences, plan[m], options.isExpert, from[m]);
+      const feeds = this.#feeds(graph, experiences, plan[m], options, from[m]);
       graph.weights.forEach((w, k) => feeds.set(w, Float32Array.of(weights[m][k])));
       const outputs = graph.terms.flatMap((t) => [t.loss, ...t.metrics.map(([, x]) => x)]);
       await graph.exe.run(feeds, {
@@ -306,7 +311,8 @@ export class TrainStep {
 
   #policyWeighting(): TermWeighting {
     if (this.#loss.entry.microBatching === "pairs") return "rows";
-    return aggregation(this.#loss.args);
+    const own = this.#loss.entry.lossAggMode?.(this.#loss.args);
+    return own ? { mode: own, scaleFactor: null } : aggregation(this.#loss.args);
   }
 
   #entropyWeighting(): TermWeighting | undefined {
@@ -343,7 +349,7 @@ export class TrainStep {
     graph: BatchInputs,
     experiences: readonly Experience[],
     micro: MicroBatch,
-    isExpert: readonly boolean[] | undefined,
+    options: StepOptions,
     from: number,
   ): Map<Tensor, Feed> {
     const rows = micro.rows.map((row) => row.map((i) => experiences[i]));
@@ -367,8 +373,13 @@ export class TrainStep {
     if (graph.floats.isExpert) {
       feeds.set(
         graph.floats.isExpert,
-        Float32Array.from(micro.rows, (row) => (isExpert![row[0]] ? 1 : 0)),
+        Float32Array.from(micro.rows, (row) => (options.isExpert![row[0]] ? 1 : 0)),
       );
+    }
+    const trainStep = (options.lrStep ?? this.optimizer.stepCount) + 1;
+    const scalars = this.#loss.entry.stepScalars?.(this.#loss.args, trainStep) ?? {};
+    for (const [name, tensor] of Object.entries(graph.scalars)) {
+      feeds.set(tensor, Float32Array.of(scalars[name]));
     }
     return feeds;
   }
@@ -421,12 +432,16 @@ export class TrainStep {
     for (const name of ["mask", ...this.#needs] as LossInput[]) {
       floats[name] = g.input(name === "isExpert" ? [rows] : [rows, seq - from], "f32", name);
     }
+    const scalars: Record<string, Tensor> = {};
+    for (const name of Object.keys(this.#loss.entry.stepScalars?.(this.#loss.args, 1) ?? {})) {
+      scalars[name] = g.input([], "f32", name);
+    }
     let logits = buildLogits(this.model.config, this.model.weights(g), ints, from);
     const temperature = this.config.temperature ?? 1;
     if (temperature !== 1) logits = scale(logits, 1 / temperature);
     const logp = tokenLogprobs(logits, ints.targets);
     const mask = floats.mask!;
-    const policy = this.#loss.entry.build({ logp, mask, ...floats }, this.#loss.args);
+    const policy = this.#loss.entry.build({ logp, mask, ...floats, scalars }, this.#loss.args);
     const policyWeighting = this.#policyWeighting();
     const terms: WeightedTerm[] = [{
       loss: policy.loss,
@@ -435,7 +450,17 @@ export class TrainStep {
     }];
     if (this.#kl) {
       const mode = (this.#loss.args.loss_agg_mode ?? "token-mean") as LossAggMode;
-      const kl = klLoss(this.#kl.entry, this.#kl.args as KlArgs, logp, floats.refLogp!, mask, mode);
+      const klArgs = this.#kl.args as unknown as KlArgs;
+      const kl = klLoss(
+        this.#kl.entry,
+        klArgs,
+        logp,
+        floats.refLogp!,
+        mask,
+        mode,
+        null,
+        floats.oldLogp,
+      );
       if (kl) terms.push({ ...kl, weighting: policyWeighting });
     }
     const entropy = this.#entropy?.entry.build(
@@ -443,7 +468,7 @@ export class TrainStep {
       this.#entropy.args,
     );
     if (entropy) terms.push({ ...entropy, weighting: this.#entropyWeighting()! });
-    return { ints, floats, terms };
+    return { ints, floats, scalars, terms };
   }
 
   /** The fused graph of an uncut batch: loss, gradients, clipping and the update. */
@@ -453,7 +478,7 @@ export class TrainStep {
   }
 
   async #compile(key: string, rows: number, seq: number, from: number): Promise<StepGraph> {
-    const { ints, floats, terms } = this.#buildLoss(new Graph(), rows, seq, from);
+    const { ints, floats, scalars, terms } = this.#buildLoss(new Graph(), rows, seq, from);
     const term: LossTerm = {
       loss: terms.map((t) => t.loss).reduce((a, b) => add(a, b)),
       metrics: Object.assign({}, ...terms.map((t) => t.metrics)),
@@ -463,7 +488,7 @@ export class TrainStep {
       gradClip: this.config.gradClip,
       label: `train:${key}`,
     });
-    return { ...compiled, ints, floats };
+    return { ...compiled, ints, floats, scalars };
   }
 
   /** A micro-batch graph: weighted loss, gradients added into the accumulators. */
@@ -479,7 +504,7 @@ export class TrainStep {
     from: number,
   ): Promise<MicroGraph> {
     const g = new Graph();
-    const { ints, floats, terms } = this.#buildLoss(g, rows, seq, from);
+    const { ints, floats, scalars, terms } = this.#buildLoss(g, rows, seq, from);
     const weights = terms.map((_, k) => g.input([], "f32", `weight${k}`));
     const loss = terms.map((t, k) => mul(t.loss, weights[k])).reduce((a, b) => add(a, b));
     const params = this.optimizer.params.map((p) => g.variable(p));
@@ -490,7 +515,7 @@ export class TrainStep {
       ...outputs.flatMap((t) => [t.loss, ...t.metrics.map(([, x]) => x)]),
       ...sums,
     ], `train:micro:${key}`);
-    return { exe, weights, terms: outputs, ints, floats };
+    return { exe, weights, terms: outputs, ints, floats, scalars };
   }
 
   /** Frees the compiled graphs, the accumulators and the optimizer state. */

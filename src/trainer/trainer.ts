@@ -91,7 +91,9 @@ export class Trainer {
       this.options;
     const oldValues = critic ? await critic.critic.values(batch.map((e) => e.tokens)) : undefined;
     if (this.options.advantageFn) {
-      const advantages = applyAdvantages(this.options.advantageFn, batch, false, oldValues);
+      const advantages = applyAdvantages(this.options.advantageFn, batch, false, {
+        values: oldValues,
+      });
       Object.assign(metrics, advantages.metrics);
     }
     if (trainStep.needsReference && referenceModel) {

@@ -5,8 +5,14 @@
  * known names (with a did-you-mean for a near miss). Loading plugins is not done here.
  */
 
-/** A value of a component argument (what a YAML `*_args` mapping may hold). */
-export type ArgValue = number | string | boolean | null;
+/** A scalar value of a component argument. */
+export type ScalarArg = number | string | boolean | null;
+
+/**
+ * A value of a component argument (what a YAML `*_args` mapping may hold): a scalar, a list, or
+ * a mapping of further values (e.g. a reward fn's `weights: {format: 0.5, accuracy: 0.5}`).
+ */
+export type ArgValue = ScalarArg | readonly ArgValue[] | { readonly [key: string]: ArgValue };
 
 /** A component's arguments, keyed as in YAML (`clip_range_low`, `std_threshold`, ...). */
 export type Args = Readonly<Record<string, ArgValue>>;
@@ -15,7 +21,10 @@ export type Args = Readonly<Record<string, ArgValue>>;
 export interface Configurable {
   /**
    * Every argument the entry takes with its default. A key whose default is `null` takes a
-   * number or `null` (an optional number); any other key takes values of its default's type.
+   * number or `null` (an optional number); a mapping default takes a mapping whose keys are
+   * checked against it the same way; a list default takes a list (of its first item's type,
+   * when it has one); any other key takes values of its default's type, or `null` for the
+   * default.
    */
   readonly defaultArgs: Args;
 }
@@ -81,29 +90,57 @@ export function configure<T extends Configurable>(
   given: Readonly<Record<string, unknown>> = {},
 ): Configured<T> {
   const entry = registry.get(name);
-  const component = `${registry.kind} "${name}"`;
-  const defaults = entry.defaultArgs;
+  const args = resolveArgs(`${registry.kind} "${name}"`, entry.defaultArgs, given);
+  return { name, entry, args };
+}
+
+/**
+ * `given` resolved over `defaults` (see {@link Configurable.defaultArgs}); `component` names the
+ * component in errors (`Cannot configure <component>: ...`), nested keys by their dotted path.
+ */
+export function resolveArgs(
+  component: string,
+  defaults: Args,
+  given: Readonly<Record<string, unknown>>,
+  prefix = "",
+): Record<string, ArgValue> {
   const args: Record<string, ArgValue> = { ...defaults };
   for (const [key, value] of Object.entries(given)) {
+    const path = `${prefix}${key}`;
     if (!Object.hasOwn(defaults, key)) {
       throw new Error(
-        `Cannot configure ${component}: unknown key "${key}"; ${
+        `Cannot configure ${component}: unknown key "${path}"; ${
           knownNames(key, Object.keys(defaults).sort())
         }`,
       );
     }
-    const expected = defaults[key] === null ? "number" : typeof defaults[key];
-    const optional = defaults[key] === null && value === null;
-    if (!optional && typeof value !== expected) {
-      throw new Error(
-        `Cannot configure ${component}: key "${key}" expected a ${expected}${
-          defaults[key] === null ? " or null" : ""
-        }, received ${JSON.stringify(value)}`,
-      );
-    }
-    args[key] = value as ArgValue;
+    args[key] = resolveArg(component, path, defaults[key], value);
   }
-  return { name, entry, args };
+  return args;
+}
+
+/** One argument `value` at `path` checked against its `fallback` (the default). */
+function resolveArg(component: string, path: string, fallback: ArgValue, value: unknown): ArgValue {
+  if (value === null || value === undefined) return fallback;
+  const bad = (expected: string): never => {
+    throw new Error(
+      `Cannot configure ${component}: key "${path}" expected ${expected}, received ${
+        JSON.stringify(value)
+      }`,
+    );
+  };
+  if (fallback === null) return typeof value === "number" ? value : bad("a number or null");
+  if (Array.isArray(fallback)) {
+    if (!Array.isArray(value)) return bad("a list");
+    if (fallback.length === 0) return value as ArgValue[];
+    return value.map((item, i) => resolveArg(component, `${path}[${i}]`, fallback[0], item));
+  }
+  if (typeof fallback === "object") {
+    const isMapping = typeof value === "object" && !Array.isArray(value);
+    if (!isMapping) return bad("a mapping");
+    return resolveArgs(component, fallback as Args, value as Record<string, unknown>, `${path}.`);
+  }
+  return typeof value === typeof fallback ? value as ArgValue : bad(`a ${typeof fallback}`);
 }
 
 /**

@@ -7,6 +7,8 @@ import { grad } from "../../src/graph/autodiff.ts";
 import type { Tensor } from "../../src/graph/tensor.ts";
 import type { LossAggMode } from "../../src/algorithm/loss_agg.ts";
 import { runOps, type TestInput } from "../_harness.ts";
+import { configure } from "../../src/util/registry.ts";
+import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
 
 /** Tolerance of GPU values and gradients against the f64 references (1e-5 relative). */
 export const TIGHT = { atol: 1e-6, rtol: 1e-5 };
@@ -77,4 +79,18 @@ export async function runLoss(
     grad: outs[1] as Float32Array,
     metrics: Object.fromEntries(names.map((n, i) => [n, outs[i + 2][0]])),
   };
+}
+
+/** Old log-probs giving importance ratios `ratios` for `logp` (both as nested rows). */
+export function oldFor(logp: number[][], ratios: number[][]): TestInput {
+  return rows(logp.map((row, b) => row.map((v, t) => v - Math.log(ratios[b][t]))));
+}
+
+/** Runs policy loss `name` with `args` over the inputs (logp, oldLogp, advantages, mask). */
+export function runPolicyLoss(name: string, args: Record<string, unknown>, inputs: TestInput[]) {
+  const { entry, args: resolved } = configure(POLICY_LOSS_FN, name, args);
+  return runLoss(
+    inputs,
+    (logp, oldLogp, advantages, mask) => entry.build({ logp, oldLogp, advantages, mask }, resolved),
+  );
 }

@@ -14,19 +14,29 @@ import { assertEquals } from "../_asserts.ts";
 
 Deno.test("algorithm types: defaults name registered components with valid args", () => {
   assertEquals(ALGORITHM_TYPE.names(), [
+    "asymre",
     "cispo",
     "dapo",
     "dpo",
     "dr_grpo",
     "grpo",
+    "grpo_verl",
     "gspo",
+    "jsd",
     "mix",
+    "mix_chord",
+    "multi_step_grpo",
+    "on_policy_distill",
     "opmd",
     "ppo",
+    "raft",
+    "rec",
     "reinforceplusplus",
     "rloo",
     "sapo",
     "sft",
+    "sppo",
+    "topr",
   ]);
   for (const name of ALGORITHM_TYPE.names()) {
     const algorithm = ALGORITHM_TYPE.get(name);

@@ -9,22 +9,8 @@ import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
 import type { Tensor } from "../../src/graph/tensor.ts";
 import { assertClose } from "../_assert_close.ts";
 import { assertRejects } from "../_asserts.ts";
-import { checkGradients, randomInput, type TestInput } from "../_harness.ts";
-import { aggregateRef, rows, runLoss, TIGHT, vector } from "./_reference.ts";
-
-/** Old log-probs giving importance ratios `ratios` for `logp` (both as nested rows). */
-function oldFor(logp: number[][], ratios: number[][]): TestInput {
-  return rows(logp.map((row, b) => row.map((v, t) => v - Math.log(ratios[b][t]))));
-}
-
-/** Runs policy loss `name` with `args` over (logp, oldLogp, advantages, mask). */
-function runPolicyLoss(name: string, args: Record<string, unknown>, inputs: TestInput[]) {
-  const { entry, args: resolved } = configure(POLICY_LOSS_FN, name, args);
-  return runLoss(
-    inputs,
-    (logp, oldLogp, advantages, mask) => entry.build({ logp, oldLogp, advantages, mask }, resolved),
-  );
-}
+import { checkGradients, randomInput } from "../_harness.ts";
+import { aggregateRef, oldFor, rows, runLoss, runPolicyLoss, TIGHT, vector } from "./_reference.ts";
 
 /** Builds loss `name` with `args` for checkGradients. */
 function lossOf(name: string, args: Record<string, unknown>) {

@@ -145,7 +145,7 @@ Deno.test("sample strategy config errors name what was expected", async () => {
     assertThrows(
       () => configureSampleStrategy("mixx", {}, buffers),
       Error,
-      'Unknown sample strategy "mixx"; known: default, mix, staleness_control. ' +
+      'Unknown sample strategy "mixx"; known: default, mix, staleness_control, warmup. ' +
         'Did you mean "mix"?',
     );
     assertThrows(

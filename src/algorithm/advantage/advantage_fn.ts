@@ -26,6 +26,18 @@ export interface AdvantageSample {
   tokenRewards?: ArrayLike<number>;
   /** Critic values per token, length T (`ppo` only). */
   values?: ArrayLike<number>;
+  /** Which rollout of its group it is (the experience's run id; `step_wise_grpo`). */
+  runId?: number;
+  /** Log-probs of the tokens under the policy that sampled them, length T. */
+  logprobs?: ArrayLike<number>;
+  /** Log-probs of the tokens under a teacher model, length T (on-policy distillation). */
+  teacherLogprobs?: ArrayLike<number>;
+  /**
+   * Per token, length T, from the policy being trained (the trainer's pass before the step;
+   * the entropy-clipping fns): `logprobs` of the tokens, `entropy` of the next-token
+   * distribution, and `nec` (sum p^2 log p + H sum p^2).
+   */
+  current?: { logprobs: ArrayLike<number>; entropy: ArrayLike<number>; nec?: ArrayLike<number> };
 }
 
 /** What an advantage fn returns, one entry per input sample in input order. */
@@ -43,7 +55,20 @@ export interface Advantages {
   skipped: boolean[];
   /** Scalars for logging. */
   metrics: Record<string, number>;
+  /**
+   * Per sample, its action mask as the fn leaves it, when the fn drops tokens from training
+   * (the entropy-clipping fns); absent: unchanged.
+   */
+  actionMasks?: Float32Array[];
+  /**
+   * Indices of samples to train on twice (Trinity's `duplicate_experiences`: kept groups copied
+   * in place of skipped ones); absent: none.
+   */
+  duplicates?: number[];
 }
+
+/** What else a fn reads besides rewards and masks (the caller fills these sample fields). */
+export type AdvantageInput = "logprobs" | "teacherLogprobs" | "current" | "nec";
 
 /** An advantage fn. */
 export interface AdvantageFn {
@@ -54,6 +79,8 @@ export interface AdvantageFn {
    * than the experience pipeline (Trinity's `compute_in_trainer`).
    */
   readonly computeInTrainer: boolean;
+  /** The sample fields it reads besides reward, mask and group (absent: none). */
+  readonly needs?: readonly AdvantageInput[];
   /** Advantages of `samples` (a whole explore step, all groups together). */
   compute(samples: readonly AdvantageSample[], args: Args): Advantages;
 }

@@ -3,6 +3,7 @@
  * reward minus a group baseline, the mean (`opmd_baseline: "mean"`) or
  * `tau * log(mean(exp(r / tau)))` (`"logavgexp"`, the baseline of the KL-regularised optimum).
  * Differs from Trinity: a group of one gets 0 and is skipped (Trinity's baseline is 0 there).
+ * `opmd_verl` is the same fn computed by the trainer.
  */
 
 import { type Args, checkChoice } from "../../util/registry.ts";
@@ -53,3 +54,6 @@ export const opmdAdvantage: AdvantageFn = {
   computeInTrainer: false,
   compute: (samples, args: Args) => opmdScores(samples, args as OpmdArgs),
 };
+
+/** `opmd` computed by the trainer (Trinity's `opmd_verl`). */
+export const opmdVerlAdvantage: AdvantageFn = { ...opmdAdvantage, computeInTrainer: true };

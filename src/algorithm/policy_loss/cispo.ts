@@ -4,6 +4,8 @@
  * a gradient. Differs from the paper: the log-ratio is clamped to [-20, 20] as in `ppo`; and
  * `drop_clipped_tokens: true` reproduces Trinity, which also zeroes the tokens PPO would clip
  * (the paper's M_{i,t} of its unified form; off by default, as CISPO itself keeps them).
+ * Trinity's `enable_mask_clip` does the same with bounds of their own (`mask_clip_range_low`,
+ * `mask_clip_range_high`).
  */
 
 import { add, mul } from "../../ops/binary.ts";
@@ -34,6 +36,13 @@ function cispoLoss(inputs: PolicyLossInputs, args: Args) {
   // -A * sg(clip(r)), a constant to autodiff: the gradient is this times dlogp.
   let weight = mul(neg(advantages), clamp(detached, lo, hi));
   if (args.drop_clipped_tokens) weight = mul(weight, affine(ppoClipped, -1, 1));
+  if (args.enable_mask_clip) {
+    const [maskLo, maskHi] = [
+      1 - (args.mask_clip_range_low as number),
+      1 + (args.mask_clip_range_high as number),
+    ];
+    weight = mul(weight, affine(clippedByPpo(detached, advantages, maskLo, maskHi), -1, 1));
+  }
   const loss = aggregate(fn, args, mul(weight, logp), mask);
   const outside = add(step(affine(detached, 1, -hi)), step(affine(detached, -1, lo)));
   return {
@@ -54,6 +63,9 @@ export const cispoPolicyLoss: PolicyLossFn = {
     clip_range_low: 1.0,
     clip_range_high: 0.28,
     drop_clipped_tokens: false,
+    enable_mask_clip: false,
+    mask_clip_range_low: 1.0,
+    mask_clip_range_high: 0.28,
     ...LOSS_AGG_DEFAULTS,
   },
   needs: ["oldLogp", "advantages"],

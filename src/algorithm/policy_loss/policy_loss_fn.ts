@@ -10,7 +10,7 @@ import { add, mul } from "../../ops/binary.ts";
 import { reshape } from "../../ops/reshape.ts";
 import { affine, neg } from "../../ops/unary.ts";
 import { step } from "../_piecewise.ts";
-import { aggregateByArgs, type LossTerm } from "../loss_agg.ts";
+import { aggregateByArgs, type LossAggMode, type LossTerm } from "../loss_agg.ts";
 import type { Args, ArgValue } from "../../util/registry.ts";
 
 /** The tensors a policy loss may read; B sequences of T tokens. */
@@ -27,6 +27,8 @@ export interface PolicyLossInputs {
   refLogp?: Tensor;
   /** 1 for expert (SFT) sequences, 0 for rollouts [B] (`mix`). */
   isExpert?: Tensor;
+  /** Scalars [] the loss computes per train step (its `stepScalars`), by name. */
+  scalars?: Readonly<Record<string, Tensor>>;
 }
 
 /**
@@ -38,7 +40,7 @@ export interface PolicyLossInputs {
 export type MicroBatchSplit = "tokens" | "rows" | "pairs";
 
 /** Names of the optional inputs. */
-export type PolicyLossInputName = Exclude<keyof PolicyLossInputs, "logp" | "mask">;
+export type PolicyLossInputName = Exclude<keyof PolicyLossInputs, "logp" | "mask" | "scalars">;
 
 /** A policy loss. */
 export interface PolicyLossFn {
@@ -51,6 +53,16 @@ export interface PolicyLossFn {
    * batch's (see {@link MicroBatchSplit}); absent: never cut (a plugin's safe default).
    */
   readonly microBatching?: MicroBatchSplit;
+  /**
+   * How the loss aggregates tokens, when not by its `loss_agg_mode` arg (the trainer weighs
+   * micro-batches by it); absent: `loss_agg_mode`, token-mean when unset.
+   */
+  lossAggMode?(args: Args): LossAggMode;
+  /**
+   * Scalars that change with the train step (e.g. CHORD's mu schedule), fed to the graph as
+   * `inputs.scalars` each step: the values at 1-based train step `step`.
+   */
+  stepScalars?(args: Args, step: number): Record<string, number>;
   /** The loss (a scalar to minimise) and its metrics, built into the inputs' graph. */
   build(inputs: PolicyLossInputs, args: Args): LossTerm;
 }

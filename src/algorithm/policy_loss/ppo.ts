@@ -3,14 +3,18 @@
  * write it: `max(-A * r, -A * clip(r, 1 - low, 1 + high))` with `r = exp(logp - oldLogp)`, the
  * log-ratio clamped to [-20, 20]. Beyond the paper: asymmetric bounds (DAPO's clip-higher,
  * `clip_range_low`/`clip_range_high`) and dual-clip (Ye et al. 2020): for A < 0 the loss is
- * capped at `-A * clip_ratio_c`. Trinity's `enable_sequence_masking` is not supported.
+ * capped at `-A * clip_ratio_c`. Trinity's extras: `enable_sequence_masking` (DeepSeek-V3.2)
+ * drops the tokens with A < 0 of sequences whose mean KL (`oldLogp - logp` over the action
+ * tokens) exceeds `delta_sequence_masking`; `fallback_to_policy_gradient` takes the ratio
+ * against the policy itself (`logp - sg(logp)`: value 1, the plain policy gradient).
  */
 
 import type { Tensor } from "../../graph/tensor.ts";
 import { add, mul, sub } from "../../ops/binary.ts";
+import { stopGradient } from "../../ops/stop_gradient.ts";
 import { affine, exp, neg, scale } from "../../ops/unary.ts";
 import { clamp, maximum, minimum, step } from "../_piecewise.ts";
-import { LOSS_AGG_DEFAULTS, maskedMean } from "../loss_agg.ts";
+import { LOSS_AGG_DEFAULTS, maskedMean, maskedRowMean } from "../loss_agg.ts";
 import type { Args } from "../../util/registry.ts";
 import {
   aggregate,
@@ -41,20 +45,32 @@ function ppoLoss(inputs: PolicyLossInputs, args: Args) {
       `Cannot configure policy loss fn "ppo": key "clip_ratio_c" expected a number > 1, received ${c}`,
     );
   }
-  const { mask } = inputs;
-  const { logRatio, ratio } = importanceRatio(inputs.logp, oldLogp);
+  const { mask, logp } = inputs;
+  const behaviour = args.fallback_to_policy_gradient ? stopGradient(logp) : oldLogp;
+  const { logRatio, ratio } = importanceRatio(logp, behaviour);
   const negAdv = neg(advantages);
   const clipped = maximum(mul(negAdv, ratio), mul(negAdv, clamp(ratio, lo, hi)));
   // Dual clip: min(clipped, -A * c) where A < 0 (isNegative is exactly 0 or 1).
   const isNegative = step(negAdv);
-  const perToken = add(
+  let perToken = add(
     mul(isNegative, minimum(clipped, scale(negAdv, c))),
     mul(affine(isNegative, -1, 1), clipped),
   );
+  const sequenceMetrics: Record<string, Tensor> = {};
+  if (args.enable_sequence_masking) {
+    const sequenceKl = maskedRowMean(neg(logRatio), mask); // [B, 1]
+    const dropped = mul(
+      isNegative,
+      step(affine(sequenceKl, 1, -(args.delta_sequence_masking as number))),
+    );
+    perToken = mul(perToken, affine(dropped, -1, 1));
+    sequenceMetrics["seq_mask/masked_tokens"] = maskedMean(dropped, mask);
+  }
   const loss = aggregate(fn, args, perToken, mask);
   return {
     loss,
     metrics: {
+      ...sequenceMetrics,
       pg_loss: loss,
       pg_clipfrac: maskedMean(clippedByPpo(ratio, advantages, lo, hi), mask),
       // Dual clip binds where A < 0 and r > c.
@@ -73,6 +89,9 @@ export const ppoPolicyLoss: PolicyLossFn = {
     clip_range_high: null,
     clip_ratio_c: 3.0,
     ...LOSS_AGG_DEFAULTS,
+    enable_sequence_masking: false,
+    delta_sequence_masking: 0.1,
+    fallback_to_policy_gradient: false,
   },
   needs: ["oldLogp", "advantages"],
   microBatching: "tokens",
