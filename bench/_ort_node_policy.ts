@@ -9,7 +9,8 @@
 
 import * as ort from "onnxruntime-node";
 import { policyOnnx } from "../src/export/export_onnx.ts";
-import { cacheLayout, pastNames, presentNames } from "../src/export/onnx_kv_cache.ts";
+import { pastNames, presentNames } from "../src/export/onnx_kv_cache.ts";
+import { kvLayout } from "../src/model/model_config.ts";
 import { concatBytes } from "../src/export/onnx_proto.ts";
 import type { ModelConfig } from "../src/model/hf_config.ts";
 import { argmax, type GreedyRun } from "./_ort_policy.ts";
@@ -94,7 +95,7 @@ export class OrtNodePolicy {
 
   /** Greedy decoding of `count` tokens per prompt (equal lengths) with the KV cache. */
   async greedy(prompts: readonly (readonly number[])[], count: number): Promise<GreedyRun> {
-    const { layers, kvHeads, headDim } = cacheLayout(this.cfg);
+    const { layers, kvHeads, headDim } = kvLayout(this.cfg);
     const batch = prompts.length;
     const vocab = this.cfg.vocabSize;
     let past: Record<string, ort.Tensor> = {};

@@ -7,6 +7,8 @@
 //                              (torch.nn.LayerNorm);
 //                       false: rstd = rsqrt(mean(x^2) + eps), xhat = x * rstd, y = xhat * w
 //                              (HF LlamaRMSNorm / Qwen3RMSNorm; b is unused).
+// WEIGHT_OFFSET (override): added to w wherever it scales, w + WEIGHT_OFFSET rounded to f32 first
+//                           (Gemma's RMSNorm scales by 1 + w: 1.0).
 // Bindings (every entry point): x [rows, cols] (read), w [cols] (read), b [cols] (read),
 // g [rows, cols] (read), out [rows, cols] (write), params. Callers bind x where a binding is
 // unused.
@@ -21,6 +23,7 @@
 
 override LAYERNORM: bool = true;
 override WG: u32 = 256u;
+override WEIGHT_OFFSET: f32 = 0.0;
 
 struct Params {
   rows: u32,
@@ -72,7 +75,7 @@ fn forward(
   let st = row_stats(base, lid);
   for (var c = lid; c < p.cols; c += WG) {
     // HF order: (x * rstd) first, then the weight.
-    var y = ((x[base + c] - st.mu) * st.rstd) * w[c];
+    var y = ((x[base + c] - st.mu) * st.rstd) * (w[c] + WEIGHT_OFFSET);
     if (LAYERNORM) { y += b[c]; }
     out[base + c] = y;
   }
@@ -92,7 +95,7 @@ fn backward(
   var s_gw = 0.0;
   var s_gwx = 0.0;
   for (var c = lid; c < p.cols; c += WG) {
-    let gw = g[base + c] * w[c];
+    let gw = g[base + c] * (w[c] + WEIGHT_OFFSET);
     s_gw += gw;
     s_gwx += gw * ((x[base + c] - st.mu) * st.rstd);
   }
@@ -101,7 +104,7 @@ fn backward(
   let mean_gwx = workgroup_reduce(s_gwx, lid, false) / n;
   for (var c = lid; c < p.cols; c += WG) {
     let xhat = (x[base + c] - st.mu) * st.rstd;
-    out[base + c] = st.rstd * (g[base + c] * w[c] - mean_gw - xhat * mean_gwx);
+    out[base + c] = st.rstd * (g[base + c] * (w[c] + WEIGHT_OFFSET) - mean_gw - xhat * mean_gwx);
   }
 }
 
@@ -152,7 +155,7 @@ fn forward_rows(
   }
   let rstd = inverseSqrt((ss.x + ss.y + ss.z + ss.w) / n + p.eps);
   for (var c = 0u; c < quads; c++) {
-    var y = ((x4[base + c] - mu) * rstd) * w4[c];
+    var y = ((x4[base + c] - mu) * rstd) * (w4[c] + WEIGHT_OFFSET);
     if (LAYERNORM) { y += b4[c]; }
     out4[base + c] = y;
   }

@@ -18,7 +18,7 @@ import { compileGraph, type Executable, type Feed, recordable } from "../graph/e
 import { Graph } from "../graph/graph.ts";
 import { graphCache } from "../graph/graph_cache.ts";
 import type { Tensor } from "../graph/tensor.ts";
-import type { ModelConfig } from "../model/hf_config.ts";
+import type { ModelConfig } from "../model/model_config.ts";
 import {
   type AttentionFn,
   buildHidden,
@@ -429,7 +429,7 @@ export class GenerationEngine {
 
   /** Attention that appends k, v at `positions` to the caches, then attends over them. */
   #cachedAttention(g: Graph, caches: KvCacheSet, positions: Tensor): AttentionFn {
-    return (layer, q, k, v, rotary) => {
+    return (layer, q, k, v, { rotary, scale }) => {
       if (rotary && rotary.positions !== positions) {
         throw new Error(`Cannot rotate layer ${layer}'s keys: positions other than the cache's`);
       }
@@ -444,14 +444,14 @@ export class GenerationEngine {
           keyCache,
           valueCache,
           positions,
-          rotary.theta,
+          rotary.invFreq,
         );
-        return cachedAttention(queries, keys, values, positions);
+        return cachedAttention(queries, keys, values, positions, { scale });
       }
       // The keys are rotated as they are written (one dispatch); the queries by RoPE.
-      const keys = writeKvCache(keyCache, k, positions, { ropeTheta: rotary?.theta });
+      const keys = writeKvCache(keyCache, k, positions, { invFreq: rotary?.invFreq });
       const values = writeKvCache(valueCache, v, positions);
-      return cachedAttention(rotate(q, rotary), keys, values, positions);
+      return cachedAttention(rotate(q, rotary), keys, values, positions, { scale });
     };
   }
 

@@ -8,14 +8,7 @@
 import type { GpuContext } from "../gpu/device.ts";
 import { TENSOR_USAGE } from "../gpu/buffer_pool.ts";
 import type { Variable } from "../graph/tensor.ts";
-import type { ModelConfig } from "../model/hf_config.ts";
-
-/** Key/value heads and head size of a model's attention. */
-export function kvLayout(cfg: ModelConfig): { kvHeads: number; headDim: number } {
-  return cfg.family === "llama"
-    ? { kvHeads: cfg.numKvHeads, headDim: cfg.headDim }
-    : { kvHeads: cfg.numHeads, headDim: cfg.hiddenSize / cfg.numHeads };
-}
+import { kvLayout, type ModelConfig } from "../model/model_config.ts";
 
 /** Per-layer key and value caches. */
 export interface KvCacheSet {

@@ -9,16 +9,14 @@
 
 import { basename, dirname, join } from "node:path";
 import { shapeSize } from "../graph/tensor.ts";
-import type { ModelConfig } from "../model/hf_config.ts";
+import { kvLayout, type ModelConfig } from "../model/model_config.ts";
 import { parameterSpecs } from "../model/parameters.ts";
 import type { PolicyModel } from "../model/policy.ts";
-import { checkArchitecture } from "../model/transformer.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
-import { gpt2Logits } from "./gpt2_onnx.ts";
-import { llamaLogits } from "./llama_onnx.ts";
+import { decoderLogits } from "./decoder_onnx.ts";
 import { attentionContext } from "./onnx_attention.ts";
 import { OnnxGraphBuilder } from "./onnx_graph_builder.ts";
-import { BATCH_DIM, cacheLayout, OnnxKvCache } from "./onnx_kv_cache.ts";
+import { BATCH_DIM, OnnxKvCache } from "./onnx_kv_cache.ts";
 import { type EncodedOnnx, encodeOnnxModel } from "./onnx_proto.ts";
 
 /** Weights beyond this many bytes go to external data in "auto" mode (2 GiB less headroom). */
@@ -61,7 +59,6 @@ export function policyOnnx(
   params: ReadonlyMap<string, Float32Array>,
   options: OnnxExportOptions & { dataLocation?: string } = {},
 ): EncodedOnnx & { nodes: number; initializers: number } {
-  checkArchitecture(cfg);
   const b = new OnnxGraphBuilder();
   const specs = new Map(parameterSpecs(cfg).map((s) => [s.name, s]));
   const added = new Map<string, string>();
@@ -97,11 +94,9 @@ export function policyOnnx(
     ? undefined
     : b.input("attention_mask", maskDims, "int64");
   const positions = cached ? b.input("position_ids", dims, "int64") : undefined;
-  const cache = cached ? new OnnxKvCache(b, cacheLayout(cfg)) : undefined;
+  const cache = cached ? new OnnxKvCache(b, kvLayout(cfg)) : undefined;
   const context = attentionContext(b, { ids, mask, positions, cache: cache?.extend });
-  const logits = cfg.family === "llama"
-    ? llamaLogits(b, cfg, weight, ids, context)
-    : gpt2Logits(b, cfg, weight, ids, context);
+  const logits = decoderLogits(b, cfg, weight, ids, context);
   b.output(logits, "logits", [...dims, cfg.vocabSize]);
   cache?.addOutputs();
   const graph = b.build(`rft ${cfg.modelType}`);

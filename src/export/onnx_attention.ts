@@ -8,7 +8,6 @@
  * attention on the real tokens; outputs at padded query positions are finite but meaningless.
  */
 
-import { ropeInvFreq } from "../ops/rope.ts";
 import type { OnnxGraphBuilder } from "./onnx_graph_builder.ts";
 import { reshape } from "./onnx_layers.ts";
 
@@ -53,11 +52,12 @@ export interface AttentionInputs {
   cache?: KeyValueSource;
 }
 
-/** Head counts and size of one attention layer. */
+/** Head counts and size of one attention layer, and the factor of its scores. */
 export interface HeadLayout {
   heads: number;
   kvHeads: number;
   headDim: number;
+  scale: number;
 }
 
 /** Positions, the causal (and padding) mask bias and the key source of `inputs`. */
@@ -102,16 +102,18 @@ export function attentionContext(b: OnnxGraphBuilder, inputs: AttentionInputs): 
   };
 }
 
-/** RoPE's cos and sin, each [batch or 1, seq, 1, headDim], for int64 `positions`. */
+/**
+ * RoPE's cos and sin, each [batch or 1, seq, 1, headDim], for int64 `positions` and the inverse
+ * frequencies `invFreq` [headDim / 2].
+ */
 export function ropeTables(
   b: OnnxGraphBuilder,
   positions: string,
-  theta: number,
-  headDim: number,
+  invFreq: Float32Array,
 ): { cos: string; sin: string } {
   const angle = b.op("Mul", [
     b.op("Unsqueeze", [b.op("Cast", [positions], { to: { int: 1 } }), b.int64s([2])]),
-    b.floats([...ropeInvFreq(theta, headDim)]),
+    b.floats([...invFreq]),
   ]);
   const full = b.op("Concat", [angle, angle], { axis: { int: 2 } });
   const perHead = (x: string) => b.op("Unsqueeze", [x, b.int64s([2])]);
@@ -132,7 +134,7 @@ export function applyRope(
 }
 
 /**
- * Softmax(q k^T / sqrt(headDim) + bias) v for q [batch, seq, heads, headDim] and keys, values
+ * Softmax(scale q k^T + bias) v for q [batch, seq, heads, headDim] and keys, values
  * [batch, kvHeads, keys, headDim]; query head h reads KV head floor(h / (heads / kvHeads)).
  * Returns [batch, seq, heads * headDim].
  */
@@ -143,7 +145,7 @@ export function groupedAttention(
   layout: HeadLayout,
   bias: string,
 ): string {
-  const { heads, kvHeads, headDim } = layout;
+  const { heads, kvHeads, headDim, scale } = layout;
   const group = heads / kvHeads;
   const transpose = (x: string, perm: number[]) => b.op("Transpose", [x], { perm: { ints: perm } });
   const oneGroup = (x: string) => b.op("Unsqueeze", [x, b.int64s([2])]);
@@ -153,7 +155,7 @@ export function groupedAttention(
   const values = oneGroup(kv.values);
   const scores = b.op("Mul", [
     b.op("MatMul", [grouped, keys]),
-    b.floats([1 / Math.sqrt(headDim)], []),
+    b.floats([scale], []),
   ]);
   const weights = b.op("Softmax", [b.op("Add", [scores, bias])]);
   const out = transpose(b.op("MatMul", [weights, values]), [0, 3, 1, 2, 4]);

@@ -6,26 +6,12 @@
  * the empty first cache from this metadata (other symbolic dims become 0). Holds no values.
  */
 
-import type { ModelConfig } from "../model/hf_config.ts";
+import type { KvLayout } from "../model/model_config.ts";
 import type { KeyValueSource } from "./onnx_attention.ts";
 import type { OnnxGraphBuilder } from "./onnx_graph_builder.ts";
 
 /** The batch dimension's name, which transformers.js looks up to size the empty cache. */
 export const BATCH_DIM = "batch_size";
-
-/** Layers and KV heads of a model's cache. */
-export interface CacheLayout {
-  layers: number;
-  kvHeads: number;
-  headDim: number;
-}
-
-/** The cache layout of `cfg` (GPT-2 has as many KV heads as heads). */
-export function cacheLayout(cfg: ModelConfig): CacheLayout {
-  return cfg.family === "llama"
-    ? { layers: cfg.numLayers, kvHeads: cfg.numKvHeads, headDim: cfg.headDim }
-    : { layers: cfg.numLayers, kvHeads: cfg.numHeads, headDim: cfg.hiddenSize / cfg.numHeads };
-}
 
 /** The cache input names of layer `layer`. */
 export function pastNames(layer: number): { key: string; value: string } {
@@ -42,7 +28,7 @@ export class OnnxKvCache {
   readonly #presents: { value: string; name: string }[] = [];
 
   /** Declares every layer's past key and value input on `b`. */
-  constructor(readonly b: OnnxGraphBuilder, readonly layout: CacheLayout) {
+  constructor(readonly b: OnnxGraphBuilder, readonly layout: KvLayout) {
     for (let l = 0; l < layout.layers; l++) {
       for (const name of Object.values(pastNames(l))) b.input(name, this.#shape("past"));
     }

@@ -1,5 +1,5 @@
 /**
- * The transformer layers both families share, written as standard ONNX ops on an
+ * The transformer layers of the exported decoders, written as standard ONNX ops on an
  * `OnnxGraphBuilder` with the math of rft's graph ops (`src/ops/`): HF Linear and Conv1D,
  * RMSNorm, LayerNorm, SiLU and tanh GELU. Values are named strings; nothing is computed here.
  */
@@ -12,9 +12,10 @@ export function linear(b: OnnxGraphBuilder, x: string, weight: string, bias?: st
   return bias === undefined ? y : b.op("Add", [y, bias]);
 }
 
-/** HF Conv1D (GPT-2): x @ W + b, W stored [in, out]. */
-export function conv1d(b: OnnxGraphBuilder, x: string, weight: string, bias: string): string {
-  return b.op("Add", [b.op("MatMul", [x, weight]), bias]);
+/** HF Conv1D (GPT-2): x @ W (+ b), W stored [in, out]. */
+export function conv1d(b: OnnxGraphBuilder, x: string, weight: string, bias?: string): string {
+  const y = b.op("MatMul", [x, weight]);
+  return bias === undefined ? y : b.op("Add", [y, bias]);
 }
 
 /** HF LlamaRMSNorm over axis `lastAxis` (the last one): x / sqrt(mean(x^2) + eps) * weight. */
@@ -56,6 +57,11 @@ export function geluTanh(b: OnnxGraphBuilder, x: string): string {
   const t = b.op("Tanh", [b.op("Mul", [inner, b.floats([Math.sqrt(2 / Math.PI)], [])])]);
   const half = b.op("Mul", [x, b.floats([0.5], [])]);
   return b.op("Mul", [half, b.op("Add", [t, b.floats([1], [])])]);
+}
+
+/** The MLP activation `kind` of a model description (`silu`, or GELU's tanh form). */
+export function activation(b: OnnxGraphBuilder, kind: "silu" | "gelu", x: string): string {
+  return kind === "silu" ? silu(b, x) : geluTanh(b, x);
 }
 
 /** Reshape to `dims` (0 keeps the input's size on that axis, -1 infers one). */

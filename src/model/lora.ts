@@ -1,7 +1,8 @@
 /**
- * LoRA adapters in PEFT's format: which linear modules of each family take an adapter (PEFT's
- * module names: Llama q/k/v/o_proj, gate/up/down_proj; GPT-2 c_attn, c_proj, c_fc;
- * `all-linear` is all of them, never the LM head), their seeded initialisation as PEFT does it
+ * LoRA adapters in PEFT's format: which linear modules of a model take an adapter (PEFT's leaf
+ * module names, read off the description's weight names: Llama q/k/v/o_proj, gate/up/down_proj;
+ * GPT-2 c_attn, c_proj, c_fc; `all-linear` is all of them, never the LM head), their seeded
+ * initialisation as PEFT does it
  * (A kaiming-uniform, B zero: the adapted model starts equal to the base), and the adapter
  * directory (`adapter_config.json` + `adapter_model.safetensors`, tensors named
  * `base_model.model.<module>.lora_A.weight` [r, in] and `.lora_B.weight` [out, r]).
@@ -12,8 +13,8 @@ import { formatShape, sameShape, type Variable } from "../graph/tensor.ts";
 import { InputError } from "../util/input_error.ts";
 import { uniformArray } from "../util/random.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
-import type { ModelConfig } from "./hf_config.ts";
-import { parameterSpecs } from "./parameters.ts";
+import type { ModelConfig } from "./model_config.ts";
+import { linearModules } from "./parameters.ts";
 import { SafetensorsFile, writeSafetensors } from "./safetensors.ts";
 import { uploadTensor } from "./upload.ts";
 
@@ -24,11 +25,15 @@ export const ADAPTER_WEIGHTS_FILE = "adapter_model.safetensors";
 /** `target_modules` value meaning every linear module but the LM head. */
 export const ALL_LINEAR = "all-linear";
 
-/** The linear modules of each family, by PEFT's (leaf) module names. */
-export const LINEAR_MODULES: Readonly<Record<ModelConfig["family"], readonly string[]>> = {
-  llama: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
-  gpt2: ["c_attn", "c_proj", "c_fc"],
-};
+/** The leaf names (PEFT's target_modules) of a model's linear modules, in layer order. */
+export function linearModuleNames(cfg: ModelConfig): string[] {
+  return [...new Set(linearModules(cfg).map((m) => leafName(m.module)))];
+}
+
+/** The last component of a module name (`model.layers.0.self_attn.q_proj` -> `q_proj`). */
+function leafName(module: string): string {
+  return module.slice(module.lastIndexOf(".") + 1);
+}
 
 /** What an adapter is: rank, alpha and the module names it adapts. */
 export interface LoraSettings {
@@ -62,7 +67,7 @@ export function loraTargets(
   targetModules: readonly string[],
   where?: string,
 ): LoraTarget[] {
-  const known = LINEAR_MODULES[cfg.family];
+  const known = linearModuleNames(cfg);
   const unknown = targetModules.find((m) => m !== ALL_LINEAR && !known.includes(m));
   if (unknown !== undefined || targetModules.length === 0) {
     throw new InputError(
@@ -74,18 +79,9 @@ export function loraTargets(
     );
   }
   const wanted = targetModules.includes(ALL_LINEAR) ? known : targetModules;
-  return parameterSpecs(cfg).flatMap((spec) => {
-    const match = /^(.*\.([a-z_]+))\.weight$/.exec(spec.name);
-    if (!match || !wanted.includes(match[2]) || spec.shape.length !== 2) return [];
-    const conv1d = cfg.family === "gpt2";
-    const [rows, cols] = spec.shape;
-    return [{
-      module: match[1],
-      inDim: conv1d ? rows : cols,
-      outDim: conv1d ? cols : rows,
-      conv1d,
-    }];
-  });
+  return linearModules(cfg)
+    .filter((m) => wanted.includes(leafName(m.module)))
+    .map(({ module, inDim, outDim }) => ({ module, inDim, outDim, conv1d: cfg.names.conv1d }));
 }
 
 /** Host values of a fresh adapter: A kaiming-uniform (PEFT's bound 1/sqrt(in)), B zero. */
@@ -246,7 +242,7 @@ export async function saveLoraAdapter(
   baseModel = "",
 ): Promise<void> {
   const { rank, alpha } = adapter.settings;
-  const modules = [...new Set(adapter.targets.map((t) => t.module.split(".").at(-1)!))];
+  const modules = [...new Set(adapter.targets.map((t) => leafName(t.module)))];
   const config = {
     peft_type: "LORA",
     task_type: "CAUSAL_LM",

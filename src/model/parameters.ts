@@ -1,11 +1,12 @@
 /**
- * The parameters of each architecture under their Hugging Face names and shapes, in one table
- * that loading (validation), random init and saving all use. GPT-2 names carry the
- * `transformer.` prefix that `GPT2LMHeadModel.save_pretrained` writes; loading also accepts
- * the bare names of `GPT2Model` checkpoints.
+ * The parameters of a model under their Hugging Face names and shapes, in one list that loading
+ * (validation), random init, sharding and saving all use, derived from the description's weight
+ * names and sizes (`model_config.ts`): no family is named here. GPT-2 names carry the
+ * `transformer.` prefix that `GPT2LMHeadModel.save_pretrained` writes; loading also accepts the
+ * bare names of `GPT2Model` checkpoints.
  */
 
-import type { Gpt2Config, LlamaConfig, ModelConfig } from "./hf_config.ts";
+import { layerPrefix, type ModelConfig } from "./model_config.ts";
 
 /** How a parameter is initialised when a model is created from scratch. */
 export type InitKind = "normal" | "ones" | "zeros";
@@ -15,78 +16,127 @@ export interface ParameterSpec {
   name: string;
   shape: number[];
   init: InitKind;
+  /**
+   * A vocabulary-sized weight (token embedding, LM head) that may be stored in row shards when
+   * one storage binding cannot hold it (`row_shards.ts`).
+   */
+  shardable?: boolean;
+}
+
+/** A linear module of a layer: its HF name (without `.weight`), sizes and bias. */
+export interface LinearSpec {
+  module: string;
+  inDim: number;
+  outDim: number;
+  bias: boolean;
+}
+
+/** The linear modules of one layer by their place in it. */
+export interface LayerLinears {
+  /** q, k, v (or the one fused qkv module). */
+  qkv: LinearSpec[];
+  attentionOut: LinearSpec;
+  /** gate and up, the fused gate_up, or the plain fc. */
+  mlpIn: LinearSpec[];
+  mlpOut: LinearSpec;
+}
+
+/** The linear modules of layer `l`. */
+export function layerLinears(cfg: ModelConfig, l: number): LayerLinears {
+  const p = layerPrefix(cfg, l);
+  const { names, bias, hiddenSize: c, intermediateSize: ff } = cfg;
+  const q = cfg.numHeads * cfg.headDim;
+  const kv = cfg.numKvHeads * cfg.headDim;
+  const linear = (module: string, inDim: number, outDim: number, on: boolean): LinearSpec => ({
+    module: p + module,
+    inDim,
+    outDim,
+    bias: on,
+  });
+  const qkv = "fused" in names.qkv ? [linear(names.qkv.fused, c, q + 2 * kv, bias.qkv)] : [
+    linear(names.qkv.q, c, q, bias.qkv),
+    linear(names.qkv.k, c, kv, bias.qkv),
+    linear(names.qkv.v, c, kv, bias.qkv),
+  ];
+  const mlpIn = "fc" in names.mlpIn
+    ? [linear(names.mlpIn.fc, c, ff, bias.mlp)]
+    : "gateUp" in names.mlpIn
+    ? [linear(names.mlpIn.gateUp, c, 2 * ff, bias.mlp)]
+    : [linear(names.mlpIn.gate, c, ff, bias.mlp), linear(names.mlpIn.up, c, ff, bias.mlp)];
+  return {
+    qkv,
+    attentionOut: linear(names.attentionOut, q, c, bias.attentionOut),
+    mlpIn,
+    mlpOut: linear(names.mlpOut, ff, c, bias.mlp),
+  };
+}
+
+/** Every linear module of the model, layer by layer in parameter order (LoRA's targets). */
+export function linearModules(cfg: ModelConfig): LinearSpec[] {
+  return Array.from({ length: cfg.numLayers }, (_, l) => {
+    const { qkv, attentionOut, mlpIn, mlpOut } = layerLinears(cfg, l);
+    return [...qkv, attentionOut, ...mlpIn, mlpOut];
+  }).flat();
 }
 
 /** Every parameter of a model with this config, in a stable order. */
 export function parameterSpecs(cfg: ModelConfig): ParameterSpec[] {
-  return cfg.family === "llama" ? llamaSpecs(cfg) : gpt2Specs(cfg);
-}
-
-function llamaSpecs(cfg: LlamaConfig): ParameterSpec[] {
-  const c = cfg.hiddenSize;
-  const q = cfg.numHeads * cfg.headDim;
-  const kv = cfg.numKvHeads * cfg.headDim;
+  const { names, hiddenSize: c } = cfg;
   const specs: ParameterSpec[] = [
-    { name: "model.embed_tokens.weight", shape: [cfg.vocabSize, c], init: "normal" },
+    { name: names.embedding, shape: [cfg.vocabSize, c], init: "normal", shardable: true },
   ];
-  for (let l = 0; l < cfg.numLayers; l++) {
-    const p = `model.layers.${l}.`;
-    specs.push({ name: `${p}input_layernorm.weight`, shape: [c], init: "ones" });
-    for (const [proj, out] of [["q_proj", q], ["k_proj", kv], ["v_proj", kv]] as const) {
-      specs.push({ name: `${p}self_attn.${proj}.weight`, shape: [out, c], init: "normal" });
-      if (cfg.attentionBias) {
-        specs.push({ name: `${p}self_attn.${proj}.bias`, shape: [out], init: "zeros" });
-      }
-    }
-    if (cfg.qkNorm) {
-      specs.push({ name: `${p}self_attn.q_norm.weight`, shape: [cfg.headDim], init: "ones" });
-      specs.push({ name: `${p}self_attn.k_norm.weight`, shape: [cfg.headDim], init: "ones" });
-    }
-    specs.push(
-      { name: `${p}self_attn.o_proj.weight`, shape: [c, q], init: "normal" },
-      { name: `${p}post_attention_layernorm.weight`, shape: [c], init: "ones" },
-      { name: `${p}mlp.gate_proj.weight`, shape: [cfg.intermediateSize, c], init: "normal" },
-      { name: `${p}mlp.up_proj.weight`, shape: [cfg.intermediateSize, c], init: "normal" },
-      { name: `${p}mlp.down_proj.weight`, shape: [c, cfg.intermediateSize], init: "normal" },
-    );
+  if (names.positionEmbedding) {
+    specs.push({ name: names.positionEmbedding, shape: [cfg.maxPositions, c], init: "normal" });
   }
-  specs.push({ name: "model.norm.weight", shape: [c], init: "ones" });
+  for (let l = 0; l < cfg.numLayers; l++) specs.push(...layerSpecs(cfg, l));
+  specs.push(...normSpecs(cfg, names.finalNorm, c));
   if (!cfg.tieWordEmbeddings) {
-    specs.push({ name: "lm_head.weight", shape: [cfg.vocabSize, c], init: "normal" });
+    specs.push({ name: names.lmHead, shape: [cfg.vocabSize, c], init: "normal", shardable: true });
   }
   return specs;
 }
 
-function gpt2Specs(cfg: Gpt2Config): ParameterSpec[] {
-  const c = cfg.hiddenSize;
-  const specs: ParameterSpec[] = [
-    { name: "transformer.wte.weight", shape: [cfg.vocabSize, c], init: "normal" },
-    { name: "transformer.wpe.weight", shape: [cfg.maxPositions, c], init: "normal" },
+/** Layer `l`'s parameters: norms and linear modules in the order the layer applies them. */
+function layerSpecs(cfg: ModelConfig, l: number): ParameterSpec[] {
+  const p = layerPrefix(cfg, l);
+  const { names, hiddenSize: c, headDim } = cfg;
+  const { qkv, attentionOut, mlpIn, mlpOut } = layerLinears(cfg, l);
+  const norm = (name: string | undefined, width = c) => name ? normSpecs(cfg, p + name, width) : [];
+  const linears = (modules: LinearSpec[]) => modules.flatMap((m) => linearSpecs(cfg, m));
+  return [
+    ...norm(names.preAttentionNorm),
+    ...linears(qkv),
+    ...norm(names.qNorm, headDim),
+    ...norm(names.kNorm, headDim),
+    ...linears([attentionOut]),
+    ...norm(names.postAttentionNorm),
+    ...norm(names.preMlpNorm),
+    ...linears([...mlpIn, mlpOut]),
+    ...norm(names.postMlpNorm),
   ];
-  const linear = (name: string, inDim: number, outDim: number): ParameterSpec[] => [
-    { name: `${name}.weight`, shape: [inDim, outDim], init: "normal" }, // Conv1D: [in, out]
-    { name: `${name}.bias`, shape: [outDim], init: "zeros" },
-  ];
-  const norm = (name: string): ParameterSpec[] => [
-    { name: `${name}.weight`, shape: [c], init: "ones" },
-    { name: `${name}.bias`, shape: [c], init: "zeros" },
-  ];
-  for (let l = 0; l < cfg.numLayers; l++) {
-    const p = `transformer.h.${l}.`;
-    specs.push(
-      ...norm(`${p}ln_1`),
-      ...linear(`${p}attn.c_attn`, c, 3 * c),
-      ...linear(`${p}attn.c_proj`, c, c),
-      ...norm(`${p}ln_2`),
-      ...linear(`${p}mlp.c_fc`, c, cfg.intermediateSize),
-      ...linear(`${p}mlp.c_proj`, cfg.intermediateSize, c),
-    );
-  }
-  specs.push(...norm("transformer.ln_f"));
-  if (!cfg.tieWordEmbeddings) {
-    specs.push({ name: "lm_head.weight", shape: [cfg.vocabSize, c], init: "normal" });
-  }
-  return specs;
+}
+
+/**
+ * A norm's weight (starting as the identity scale: ones, zeros where the norm scales by 1 +
+ * weight) and LayerNorm's bias.
+ */
+function normSpecs(cfg: ModelConfig, module: string, width: number): ParameterSpec[] {
+  const weight: ParameterSpec = {
+    name: `${module}.weight`,
+    shape: [width],
+    init: cfg.norm.weightOffset === 0 ? "ones" : "zeros",
+  };
+  if (cfg.norm.kind === "rms_norm") return [weight];
+  return [weight, { name: `${module}.bias`, shape: [width], init: "zeros" }];
+}
+
+/** A linear module's weight ([out, in], or Conv1D's [in, out]) and bias. */
+function linearSpecs(cfg: ModelConfig, m: LinearSpec): ParameterSpec[] {
+  const shape = cfg.names.conv1d ? [m.inDim, m.outDim] : [m.outDim, m.inDim];
+  const weight: ParameterSpec = { name: `${m.module}.weight`, shape, init: "normal" };
+  return m.bias
+    ? [weight, { name: `${m.module}.bias`, shape: [m.outDim], init: "zeros" }]
+    : [weight];
 }
 
 /** Names under which a checkpoint may store parameter `name` (GPT-2 without its prefix). */

@@ -33,7 +33,6 @@ import { loadVariable, type RawTensor, uploadTensor } from "./upload.ts";
 import { mergeShards, shardName, shardRows } from "./row_shards.ts";
 import {
   buildLogits,
-  checkArchitecture,
   inferenceBuild,
   type RowShard,
   type TokenInputs,
@@ -100,7 +99,6 @@ export class PolicyModel {
      */
     readonly sideFiles: ReadonlyMap<string, Uint8Array<ArrayBuffer>> = new Map(),
   ) {
-    checkArchitecture(config);
     this.#graphs = graphCache(gpu, LOGPROB_GRAPHS);
   }
 
@@ -424,7 +422,6 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
     throw new InputError(`Cannot load model from ${dir}: ${configPath}: ${(err as Error).message}`);
   }
   const config = parseHfConfig(raw, configPath);
-  checkArchitecture(config);
   const limit = bindingLimit(gpu, options);
   checkBindable(config, limit, `Cannot load model from ${dir}`);
   const checkpoint = await openCheckpoint(dir);
@@ -446,7 +443,7 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
           }; config.json implies ${formatShape(spec.shape)}`,
         );
       }
-      const rows = shardRows(spec.name, spec.shape, limit);
+      const rows = shardRows(spec, limit);
       if (rows) {
         const tensor = { name: spec.name, dtype: info.dtype, shape: spec.shape };
         const bytes = await checkpoint.read(stored);
@@ -506,7 +503,7 @@ export async function createModel(
       shape: spec.shape,
       bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
     };
-    const rows = shardRows(spec.name, spec.shape, limit);
+    const rows = shardRows(spec, limit);
     const uploaded = rows
       ? await uploadRowShards(gpu, tensor, rows)
       : [await uploadTensor(gpu, tensor)];
@@ -550,7 +547,7 @@ function bindingLimit(gpu: GpuContext, options: LoadOptions): number {
  */
 function checkBindable(config: ModelConfig, limit: number, where: string): void {
   const big = parameterSpecs(config).find((spec) =>
-    shapeSize(spec.shape) * 4 > limit && !shardRows(spec.name, spec.shape, limit)
+    shapeSize(spec.shape) * 4 > limit && !shardRows(spec, limit)
   );
   if (!big) return;
   throw new InputError(

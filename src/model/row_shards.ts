@@ -7,12 +7,7 @@
  * The HF tensor is split on upload and merged on readback, so checkpoints keep HF names.
  */
 
-/** HF names of the weights that may be sharded: [vocab, hidden] token embeddings and LM heads. */
-const SHARDABLE = new Set([
-  "model.embed_tokens.weight",
-  "lm_head.weight",
-  "transformer.wte.weight",
-]);
+import type { ParameterSpec } from "./parameters.ts";
 
 /** The variable name of shard `k` of weight `name`. */
 export function shardName(name: string, k: number): string {
@@ -26,17 +21,16 @@ export function weightOfShard(variable: string): string {
 }
 
 /**
- * Rows per shard of weight `name` of `shape` [rows, cols] (f32) when one storage binding holds
- * `limitBytes`: undefined when it fits whole or may not be sharded, else the row count of each
- * shard (all full but the last).
+ * Rows per shard of parameter `spec` [rows, cols] (f32) when one storage binding holds
+ * `limitBytes`: undefined when it fits whole or may not be sharded (only `shardable` ones may),
+ * else the row count of each shard (all full but the last).
  */
 export function shardRows(
-  name: string,
-  shape: readonly number[],
+  { shape, shardable }: Pick<ParameterSpec, "shape" | "shardable">,
   limitBytes: number,
 ): number[] | undefined {
   const [rows, cols] = shape;
-  if (!SHARDABLE.has(name) || shape.length !== 2 || rows * cols * 4 <= limitBytes) return undefined;
+  if (!shardable || shape.length !== 2 || rows * cols * 4 <= limitBytes) return undefined;
   const fit = Math.floor(limitBytes / (cols * 4));
   if (fit < 1) return undefined;
   const counts: number[] = [];

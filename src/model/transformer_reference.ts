@@ -1,14 +1,18 @@
 /**
- * A plain-loop f64 forward of both decoder families, written from the Hugging Face modeling
- * code independently of rft's graph builder: the whole-model tests compare against it. One
- * sequence at a time, positions 0..T-1; slow and only for tiny models.
+ * A plain-loop f64 forward of any decoder the family table describes, written from the Hugging
+ * Face modeling code independently of rft's graph builder: the whole-model tests compare against
+ * it. One sequence at a time, positions 0..T-1; slow and only for small models (or few tokens).
  */
 
 import { layerNormRef, rmsNormRef } from "../reference/layernorm.ts";
-import type { Gpt2Config, LlamaConfig, ModelConfig } from "./hf_config.ts";
+import { layerPrefix, type ModelConfig } from "./model_config.ts";
+import { layerLinears, type LinearSpec } from "./parameters.ts";
+import { referenceRope } from "./rope_reference.ts";
 
-/** Parameters by HF name, as f64 arrays (row-major in the HF shapes). */
-export type ReferenceWeights = ReadonlyMap<string, Float64Array>;
+/** Parameters by HF name (row-major in the HF shapes), f64 or f32 values computed in f64. */
+export type ReferenceWeights = ReadonlyMap<string, Float64Array | Float32Array>;
+
+type Values = Float64Array | Float32Array;
 
 /** Logits [T, vocab] of one sequence of token ids. */
 export function referenceLogits(
@@ -21,92 +25,85 @@ export function referenceLogits(
     if (!w) throw new Error(`Reference model: missing weight "${name}"`);
     return w;
   };
-  return cfg.family === "llama" ? llama(cfg, get, tokens) : gpt2(cfg, get, tokens);
+  return new ReferenceDecoder(cfg, get, tokens.length).logits(tokens);
 }
 
-type Get = (name: string) => Float64Array;
-
-/** y[t] = x[t] @ W^T (+ b) with W [out, in] (HF Linear). */
-function linear(x: Float64Array, T: number, W: Float64Array, out: number, b?: Float64Array) {
+/** y[t] = x[t] @ W^T (+ b) with W [out, in] (HF Linear), or x[t] @ W + b (W [in, out], Conv1D). */
+function linear(x: Values, T: number, W: Values, out: number, conv1d: boolean, b?: Values) {
   const inDim = x.length / T;
   const y = new Float64Array(T * out);
   for (let t = 0; t < T; t++) {
     for (let o = 0; o < out; o++) {
       let s = b ? b[o] : 0;
-      for (let i = 0; i < inDim; i++) s += x[t * inDim + i] * W[o * inDim + i];
+      for (let i = 0; i < inDim; i++) {
+        s += x[t * inDim + i] * (conv1d ? W[i * out + o] : W[o * inDim + i]);
+      }
       y[t * out + o] = s;
     }
   }
   return y;
 }
 
-/** y[t] = x[t] @ W + b with W [in, out] (HF Conv1D). */
-function conv1d(x: Float64Array, T: number, W: Float64Array, b: Float64Array) {
-  const out = b.length;
-  const inDim = x.length / T;
-  const y = new Float64Array(T * out);
-  for (let t = 0; t < T; t++) {
-    for (let o = 0; o < out; o++) {
-      let s = b[o];
-      for (let i = 0; i < inDim; i++) s += x[t * inDim + i] * W[i * out + o];
-      y[t * out + o] = s;
-    }
-  }
-  return y;
-}
-
-/** RMSNorm of each row of `x` (rows as long as `w`). */
-function rmsNorm(x: Float64Array, w: Float64Array, eps: number): Float64Array {
-  return rmsNormRef(x, w, w.length, eps);
-}
-
-/** LayerNorm of each row of `x` (rows as long as `w`). */
-function layerNorm(x: Float64Array, w: Float64Array, b: Float64Array, eps: number): Float64Array {
-  return layerNormRef(x, w, b, w.length, eps);
+/** Columns [from, from + width) of each of the T rows of x. */
+function columns(x: Float64Array, T: number, from: number, width: number): Float64Array {
+  const cols = x.length / T;
+  return Float64Array.from({ length: T * width }, (_, j) => {
+    const t = Math.floor(j / width);
+    return x[t * cols + from + (j % width)];
+  });
 }
 
 /** HF apply_rotary_pos_emb (rotate_half) on [T, heads, D] in place, positions 0..T-1. */
-function rotate(x: Float64Array, T: number, heads: number, D: number, theta: number) {
+function rotate(x: Float64Array, T: number, heads: number, invFreq: Float64Array, factor: number) {
+  const D = invFreq.length * 2;
   const half = D / 2;
   for (let t = 0; t < T; t++) {
     for (let h = 0; h < heads; h++) {
       const base = (t * heads + h) * D;
       for (let i = 0; i < half; i++) {
-        const angle = t / theta ** ((2 * i) / D);
+        const angle = t * invFreq[i];
+        const [cos, sin] = [Math.cos(angle) * factor, Math.sin(angle) * factor];
         const [a, b] = [x[base + i], x[base + i + half]];
-        x[base + i] = a * Math.cos(angle) - b * Math.sin(angle);
-        x[base + i + half] = b * Math.cos(angle) + a * Math.sin(angle);
+        x[base + i] = a * cos - b * sin;
+        x[base + i + half] = b * cos + a * sin;
       }
     }
   }
 }
 
+/** Sizes and mask of one causal attention. */
+interface AttentionShape {
+  T: number;
+  H: number;
+  Hkv: number;
+  D: number;
+  scale: number;
+  /** Query t sees keys s with t - s < window. */
+  window: number;
+}
+
 /** Causal attention of one sequence: q [T, H, D], k/v [T, Hkv, D] -> [T, H*D]. */
-function attention(
-  q: Float64Array,
-  k: Float64Array,
-  v: Float64Array,
-  T: number,
-  H: number,
-  Hkv: number,
-  D: number,
-) {
+function attention(q: Float64Array, k: Float64Array, v: Float64Array, a: AttentionShape) {
+  const { T, H, Hkv, D } = a;
   const out = new Float64Array(T * H * D);
   const group = H / Hkv;
   for (let h = 0; h < H; h++) {
     const kh = Math.floor(h / group);
     for (let t = 0; t < T; t++) {
-      const scores = Array.from({ length: t + 1 }, (_, s) => {
+      const first = Math.max(0, t - a.window + 1);
+      const scores = Array.from({ length: t + 1 - first }, (_, j) => {
         let dot = 0;
-        for (let d = 0; d < D; d++) dot += q[(t * H + h) * D + d] * k[(s * Hkv + kh) * D + d];
-        return dot / Math.sqrt(D);
+        for (let d = 0; d < D; d++) {
+          dot += q[(t * H + h) * D + d] * k[((first + j) * Hkv + kh) * D + d];
+        }
+        return dot * a.scale;
       });
       const m = Math.max(...scores);
       const e = scores.map((s) => Math.exp(s - m));
-      const z = e.reduce((a, b) => a + b, 0);
+      const z = e.reduce((x, y) => x + y, 0);
       for (let d = 0; d < D; d++) {
         let acc = 0;
-        for (let s = 0; s <= t; s++) acc += (e[s] / z) * v[(s * Hkv + kh) * D + d];
+        for (let j = 0; j < e.length; j++) acc += (e[j] / z) * v[((first + j) * Hkv + kh) * D + d];
         out[(t * H + h) * D + d] = acc;
       }
     }
@@ -118,71 +115,106 @@ function addInPlace(a: Float64Array, b: Float64Array): void {
   for (let i = 0; i < a.length; i++) a[i] += b[i];
 }
 
-function embed(table: Float64Array, c: number, ids: readonly number[]): Float64Array {
-  const out = new Float64Array(ids.length * c);
-  ids.forEach((id, t) => out.set(table.subarray(id * c, (id + 1) * c), t * c));
-  return out;
+/** `activation` (silu, or GELU's tanh form) of every element. */
+function activate(x: Float64Array, activation: ModelConfig["activation"]): Float64Array {
+  return x.map((v) =>
+    activation === "silu"
+      ? v / (1 + Math.exp(-v))
+      : 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (v + 0.044715 * v ** 3)))
+  );
 }
 
-function llama(cfg: LlamaConfig, get: Get, tokens: readonly number[]): Float64Array {
-  const T = tokens.length;
-  const [c, H, Hkv, D] = [cfg.hiddenSize, cfg.numHeads, cfg.numKvHeads, cfg.headDim];
-  const eps = cfg.rmsNormEps;
-  const bias = (name: string) => (cfg.attentionBias ? get(name) : undefined);
-  const h = embed(get("model.embed_tokens.weight"), c, tokens);
-  for (let l = 0; l < cfg.numLayers; l++) {
-    const p = `model.layers.${l}.`;
-    const x = rmsNorm(h, get(`${p}input_layernorm.weight`), eps);
-    const proj = (n: string, out: number) =>
-      linear(x, T, get(`${p}self_attn.${n}.weight`), out, bias(`${p}self_attn.${n}.bias`));
-    let q: Float64Array = proj("q_proj", H * D);
-    let k: Float64Array = proj("k_proj", Hkv * D);
-    const v = proj("v_proj", Hkv * D);
-    if (cfg.qkNorm) {
-      q = rmsNorm(q, get(`${p}self_attn.q_norm.weight`), eps);
-      k = rmsNorm(k, get(`${p}self_attn.k_norm.weight`), eps);
+/** One sequence through the decoder `cfg` describes (see the file comment). */
+class ReferenceDecoder {
+  constructor(
+    readonly cfg: ModelConfig,
+    readonly get: (name: string) => Values,
+    readonly T: number,
+  ) {}
+
+  logits(tokens: readonly number[]): Float64Array {
+    const { cfg, get, T } = this;
+    const c = cfg.hiddenSize;
+    const h = new Float64Array(T * c);
+    tokens.forEach((id, t) => {
+      for (let i = 0; i < c; i++) {
+        h[t * c + i] = get(cfg.names.embedding)[id * c + i] * cfg.embeddingScale;
+        if (cfg.names.positionEmbedding) {
+          h[t * c + i] += get(cfg.names.positionEmbedding)[t * c + i];
+        }
+      }
+    });
+    for (let l = 0; l < cfg.numLayers; l++) {
+      addInPlace(h, this.attentionBlock(h, l));
+      addInPlace(h, this.mlpBlock(h, l));
     }
-    rotate(q, T, H, D, cfg.ropeTheta);
-    rotate(k, T, Hkv, D, cfg.ropeTheta);
-    const a = attention(q, k, v, T, H, Hkv, D);
-    addInPlace(h, linear(a, T, get(`${p}self_attn.o_proj.weight`), c));
-    const y = rmsNorm(h, get(`${p}post_attention_layernorm.weight`), eps);
-    const gate = linear(y, T, get(`${p}mlp.gate_proj.weight`), cfg.intermediateSize);
-    const up = linear(y, T, get(`${p}mlp.up_proj.weight`), cfg.intermediateSize);
-    for (let i = 0; i < gate.length; i++) gate[i] = (gate[i] / (1 + Math.exp(-gate[i]))) * up[i];
-    addInPlace(h, linear(gate, T, get(`${p}mlp.down_proj.weight`), c));
+    const head = get(cfg.tieWordEmbeddings ? cfg.names.embedding : cfg.names.lmHead);
+    const logits = linear(this.norm(h, cfg.names.finalNorm), T, head, cfg.vocabSize, false);
+    const cap = cfg.finalLogitSoftcap;
+    return cap === undefined ? logits : logits.map((x) => cap * Math.tanh(x / cap));
   }
-  const head = cfg.tieWordEmbeddings ? "model.embed_tokens.weight" : "lm_head.weight";
-  return linear(rmsNorm(h, get("model.norm.weight"), eps), T, get(head), cfg.vocabSize);
-}
 
-function gpt2(cfg: Gpt2Config, get: Get, tokens: readonly number[]): Float64Array {
-  const T = tokens.length;
-  const [c, H] = [cfg.hiddenSize, cfg.numHeads];
-  const D = c / H;
-  const eps = cfg.layerNormEps;
-  const norm = (x: Float64Array, n: string) =>
-    layerNorm(x, get(`${n}.weight`), get(`${n}.bias`), eps);
-  const conv = (x: Float64Array, n: string) => conv1d(x, T, get(`${n}.weight`), get(`${n}.bias`));
-  const h = embed(get("transformer.wte.weight"), c, tokens);
-  addInPlace(h, embed(get("transformer.wpe.weight"), c, tokens.map((_, t) => t)));
-  for (let l = 0; l < cfg.numLayers; l++) {
-    const p = `transformer.h.${l}.`;
-    const qkv = conv(norm(h, `${p}ln_1`), `${p}attn.c_attn`);
-    const part = (i: number) =>
-      Float64Array.from(
-        { length: T * c },
-        (_, j) => qkv[Math.floor(j / c) * 3 * c + i * c + (j % c)],
+  /** Norm `module` of the rows of x (x itself when the family has none there). */
+  norm(x: Float64Array, module: string | undefined): Float64Array {
+    if (!module) return x;
+    const { kind, eps, weightOffset } = this.cfg.norm;
+    const w = this.get(`${module}.weight`);
+    return kind === "rms_norm"
+      ? rmsNormRef(x, w, w.length, eps, weightOffset)
+      : layerNormRef(x, w, this.get(`${module}.bias`), w.length, eps);
+  }
+
+  /** Module m of x. */
+  linear(x: Float64Array, m: LinearSpec): Float64Array {
+    const b = m.bias ? this.get(`${m.module}.bias`) : undefined;
+    const W = this.get(`${m.module}.weight`);
+    return linear(x, this.T, W, m.outDim, this.cfg.names.conv1d, b);
+  }
+
+  attentionBlock(h: Float64Array, l: number): Float64Array {
+    const { cfg, T } = this;
+    const [H, Hkv, D] = [cfg.numHeads, cfg.numKvHeads, cfg.headDim];
+    const p = layerPrefix(cfg, l);
+    const { names } = cfg;
+    const { qkv, attentionOut } = layerLinears(cfg, l);
+    const x = this.norm(h, names.preAttentionNorm && p + names.preAttentionNorm);
+    let [q, k, v] = qkv.length === 3 ? qkv.map((m) => this.linear(x, m)) : (() => {
+      const fused = this.linear(x, qkv[0]);
+      return [columns(fused, T, 0, H * D), columns(fused, T, H * D, Hkv * D)].concat(
+        columns(fused, T, (H + Hkv) * D, Hkv * D),
       );
-    const a = attention(part(0), part(1), part(2), T, H, H, D);
-    addInPlace(h, conv(a, `${p}attn.c_proj`));
-    const m = conv(norm(h, `${p}ln_2`), `${p}mlp.c_fc`);
-    for (let i = 0; i < m.length; i++) {
-      const x = m[i];
-      m[i] = 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3)));
+    })();
+    if (names.qNorm) q = this.norm(q, p + names.qNorm);
+    if (names.kNorm) k = this.norm(k, p + names.kNorm);
+    const spec = cfg.layers[l];
+    if (spec.rotary) {
+      const { theta, scaling } = spec.rotary;
+      const rope = referenceRope(theta, scaling, D, T, cfg.maxPositions);
+      rotate(q, T, H, rope.invFreq, rope.attentionFactor);
+      rotate(k, T, Hkv, rope.invFreq, rope.attentionFactor);
     }
-    addInPlace(h, conv(m, `${p}mlp.c_proj`));
+    const a = attention(q, k, v, { T, H, Hkv, D, scale: cfg.attentionScale, window: Infinity });
+    return this.norm(
+      this.linear(a, attentionOut),
+      names.postAttentionNorm && p + names.postAttentionNorm,
+    );
   }
-  const head = cfg.tieWordEmbeddings ? "transformer.wte.weight" : "lm_head.weight";
-  return linear(norm(h, "transformer.ln_f"), T, get(head), cfg.vocabSize);
+
+  mlpBlock(h: Float64Array, l: number): Float64Array {
+    const { cfg, T } = this;
+    const p = layerPrefix(cfg, l);
+    const { names } = cfg;
+    const { mlpIn, mlpOut } = layerLinears(cfg, l);
+    const x = this.norm(h, names.preMlpNorm && p + names.preMlpNorm);
+    const ff = cfg.intermediateSize;
+    let act: Float64Array;
+    if ("fc" in names.mlpIn) act = activate(this.linear(x, mlpIn[0]), cfg.activation);
+    else {
+      const [gate, up] = mlpIn.length === 2
+        ? mlpIn.map((m) => this.linear(x, m))
+        : [0, ff].map((from) => columns(this.linear(x, mlpIn[0]), T, from, ff));
+      act = activate(gate, cfg.activation).map((g, i) => g * up[i]);
+    }
+    return this.norm(this.linear(act, mlpOut), names.postMlpNorm && p + names.postMlpNorm);
+  }
 }

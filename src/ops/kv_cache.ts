@@ -15,7 +15,7 @@ import type { OpDef } from "../graph/op.ts";
 import { sameShape, type Tensor } from "../graph/tensor.ts";
 import { ropeRef } from "../reference/rope.ts";
 import { writeKvCacheRef } from "../reference/kv_cache.ts";
-import { invFreqBuffer } from "./rope.ts";
+import { checkInvFreq, invFreqBuffer } from "./rope.ts";
 
 /**
  * Threads per workgroup: 64, so that a decode step's few rows still spread over the threads of a
@@ -41,8 +41,8 @@ export function checkPositions(
   }
 }
 
-/** Attributes of a cache write: RoPE's `theta` when the rows are keys to rotate, else null. */
-type WriteAttrs = { ropeTheta: number } | null;
+/** Attributes of a cache write: RoPE's inverse frequencies when the rows are keys to rotate. */
+type WriteAttrs = { invFreq: Float32Array<ArrayBuffer> } | null;
 
 const WRITE_KV_CACHE: OpDef<WriteAttrs> = {
   name: "write_kv_cache",
@@ -68,7 +68,7 @@ const WRITE_KV_CACHE: OpDef<WriteAttrs> = {
   launch(ctx, [cache, x, positions], out, attrs) {
     const [slots, tn, kvHeads, headDim] = x.tensor.shape;
     const invFreq = attrs
-      ? invFreqBuffer(ctx, attrs.ropeTheta, headDim, "write_kv_cache_inv_freq")
+      ? invFreqBuffer(ctx, attrs.invFreq, "write_kv_cache_inv_freq")
       : positions.buffer; // unread without rotation
     // Four elements, or four pairs, per invocation where rows and halves split into quads.
     const quads = attrs ? headDim % 8 === 0 : (kvHeads * headDim) % 4 === 0;
@@ -94,7 +94,7 @@ const WRITE_KV_CACHE: OpDef<WriteAttrs> = {
   },
   reference: ([cache, x, positions], [ct, xt], attrs) => {
     const [slots, maxLen, kvHeads, headDim] = ct.shape;
-    const rows = attrs ? ropeRef(x, positions, kvHeads, headDim, attrs.ropeTheta) : x;
+    const rows = attrs ? ropeRef(x, positions, kvHeads, headDim, attrs.invFreq) : x;
     return writeKvCacheRef(cache, rows, positions, {
       slots,
       tokens: xt.shape[1],
@@ -113,20 +113,16 @@ const WRITE_KV_CACHE: OpDef<WriteAttrs> = {
  * range (negative: padding) are skipped, and the rest of the cache is untouched. The result
  * shares the cache's storage (a variable's buffer when `cache` is bound to one): read the cache
  * through it, and pass it, not `cache`, to the next write. Two tokens of one slot at the same
- * position race. With `ropeTheta` the rows are keys, stored rotated as `rope(x, positions,
- * ropeTheta)` would give them, in the same dispatch. Not differentiable.
+ * position race. With `invFreq` the rows are keys, stored rotated as `rope(x, positions,
+ * invFreq)` would give them, in the same dispatch. Not differentiable.
  */
 export function writeKvCache(
   cache: Tensor,
   x: Tensor,
   positions: Tensor,
-  { ropeTheta }: { ropeTheta?: number } = {},
+  { invFreq }: { invFreq?: Float32Array<ArrayBuffer> } = {},
 ): Tensor {
-  if (ropeTheta !== undefined && (!(ropeTheta > 0) || x.lastDim % 2 !== 0)) {
-    throw new Error(
-      `Cannot rotate the rows ${x} written to ${cache}: expected theta > 0 and an even head_dim, received theta ${ropeTheta}`,
-    );
-  }
-  const attrs = ropeTheta === undefined ? null : { ropeTheta };
+  if (invFreq) checkInvFreq("write_kv_cache", x, invFreq, x.lastDim);
+  const attrs = invFreq ? { invFreq } : null;
   return cache.graph.apply(WRITE_KV_CACHE, [cache, x, positions], attrs);
 }

@@ -25,6 +25,8 @@ export type NormKind = "layer_norm" | "rms_norm";
 export interface NormAttrs {
   /** Added to the variance (LayerNorm) or the mean square (RMSNorm) before the rsqrt. */
   eps: number;
+  /** Added to the weight where it scales (Gemma's RMSNorm scales by 1 + weight); default 0. */
+  weightOffset?: number;
 }
 
 /** Throws unless `t` is an f32 tensor of `shape`, the `role` operand of op `op` applied to x. */
@@ -54,9 +56,12 @@ function normLaunch(
   entryPoint: "forward" | "backward" | "weight_grad",
   x: Tensor,
   buffers: readonly [GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer],
-  eps: number,
+  { eps, weightOffset = 0 }: NormAttrs,
 ): KernelLaunch {
-  const constants = { LAYERNORM: Number(kind === "layer_norm") };
+  const constants = {
+    LAYERNORM: Number(kind === "layer_norm"),
+    ...(weightOffset !== 0 ? { WEIGHT_OFFSET: weightOffset } : {}),
+  };
   return rowLaunch(gpu, "layernorm", entryPoint, constants, x, buffers, { eps: { f32: eps } });
 }
 
@@ -74,9 +79,9 @@ function rowsLaunch(
   kind: NormKind,
   x: Tensor,
   buffers: readonly [GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer, GPUBuffer],
-  eps: number,
+  attrs: NormAttrs,
 ): KernelLaunch {
-  const launch = normLaunch(gpu, kind, "forward", x, buffers, eps);
+  const launch = normLaunch(gpu, kind, "forward", x, buffers, attrs);
   return {
     ...launch,
     spec: {
@@ -98,13 +103,13 @@ export function normForwardLaunch(
   tensor: Tensor,
   [x, w, b]: readonly [GPUBuffer, GPUBuffer, GPUBuffer | undefined],
   out: GPUBuffer,
-  eps: number,
+  attrs: NormAttrs,
 ): KernelLaunch {
   const buffers = [x, w, b ?? x, x, out] as const;
   if (gpu.summary.isFallback && tensor.lastDim % 4 === 0) {
-    return rowsLaunch(gpu, kind, tensor, buffers, eps);
+    return rowsLaunch(gpu, kind, tensor, buffers, attrs);
   }
-  return normLaunch(gpu, kind, "forward", tensor, buffers, eps);
+  return normLaunch(gpu, kind, "forward", tensor, buffers, attrs);
 }
 
 /**
@@ -121,9 +126,9 @@ function gradOp(kind: NormKind, entryPoint: "backward" | "weight_grad"): OpDef<N
       checkOperand(name, x, "gradient", g, x.shape);
       return { shape: x.shape, dtype: "f32" };
     },
-    launch(ctx, [x, w, g], out, { eps }) {
+    launch(ctx, [x, w, g], out, attrs) {
       const buffers = [x.buffer, w.buffer, x.buffer, g.buffer, out.buffer] as const;
-      return [normLaunch(ctx.gpu, kind, entryPoint, x.tensor, buffers, eps)];
+      return [normLaunch(ctx.gpu, kind, entryPoint, x.tensor, buffers, attrs)];
     },
   };
 }
@@ -141,7 +146,7 @@ function normOp(kind: NormKind): OpDef<NormAttrs> {
       if (layer) checkOperand(kind, x, "bias", b, [x.lastDim]);
       return { shape: x.shape, dtype: "f32" };
     },
-    launch(ctx, [x, w, b], out, { eps }) {
+    launch(ctx, [x, w, b], out, attrs) {
       return [
         normForwardLaunch(
           ctx.gpu,
@@ -149,12 +154,14 @@ function normOp(kind: NormKind): OpDef<NormAttrs> {
           x.tensor,
           [x.buffer, w.buffer, b?.buffer],
           out.buffer,
-          eps,
+          attrs,
         ),
       ];
     },
-    reference: ([x, w, b], [xt], { eps }) =>
-      layer ? layerNormRef(x, w, b, xt.lastDim, eps) : rmsNormRef(x, w, xt.lastDim, eps),
+    reference: ([x, w, b], [xt], { eps, weightOffset = 0 }) =>
+      layer
+        ? layerNormRef(x, w, b, xt.lastDim, eps)
+        : rmsNormRef(x, w, xt.lastDim, eps, weightOffset),
     backward(grad, [x, w, b], _out, attrs) {
       const dx = x.graph.apply(backwardOp, [x, w, grad], attrs);
       const dw = sumTo(x.graph.apply(weightGradOp, [x, w, grad], attrs), w.shape);
@@ -170,14 +177,18 @@ const OPS: Record<NormKind, OpDef<NormAttrs>> = {
 
 /**
  * Applies normalization `kind` over the last axis of `inputs[0]`: inputs are (x, weight) for
- * RMSNorm and (x, weight, bias) for LayerNorm. Throws unless `eps` is finite and >= 0.
+ * RMSNorm and (x, weight, bias) for LayerNorm. Throws unless `eps` and the weight offset are
+ * finite and eps >= 0.
  */
-export function applyNorm(kind: NormKind, inputs: readonly Tensor[], eps: number): Tensor {
+export function applyNorm(kind: NormKind, inputs: readonly Tensor[], attrs: NormAttrs): Tensor {
   const x = inputs[0];
-  if (!Number.isFinite(eps) || eps < 0) {
-    throw new Error(`Cannot apply "${kind}" to ${x}: expected a finite eps >= 0, received ${eps}`);
+  const { eps, weightOffset = 0 } = attrs;
+  if (!Number.isFinite(eps) || eps < 0 || !Number.isFinite(weightOffset)) {
+    throw new Error(
+      `Cannot apply "${kind}" to ${x}: expected a finite eps >= 0 and weight offset, received ${eps} and ${weightOffset}`,
+    );
   }
-  return x.graph.apply(OPS[kind], inputs, { eps });
+  return x.graph.apply(OPS[kind], inputs, attrs);
 }
 
 /**
@@ -187,5 +198,5 @@ export function applyNorm(kind: NormKind, inputs: readonly Tensor[], eps: number
  * gives `bias`. Differentiable in x, weight and bias.
  */
 export function layerNorm(x: Tensor, weight: Tensor, bias: Tensor, eps: number): Tensor {
-  return applyNorm("layer_norm", [x, weight, bias], eps);
+  return applyNorm("layer_norm", [x, weight, bias], { eps });
 }

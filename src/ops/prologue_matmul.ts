@@ -97,7 +97,7 @@ function prologuePass(
 ): KernelLaunch {
   if (prologue.kind === "rms_norm") {
     const buffers = [x.buffer, aux.buffer, undefined] as const;
-    return normForwardLaunch(ctx.gpu, "rms_norm", x.tensor, buffers, out, prologue.eps);
+    return normForwardLaunch(ctx.gpu, "rms_norm", x.tensor, buffers, out, { eps: prologue.eps });
   }
   return gatedKernelLaunch("forward", prologue.gate, x.tensor.size, [x.buffer, aux.buffer], out);
 }

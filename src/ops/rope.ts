@@ -2,8 +2,9 @@
  * Rotary position embedding (RoPE) with HF's rotate-half convention, on x of shape
  * [batch, seq, heads, head_dim] (any leading dimensions: [..., heads, head_dim]) with integer
  * positions of x's shape without its last two dimensions ([batch, seq]), so packed sequences
- * and KV-cache offsets are just position values. Only HF's "default" rope: no rope_scaling
- * (linear, dynamic, yarn, llama3) and no partial rotary dimension.
+ * and KV-cache offsets are just position values. The rotation's inverse frequencies are a table
+ * the caller gives (`ropeInvFreq` for HF's default RoPE; `src/model/rope_scaling.ts` for the
+ * linear, llama3 and yarn variants), so every variant is one kernel; no partial rotary dimension.
  * Shader: shaders/rope.wgsl
  * Reference: src/reference/rope.ts
  * Test: tests/ops/rope_test.ts
@@ -17,8 +18,8 @@ import { ropeRef } from "../reference/rope.ts";
 
 /** Attributes of the rope ops. */
 export interface RopeAttrs {
-  /** The frequency base, HF's `rope_theta` (10000 for Llama 2, 1000000 for Qwen3). */
-  theta: number;
+  /** The inverse frequency of each pair i < head_dim / 2 (f32, as HF's `inv_freq`). */
+  invFreq: Float32Array<ArrayBuffer>;
 }
 
 /**
@@ -35,17 +36,29 @@ export function ropeInvFreq(theta: number, headDim: number): Float32Array<ArrayB
   return out;
 }
 
-/** A scratch buffer of the launch holding {@link ropeInvFreq}'s table, named `label`. */
+/** A scratch buffer of the launch holding an inverse-frequency table, named `label`. */
 export function invFreqBuffer(
   ctx: LaunchContext,
-  theta: number,
-  headDim: number,
+  table: Float32Array<ArrayBuffer>,
   label: string,
 ): GPUBuffer {
-  const table = ropeInvFreq(theta, headDim);
   const buffer = ctx.scratch(table.byteLength, label);
   ctx.gpu.device.queue.writeBuffer(buffer, 0, table);
   return buffer;
+}
+
+/**
+ * Throws (naming op `op` applied to `x`) unless `invFreq` holds a finite frequency >= 0 for each
+ * of the `headDim / 2` pairs of an even `headDim`.
+ */
+export function checkInvFreq(op: string, x: Tensor, invFreq: Float32Array, headDim: number): void {
+  if (headDim % 2 !== 0 || invFreq.length !== headDim / 2 || !invFreq.every((f) => f >= 0)) {
+    throw new Error(
+      `Cannot apply "${op}" to ${x}: expected an even head_dim and ${
+        headDim / 2
+      } finite inverse frequencies >= 0, received ${invFreq.length}`,
+    );
+  }
 }
 
 /**
@@ -75,10 +88,10 @@ function ropeOp(inverse: boolean): OpDef<RopeAttrs> {
       }
       return { shape: x.shape, dtype: "f32" };
     },
-    launch(ctx, [x, positions], out, { theta }) {
+    launch(ctx, [x, positions], out, attrs) {
       const headDim = x.tensor.lastDim;
       const heads = x.tensor.shape[x.tensor.rank - 2];
-      const invFreq = invFreqBuffer(ctx, theta, headDim, `${name}_inv_freq`);
+      const invFreq = invFreqBuffer(ctx, attrs.invFreq, `${name}_inv_freq`);
       const pairs = x.tensor.size / 2;
       // Four frequencies per thread where a head's half splits into quads.
       const quads = headDim % 8 === 0;
@@ -96,13 +109,13 @@ function ropeOp(inverse: boolean): OpDef<RopeAttrs> {
       }];
     },
     // The inverse rotation is the rotation at the negated positions (an exact f32 negation).
-    reference: ([x, positions], [xt], { theta }) =>
+    reference: ([x, positions], [xt], { invFreq }) =>
       ropeRef(
         x,
         inverse ? Array.from(positions, (p) => -p) : positions,
         xt.shape[xt.rank - 2],
         xt.lastDim,
-        theta,
+        invFreq,
       ),
     backward(grad, [, positions], _out, attrs) {
       // A rotation's transpose is the opposite rotation; positions get no gradient.
@@ -117,18 +130,15 @@ const ROPE_INVERSE = ropeOp(true);
 /**
  * Rotary position embedding of `x` [..., heads, head_dim] (e.g. [batch, seq, heads, head_dim])
  * at integer `positions` (i32 or u32, x's shape without the last two dimensions, e.g.
- * [batch, seq]), as HF's LlamaRotaryEmbedding + apply_rotary_pos_emb with the default rope:
- * with half = head_dim / 2 and i < half, angle = pos * inv_freq[i] and
- * `out[i] = x[i] cos - x[i + half] sin`, `out[i + half] = x[i + half] cos + x[i] sin`.
- * inv_freq is {@link ropeInvFreq} (f32, as HF) and the angle one f32 product, as HF's f32
- * `inv_freq @ position_ids`; positions must be below 2^24 in magnitude to convert to f32
- * exactly. cos and sin are taken after an accurate reduction of the angle to [-pi, pi] (see
- * `shaders/rope.wgsl`), close to torch's f32 cos and sin for angles up to ~4e5. Differentiable
- * in x only.
+ * [batch, seq]), as HF's rotary embedding + apply_rotary_pos_emb: with half = head_dim / 2 and
+ * i < half, angle = pos * invFreq[i] and `out[i] = x[i] cos - x[i + half] sin`,
+ * `out[i + half] = x[i + half] cos + x[i] sin`. `invFreq` is HF's f32 table ({@link ropeInvFreq}
+ * for the default RoPE) and the angle one f32 product, as HF's f32 `inv_freq @ position_ids`;
+ * positions must be below 2^24 in magnitude to convert to f32 exactly. cos and sin are taken
+ * after an accurate reduction of the angle to [-pi, pi] (see `shaders/rope.wgsl`), close to
+ * torch's f32 cos and sin for angles up to ~4e5. Differentiable in x only.
  */
-export function rope(x: Tensor, positions: Tensor, theta: number): Tensor {
-  if (!Number.isFinite(theta) || theta <= 0) {
-    throw new Error(`Cannot apply "rope" to ${x}: expected a finite theta > 0, received ${theta}`);
-  }
-  return x.graph.apply(ROPE, [x, positions], { theta });
+export function rope(x: Tensor, positions: Tensor, invFreq: Float32Array<ArrayBuffer>): Tensor {
+  checkInvFreq("rope", x, invFreq, x.lastDim);
+  return x.graph.apply(ROPE, [x, positions], { invFreq });
 }

@@ -17,7 +17,7 @@ import type { OpDef } from "../graph/op.ts";
 import { sameShape, type Tensor } from "../graph/tensor.ts";
 import { ropeRef } from "../reference/rope.ts";
 import { checkPositions } from "./kv_cache.ts";
-import { invFreqBuffer, type RopeAttrs } from "./rope.ts";
+import { checkInvFreq, invFreqBuffer, type RopeAttrs } from "./rope.ts";
 
 /**
  * Threads per workgroup: 64, so that a decode step's few tokens still spread over the threads of
@@ -66,7 +66,7 @@ const ROPE_KV_CACHE: OpDef<RopeAttrs> = {
     checkPositions("rope_kv_cache", q, positions, slots, tokens);
     return { shape: q.shape, dtype: "f32" };
   },
-  launch(ctx, [q, k, v, keys, values, positions], out, { theta }) {
+  launch(ctx, [q, k, v, keys, values, positions], out, { invFreq }) {
     const [slots, tokens, heads, headDim] = q.tensor.shape;
     const invocations = slots * tokens * headDim / 8;
     return [{
@@ -91,7 +91,7 @@ const ROPE_KV_CACHE: OpDef<RopeAttrs> = {
         k.buffer,
         v.buffer,
         positions.buffer,
-        invFreqBuffer(ctx, theta, headDim, "rope_kv_cache_inv_freq"),
+        invFreqBuffer(ctx, invFreq, "rope_kv_cache_inv_freq"),
         out.buffer,
         keys.buffer,
         values.buffer,
@@ -107,8 +107,8 @@ const ROPE_KV_CACHE: OpDef<RopeAttrs> = {
       workgroups: grid1d(Math.ceil(invocations / WG)),
     }];
   },
-  reference: ([q, , , , , positions], [qt], { theta }) =>
-    ropeRef(q, positions, qt.shape[2], qt.lastDim, theta),
+  reference: ([q, , , , , positions], [qt], { invFreq }) =>
+    ropeRef(q, positions, qt.shape[2], qt.lastDim, invFreq),
 };
 
 /** A cache after the `rope_kv_cache` op that wrote it: inputs the cache and that op's output. */
@@ -131,10 +131,10 @@ export interface RopeKvCacheResult {
 }
 
 /**
- * Queries `q` [slots, tokens, heads, head_dim] rotated as `rope(q, positions, theta)`, keys `k`
+ * Queries `q` [slots, tokens, heads, head_dim] rotated as `rope(q, positions, invFreq)`, keys `k`
  * and values `v` [slots, tokens, kv_heads, head_dim] written into the caches `keys` and `values`
  * [slots, max_len, kv_heads, head_dim] (variables or graph inputs) as `writeKvCache(keys, k,
- * positions, { ropeTheta: theta })` and `writeKvCache(values, v, positions)` write them, in one
+ * positions, { invFreq })` and `writeKvCache(values, v, positions)` write them, in one
  * dispatch. `positions` [slots, tokens] (i32); a position outside the cache (negative: padding)
  * writes nothing. head_dim must be a multiple of 8. Read the caches through the result's `keys`
  * and `values`, and pass those to the next write.
@@ -146,15 +146,11 @@ export function ropeKvCache(
   keys: Tensor,
   values: Tensor,
   positions: Tensor,
-  theta: number,
+  invFreq: Float32Array<ArrayBuffer>,
 ): RopeKvCacheResult {
-  if (!Number.isFinite(theta) || theta <= 0) {
-    throw new Error(
-      `Cannot apply "rope_kv_cache" to ${q}: expected a finite theta > 0, received ${theta}`,
-    );
-  }
+  checkInvFreq("rope_kv_cache", q, invFreq, q.lastDim);
   const g = q.graph;
-  const queries = g.apply(ROPE_KV_CACHE, [q, k, v, keys, values, positions], { theta });
+  const queries = g.apply(ROPE_KV_CACHE, [q, k, v, keys, values, positions], { invFreq });
   return {
     queries,
     keys: g.apply(WRITTEN_CACHE, [keys, queries], null),

@@ -4,19 +4,25 @@
  * differences, their gradients) against these.
  */
 
-/** HF LlamaRMSNorm of each row: `x * weight / sqrt(mean(x^2) + eps)`. */
+/**
+ * HF LlamaRMSNorm of each row: `x * (weight + weightOffset) / sqrt(mean(x^2) + eps)` (Gemma's
+ * RMSNorm: weightOffset 1).
+ */
 export function rmsNormRef(
   x: ArrayLike<number>,
   weight: ArrayLike<number>,
   cols: number,
   eps: number,
+  weightOffset = 0,
 ): Float64Array {
   const out = new Float64Array(x.length);
   for (let r = 0; r < x.length / cols; r++) {
     let ss = 0;
     for (let c = 0; c < cols; c++) ss += x[r * cols + c] ** 2;
     const rstd = 1 / Math.sqrt(ss / cols + eps);
-    for (let c = 0; c < cols; c++) out[r * cols + c] = x[r * cols + c] * rstd * weight[c];
+    for (let c = 0; c < cols; c++) {
+      out[r * cols + c] = x[r * cols + c] * rstd * (weight[c] + weightOffset);
+    }
   }
   return out;
 }

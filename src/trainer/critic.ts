@@ -25,7 +25,6 @@ import { type ParameterSpec, parameterSpecs } from "../model/parameters.ts";
 import {
   buildHidden,
   causalAttentionFn,
-  checkArchitecture,
   type TokenInputs,
   type WeightLookup,
 } from "../model/transformer.ts";
@@ -69,7 +68,6 @@ export class CriticModel {
     /** Parameters by name, those of {@link criticParameterSpecs}. */
     readonly params: ReadonlyMap<string, Variable>,
   ) {
-    checkArchitecture(config);
     this.#graphs = graphCache(gpu, CRITIC_GRAPHS);
   }
 

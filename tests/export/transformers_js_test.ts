@@ -6,6 +6,7 @@ import { concatBytes } from "../../src/export/onnx_proto.ts";
 import { pastNames, presentNames } from "../../src/export/onnx_kv_cache.ts";
 import { CharTokenizer } from "../../src/model/char_tokenizer.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
+import { kvLayout } from "../../src/model/model_config.ts";
 import { createModel } from "../../src/model/policy.ts";
 import { CONFIGS, randomParameters, VOCAB } from "./_configs.ts";
 import { int64NodeTensor, localModelId, ortNode, transformers } from "./_transformers_js.ts";
@@ -115,8 +116,7 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
     // Two rows, left-padded: lengths 5 and 3.
     const ids = [[3, 16, 0, 7, 7], [0, 0, 5, 2, 11]];
     const mask = [[1, 1, 1, 1, 1], [0, 0, 1, 1, 1]];
-    const kvHeads = cfg.family === "llama" ? cfg.numKvHeads : cfg.numHeads;
-    const headDim = cfg.family === "llama" ? cfg.headDim : cfg.hiddenSize / cfg.numHeads;
+    const { kvHeads, headDim } = kvLayout(cfg);
     let past: Record<string, ortNode.Tensor> = {};
     for (let l = 0; l < layers; l++) {
       for (const name of Object.values(pastNames(l))) {

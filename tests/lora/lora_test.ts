@@ -2,6 +2,7 @@ import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
 import { type ModelConfig, parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";
+import { layerLinears } from "../../src/model/parameters.ts";
 import {
   ADAPTER_CONFIG_FILE,
   ADAPTER_WEIGHTS_FILE,
@@ -192,12 +193,15 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
       const config = JSON.parse(await Deno.readTextFile(`${dir}/${ADAPTER_CONFIG_FILE}`));
       assertEquals([config.peft_type, config.r, config.lora_alpha], ["LORA", 2, 3]);
       const cfg = model.config;
-      const first = cfg.family === "llama"
-        ? "model.layers.0.self_attn.q_proj"
-        : "transformer.h.0.attn.c_attn";
+      const { module: first, outDim } = layerLinears(cfg, 0).qkv[0];
+      assertEquals(
+        first,
+        cfg.modelType === "gpt2"
+          ? "transformer.h.0.attn.c_attn"
+          : "model.layers.0.self_attn.q_proj",
+      );
       const a = adapter.get(`base_model.model.${first}.lora_A.weight`)!;
       const b = adapter.get(`base_model.model.${first}.lora_B.weight`)!;
-      const outDim = cfg.family === "llama" ? 8 : 24;
       assertEquals([a.shape, b.shape], [[2, 8], [outDim, 2]]);
       const settings = {
         rank: config.r,

@@ -1,4 +1,5 @@
 import { parseHfConfig, readHfConfig } from "../../src/model/hf_config.ts";
+import { ropeInvFreq } from "../../src/ops/rope.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
 
 /** Keys as in SmolLM2-135M's config.json (model_type llama), trimmed. */
@@ -40,9 +41,10 @@ const QWEN2 = {
   eos_token_id: 151645,
 };
 
-Deno.test("hf config: a SmolLM (llama) config reads with grouped KV heads and derived head_dim", () => {
-  assertEquals(parseHfConfig(SMOLLM), {
-    family: "llama",
+Deno.test("hf config: a SmolLM (llama) config reads into the Llama description", () => {
+  const cfg = parseHfConfig(SMOLLM);
+  const { names, layers, ...rest } = cfg;
+  assertEquals(rest, {
     modelType: "llama",
     hiddenSize: 576,
     intermediateSize: 1536,
@@ -52,22 +54,41 @@ Deno.test("hf config: a SmolLM (llama) config reads with grouped KV heads and de
     headDim: 64,
     vocabSize: 49152,
     maxPositions: 8192,
-    rmsNormEps: 1e-5,
-    ropeTheta: 100000,
-    ropeScaling: null,
-    hiddenAct: "silu",
-    attentionBias: false,
-    qkNorm: false,
     tieWordEmbeddings: true,
     bosTokenId: 0,
     eosTokenIds: [0],
     padTokenId: undefined,
+    norm: { kind: "rms_norm", eps: 1e-5, weightOffset: 0 },
+    bias: { qkv: false, attentionOut: false, mlp: false },
+    activation: "silu",
+    embeddingScale: 1,
+    attentionScale: 1 / 8,
   });
+  assertEquals(layers.length, 30);
+  assertEquals(layers[29], {
+    kind: "full_attention",
+    rotary: {
+      theta: 100000,
+      scaling: { type: "default" },
+      invFreq: ropeInvFreq(100000, 64),
+      attentionFactor: 1,
+    },
+  });
+  assertEquals(names.qkv, { q: "self_attn.q_proj", k: "self_attn.k_proj", v: "self_attn.v_proj" });
+  assertEquals([names.preAttentionNorm, names.preMlpNorm, names.postMlpNorm, names.qNorm], [
+    "input_layernorm",
+    "post_attention_layernorm",
+    undefined,
+    undefined,
+  ]);
 });
 
 Deno.test("hf config: qwen2 has q/k/v bias by default, qwen3 has q/k norm and its own head_dim", () => {
   const qwen2 = parseHfConfig(QWEN2);
-  assertEquals(qwen2.family === "llama" && [qwen2.attentionBias, qwen2.qkNorm], [true, false]);
+  assertEquals([qwen2.bias, qwen2.names.qNorm], [
+    { qkv: true, attentionOut: false, mlp: false },
+    undefined,
+  ]);
   assertEquals(qwen2.eosTokenIds, [151645]);
   const qwen3 = parseHfConfig({
     ...QWEN2,
@@ -80,10 +101,18 @@ Deno.test("hf config: qwen2 has q/k/v bias by default, qwen3 has q/k norm and it
     eos_token_id: [151645, 151643],
   });
   assertEquals(
-    qwen3.family === "llama" &&
-      [qwen3.attentionBias, qwen3.qkNorm, qwen3.headDim, qwen3.numKvHeads, qwen3.eosTokenIds],
-    [false, true, 128, 8, [151645, 151643]],
+    [qwen3.bias.qkv, qwen3.names.qNorm, qwen3.headDim, qwen3.numKvHeads, qwen3.eosTokenIds],
+    [false, "self_attn.q_norm", 128, 8, [151645, 151643]],
   );
+  assertEquals(qwen3.attentionScale, 1 / Math.sqrt(128), "head_dim, not hidden / heads");
+});
+
+Deno.test("hf config: llama's attention_bias adds q, k, v and o_proj biases, as HF's LlamaAttention", () => {
+  assertEquals(parseHfConfig({ ...SMOLLM, attention_bias: true }).bias, {
+    qkv: true,
+    attentionOut: true,
+    mlp: false,
+  });
 });
 
 Deno.test("hf config: a minimal mistral config takes transformers' defaults", () => {
@@ -96,11 +125,11 @@ Deno.test("hf config: a minimal mistral config takes transformers' defaults", ()
     vocab_size: 100,
   });
   assertEquals(
-    config.family === "llama" && [
+    [
       config.numKvHeads,
       config.headDim,
-      config.rmsNormEps,
-      config.ropeTheta,
+      config.norm.eps,
+      config.layers[0].rotary?.theta,
       config.maxPositions,
       config.tieWordEmbeddings,
       config.eosTokenIds,
@@ -110,47 +139,56 @@ Deno.test("hf config: a minimal mistral config takes transformers' defaults", ()
   );
 });
 
-Deno.test("hf config: gpt2 reads its own key names and ties embeddings", () => {
+Deno.test("hf config: a config without model_type is read by its architectures' row", () => {
+  const { model_type: _, ...noType } = SMOLLM;
+  assertEquals(parseHfConfig(noType).modelType, "llama");
+});
+
+Deno.test("hf config: gpt2 reads its own key names into LayerNorm, Conv1D and learned positions", () => {
+  const cfg = parseHfConfig({
+    model_type: "gpt2",
+    n_embd: 768,
+    n_layer: 12,
+    n_head: 12,
+    n_positions: 1024,
+    n_inner: null,
+    vocab_size: 50257,
+    layer_norm_epsilon: 1e-5,
+    activation_function: "gelu_new",
+    bos_token_id: 50256,
+    eos_token_id: 50256,
+  });
+  const { names, layers } = cfg;
   assertEquals(
-    parseHfConfig({
-      model_type: "gpt2",
-      n_embd: 768,
-      n_layer: 12,
-      n_head: 12,
-      n_positions: 1024,
-      n_inner: null,
-      vocab_size: 50257,
-      layer_norm_epsilon: 1e-5,
-      activation_function: "gelu_new",
-      bos_token_id: 50256,
-      eos_token_id: 50256,
-    }),
-    {
-      family: "gpt2",
-      modelType: "gpt2",
-      hiddenSize: 768,
-      intermediateSize: 3072,
-      numLayers: 12,
-      numHeads: 12,
-      vocabSize: 50257,
-      maxPositions: 1024,
-      layerNormEps: 1e-5,
-      activation: "gelu_new",
-      tieWordEmbeddings: true,
-      bosTokenId: 50256,
-      eosTokenIds: [50256],
-      padTokenId: undefined,
-    },
+    [cfg.intermediateSize, cfg.numKvHeads, cfg.headDim, cfg.maxPositions, cfg.tieWordEmbeddings],
+    [3072, 12, 64, 1024, true],
   );
+  assertEquals([cfg.norm, cfg.bias, cfg.activation, cfg.attentionScale], [
+    { kind: "layer_norm", eps: 1e-5, weightOffset: 0 },
+    { qkv: true, attentionOut: true, mlp: true },
+    "gelu",
+    1 / 8,
+  ]);
+  assertEquals(layers[11], { kind: "full_attention" });
+  assertEquals([names.qkv, names.mlpIn, names.positionEmbedding, names.conv1d], [
+    { fused: "attn.c_attn" },
+    { fc: "mlp.c_fc" },
+    "transformer.wpe.weight",
+    true,
+  ]);
 });
 
 const BAD: [string, Record<string, unknown>, string][] = [
   [
     "an unsupported model_type",
     { ...SMOLLM, model_type: "falcon" },
-    `model_type "falcon" is not supported; supported: llama, mistral, qwen2, qwen3, gpt2`,
+    `key "model_type" is "falcon"; expected one of "llama", "mistral", "qwen2", "qwen3", "gpt2"`,
   ],
-  ["no model_type", { hidden_size: 8 }, `key "model_type" is missing; expected a string`],
+  [
+    "no model_type",
+    { hidden_size: 8 },
+    `key "model_type" is missing; expected one of "llama", "mistral", "qwen2", "qwen3", "gpt2"`,
+  ],
   [
     "a missing size",
     { ...SMOLLM, intermediate_size: undefined },
@@ -178,6 +216,16 @@ const BAD: [string, Record<string, unknown>, string][] = [
   ],
   ["a text flag", { ...SMOLLM, tie_word_embeddings: "yes" }, `key "tie_word_embeddings" is "yes"`],
   ["rope_scaling as text", { ...SMOLLM, rope_scaling: "linear" }, `key "rope_scaling" is "linear"`],
+  [
+    "an unknown RoPE variant",
+    { ...SMOLLM, rope_scaling: { rope_type: "longrope", factor: 2 } },
+    `key "rope_scaling.rope_type" is "longrope"; expected one of "default", "linear", "dynamic", "llama3", "yarn"`,
+  ],
+  [
+    "an activation rft does not compute",
+    { ...SMOLLM, hidden_act: "relu" },
+    `key "hidden_act" is "relu"; expected one of "silu", "swish", "gelu_new"`,
+  ],
   ["gpt2 without n_layer", { model_type: "gpt2", n_embd: 8, n_head: 2 }, `key "n_layer"`],
 ];
 

@@ -11,6 +11,7 @@ import { tinyLlamaConfig } from "../_tiny_llama.ts";
 import { newEid, validateExperience } from "../../src/buffer/experience.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";
+import { parameterSpecs } from "../../src/model/parameters.ts";
 import { createModel, loadModel, type PolicyModel } from "../../src/model/policy.ts";
 import { mergeShards, shardName, shardRows } from "../../src/model/row_shards.ts";
 import { TrainStep } from "../../src/trainer/train_step.ts";
@@ -56,9 +57,11 @@ function experiences() {
 }
 
 Deno.test("shardRows splits only vocabulary weights over the limit; mergeShards joins them", () => {
-  assertEquals(shardRows("model.embed_tokens.weight", [150, 16], SMALL_BINDING), [64, 64, 22]);
-  assertEquals(shardRows("model.embed_tokens.weight", [64, 16], SMALL_BINDING), undefined);
-  assertEquals(shardRows("model.layers.0.mlp.up_proj.weight", [150, 16], SMALL_BINDING), undefined);
+  const embedding = parameterSpecs(parseHfConfig(tinyLlamaConfig(150)))[0];
+  assertEquals(embedding.name, "model.embed_tokens.weight");
+  assertEquals(shardRows(embedding, SMALL_BINDING), [64, 64, 22]);
+  assertEquals(shardRows({ ...embedding, shape: [64, 16] }, SMALL_BINDING), undefined);
+  assertEquals(shardRows({ shape: [150, 16] }, SMALL_BINDING), undefined, "not shardable");
   const merged = mergeShards(
     new Map([
       [shardName("lm_head.weight", 1), Float32Array.from([3, 4])],

@@ -136,7 +136,7 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
     const cfg = model.config;
     assertEquals(
       exe.dispatches.some((d) => d.label.startsWith("normed_gated_gemv")),
-      cfg.family === "llama" && fits(cfg.intermediateSize, cfg.hiddenSize),
+      "gate" in cfg.names.mlpIn && fits(cfg.intermediateSize, cfg.hiddenSize),
       "the gated gemv runs where the MLP's weights fit it",
     );
     const { ids, positions, segments } = padBatch(SEQUENCES, T, VOCAB);

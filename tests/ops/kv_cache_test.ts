@@ -13,7 +13,7 @@ import { type DType, type HostData, shapeSize, type Tensor } from "../../src/gra
 import { causalAttention } from "../../src/ops/attention.ts";
 import { cachedAttention } from "../../src/ops/cached_attention.ts";
 import { writeKvCache } from "../../src/ops/kv_cache.ts";
-import { rope } from "../../src/ops/rope.ts";
+import { rope, ropeInvFreq } from "../../src/ops/rope.ts";
 import {
   cachedAttentionRef,
   type KvCacheShape,
@@ -115,18 +115,18 @@ Deno.test("writeKvCache: writes a variable's rows where the positions say, and a
  */
 async function checkRotatingWrite(headDim: number, seed: number) {
   const shape = { slots: 3, tokens: 2, maxLen: 7, heads: 3, kvHeads: 3, headDim };
-  const theta = 10000;
+  const invFreq = ropeInvFreq(10000, headDim);
   const cache = randomInput([3, 7, 3, headDim], seed);
   const x = randomInput([3, 2, 3, headDim], seed + 1);
   const rows = [[0, 5], [-1, 3], [6, 9]];
   const positions = positionsInput(rows);
   const [fused, separate] = await runOps([cache, x, positions], (c, k, pos) => [
-    writeKvCache(c, k, pos, { ropeTheta: theta }),
-    writeKvCache(c, rope(k, pos, theta), pos),
+    writeKvCache(c, k, pos, { invFreq }),
+    writeKvCache(c, rope(k, pos, invFreq), pos),
   ]);
   const expected = writeKvCacheRef(
     cache.data,
-    ropeRef(x.data, positions.data, shape.kvHeads, shape.headDim, theta),
+    ropeRef(x.data, positions.data, shape.kvHeads, shape.headDim, invFreq),
     positions.data,
     shape,
   );
@@ -139,11 +139,11 @@ async function checkRotatingWrite(headDim: number, seed: number) {
   const farPositions = positionsInput([[40000, 123457]]);
   const [farOut] = await runOps(
     [farCache, farX, farPositions],
-    (c, k, pos) => writeKvCache(c, k, pos, { ropeTheta: 1000000 }),
+    (c, k, pos) => writeKvCache(c, k, pos, { invFreq: ropeInvFreq(1000000, headDim) }),
   );
   const farExpected = writeKvCacheRef(
     farCache.data,
-    ropeRef(farX.data, farPositions.data, 3, headDim, 1000000),
+    ropeRef(farX.data, farPositions.data, 3, headDim, ropeInvFreq(1000000, headDim)),
     farPositions.data,
     far,
   );
@@ -156,23 +156,21 @@ async function checkRotatingWrite(headDim: number, seed: number) {
   }
 }
 
-Deno.test("writeKvCache with ropeTheta: rotated keys as rope() then a write give, odd shapes", async () => {
+Deno.test("writeKvCache with invFreq: rotated keys as rope() then a write give, odd shapes", async () => {
   await checkRotatingWrite(6, 940); // pairs of 3: a pair per invocation
   await checkRotatingWrite(24, 950); // pairs of 12: four per invocation (main4), three quads
 });
 
-Deno.test("writeKvCache with ropeTheta refuses an odd head dim and a bad theta", () => {
+Deno.test("writeKvCache with invFreq refuses an odd head dim and a bad table", () => {
   const g = new Graph();
   const positions = g.input([1, 1], "i32");
+  const write = (headDim: number, invFreq: Float32Array<ArrayBuffer>) =>
+    writeKvCache(g.input([1, 4, 1, headDim]), g.input([1, 1, 1, headDim]), positions, { invFreq });
+  assertThrows(() => write(5, ropeInvFreq(1e4, 4)), Error, "expected an even head_dim");
   assertThrows(
-    () => writeKvCache(g.input([1, 4, 1, 5]), g.input([1, 1, 1, 5]), positions, { ropeTheta: 1e4 }),
+    () => write(6, Float32Array.of(1, -1, 0)),
     Error,
-    "expected theta > 0 and an even head_dim",
-  );
-  assertThrows(
-    () => writeKvCache(g.input([1, 4, 1, 6]), g.input([1, 1, 1, 6]), positions, { ropeTheta: 0 }),
-    Error,
-    "expected theta > 0",
+    "3 finite inverse frequencies >= 0, received 3",
   );
 });
 

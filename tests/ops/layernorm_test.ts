@@ -2,7 +2,8 @@
  * RMSNorm and LayerNorm over the last axis: forward against the f64 CPU references on odd
  * shapes (rows of 1, 37 and 300 columns, more rows than a workgroup has threads, a 2-D
  * workgroup grid, Qwen3's per-head q/k norm shape, rows of a multiple of 4 columns, which a CPU
- * adapter walks one invocation per row), large, tiny and offset magnitudes, and
+ * adapter walks one invocation per row), large, tiny and offset magnitudes, Gemma's RMSNorm
+ * scaling by 1 + weight, and
  * backward for every input against finite differences of the references.
  */
 
@@ -33,6 +34,14 @@ const VARIANTS: Variant[] = [
     op: (eps) => (x, w) => rmsNorm(x, w, eps),
     ref: (eps, cols) => (x, w) => rmsNormRef(x, w, cols, eps),
     params: (cols, seed) => [randomInput([cols], seed, 0.5, 1.5)],
+  },
+  {
+    // Gemma's RMSNorm: weights stored around 0, scaling by 1 + weight.
+    name: "rmsNorm with weight offset 1",
+    eps: 1e-6,
+    op: (eps) => (x, w) => rmsNorm(x, w, eps, 1),
+    ref: (eps, cols) => (x, w) => rmsNormRef(x, w, cols, eps, 1),
+    params: (cols, seed) => [randomInput([cols], seed, -0.5, 0.5)],
   },
   {
     name: "layerNorm",
@@ -144,6 +153,11 @@ Deno.test("norm ops reject bad inputs, naming the op and what they expected", ()
     '"layer_norm" to x[2,3]:f32: expected an f32 bias of shape [3], received bi[3]:i32',
   );
   assertThrows(() => rmsNorm(g.input([2, 3], "u32", "ids"), w, 1e-6), Error, "rank >= 1");
-  assertThrows(() => rmsNorm(x, w, -1), Error, "expected a finite eps >= 0, received -1");
+  assertThrows(
+    () => rmsNorm(x, w, -1),
+    Error,
+    "expected a finite eps >= 0 and weight offset, received -1 and 0",
+  );
+  assertThrows(() => rmsNorm(x, w, 1e-6, Infinity), Error, "received 0.000001 and Infinity");
   assertThrows(() => layerNorm(x, w, w, NaN), Error, "received NaN");
 });

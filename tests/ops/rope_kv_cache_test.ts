@@ -11,7 +11,7 @@ import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import { cachedAttention } from "../../src/ops/cached_attention.ts";
 import { writeKvCache } from "../../src/ops/kv_cache.ts";
-import { rope } from "../../src/ops/rope.ts";
+import { rope, ropeInvFreq } from "../../src/ops/rope.ts";
 import { ropeKvCache } from "../../src/ops/rope_kv_cache.ts";
 import { neg } from "../../src/ops/unary.ts";
 import { cachedAttentionRef, writeKvCacheRef } from "../../src/reference/kv_cache.ts";
@@ -30,7 +30,7 @@ const POSITIONS = [[0, 5], [-1, 3], [6, 9]];
  */
 async function checkFused(headDim: number, seed: number) {
   const shape = { slots: 3, tokens: 2, maxLen: 7, heads: 6, kvHeads: 2, headDim };
-  const theta = 10000;
+  const invFreq = ropeInvFreq(10000, headDim);
   const q = randomInput([3, 2, 6, headDim], seed);
   const k = randomInput([3, 2, 2, headDim], seed + 1);
   const v = randomInput([3, 2, 2, headDim], seed + 2);
@@ -46,15 +46,15 @@ async function checkFused(headDim: number, seed: number) {
   const [negated, queries, keys, values, attended] = await runOps(
     inputs,
     (q, k, v, kc, vc, pos) => {
-      const r = ropeKvCache(q, k, v, kc, vc, pos, theta);
+      const r = ropeKvCache(q, k, v, kc, vc, pos, invFreq);
       const attended = cachedAttention(r.queries, r.keys, r.values, pos);
       return [neg(r.values), r.queries, r.keys, r.values, attended];
     },
   );
-  const wantQueries = ropeRef(q.data, positions.data, 6, headDim, theta);
+  const wantQueries = ropeRef(q.data, positions.data, 6, headDim, invFreq);
   const wantKeys = writeKvCacheRef(
     keyCache.data,
-    ropeRef(k.data, positions.data, 2, headDim, theta),
+    ropeRef(k.data, positions.data, 2, headDim, invFreq),
     positions.data,
     shape,
   );
@@ -75,8 +75,8 @@ async function checkFused(headDim: number, seed: number) {
   );
   const [separate] = await runOps(inputs, (q, k, v, kc, vc, pos) => [
     cachedAttention(
-      rope(q, pos, theta),
-      writeKvCache(kc, k, pos, { ropeTheta: theta }),
+      rope(q, pos, invFreq),
+      writeKvCache(kc, k, pos, { invFreq }),
       writeKvCache(vc, v, pos),
       pos,
     ),
@@ -89,23 +89,25 @@ Deno.test("ropeKvCache: rotated queries and both caches as the references, odd s
   await checkFused(24, 1320); // three
 });
 
-Deno.test("ropeKvCache refuses head dims not a multiple of 8, a bad theta, a written op result", async () => {
+Deno.test("ropeKvCache refuses head dims not a multiple of 8, a bad table, a written op result", async () => {
   const g = new Graph();
   const positions = g.input([1, 1], "i32");
   const rows = (heads: number, d: number) => g.input([1, 1, heads, d]);
   const cache = (d: number) => g.input([1, 4, 1, d]);
+  const f = (d: number) => ropeInvFreq(1e4, d);
   assertThrows(
-    () => ropeKvCache(rows(2, 12), rows(1, 12), rows(1, 12), cache(12), cache(12), positions, 1e4),
+    () =>
+      ropeKvCache(rows(2, 12), rows(1, 12), rows(1, 12), cache(12), cache(12), positions, f(12)),
     Error,
     "head_dim a multiple of 8",
   );
   assertThrows(
-    () => ropeKvCache(rows(2, 8), rows(1, 8), rows(1, 8), cache(8), cache(8), positions, 0),
+    () => ropeKvCache(rows(2, 8), rows(1, 8), rows(1, 8), cache(8), cache(8), positions, f(6)),
     Error,
-    "expected a finite theta > 0",
+    "expected an even head_dim and 4 finite inverse frequencies >= 0, received 3",
   );
   assertThrows(
-    () => ropeKvCache(rows(3, 8), rows(2, 8), rows(2, 8), cache(8), cache(8), positions, 1e4),
+    () => ropeKvCache(rows(3, 8), rows(2, 8), rows(2, 8), cache(8), cache(8), positions, f(8)),
     Error,
     "do not share 2 kv heads evenly",
   );
@@ -116,7 +118,7 @@ Deno.test("ropeKvCache refuses head dims not a multiple of 8, a bad theta, a wri
     neg(cache(8)),
     cache(8),
     positions,
-    1e4,
+    f(8),
   );
   await assertRejects(
     async () => (await compileGraph(await getGpu(), [written.queries])).destroy(),

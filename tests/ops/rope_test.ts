@@ -36,9 +36,10 @@ async function checkRope(
 ) {
   const x = randomInput(shape, seed);
   const pos = positionsInput(shape.slice(0, -2), positions);
-  const [y] = await runOps([x, pos], (t, p) => rope(t, p, theta));
   const [heads, headDim] = shape.slice(-2);
-  assertClose(y, ropeRef(x.data, pos.data, heads, headDim, theta), { label, ...TOL });
+  const invFreq = ropeInvFreq(theta, headDim);
+  const [y] = await runOps([x, pos], (t, p) => rope(t, p, invFreq));
+  assertClose(y, ropeRef(x.data, pos.data, heads, headDim, invFreq), { label, ...TOL });
 }
 
 Deno.test("ropeInvFreq: HF's f32 1 / theta^(2i/d)", () => {
@@ -82,7 +83,7 @@ Deno.test("rope: a continuation and a packed segment equal the whole-sequence re
   const [heads, headDim] = [2, 10];
   const x = randomInput([1, 8, heads, headDim], 30);
   const tail = { shape: [1, 3, heads, headDim], data: x.data.slice(5 * heads * headDim) };
-  const apply = (t: Tensor, p: Tensor) => rope(t, p, 10000);
+  const apply = (t: Tensor, p: Tensor) => rope(t, p, ropeInvFreq(10000, headDim));
   const [whole] = await runOps([x, positionsInput([1, 8], arangePositions(1, 8))], apply);
   const [cont] = await runOps([tail, positionsInput([1, 3], [5, 6, 7])], apply);
   assertEquals(cont, whole.slice(5 * heads * headDim), "positions 5..7 of 0..7");
@@ -104,7 +105,7 @@ Deno.test("rope: large positions keep their accuracy", async () => {
 Deno.test("rope: u32 positions give the i32 result", async () => {
   const x = randomInput([2, 3, 2, 6], 50);
   const values = [4, 5, 6, 0, 1, 2];
-  const apply = (t: Tensor, p: Tensor) => rope(t, p, 10000);
+  const apply = (t: Tensor, p: Tensor) => rope(t, p, ropeInvFreq(10000, 6));
   const [a] = await runOps([x, positionsInput([2, 3], values)], apply);
   const u32 = { shape: [2, 3], data: Uint32Array.from(values), dtype: "u32" as const };
   const [b] = await runOps([x, u32], apply);
@@ -124,8 +125,8 @@ Deno.test("rope: backward matches finite differences (positions get none)", asyn
       label: `rope ${shape}`,
       inputs: [randomInput(shape, 60 + i), positionsInput(shape.slice(0, -2), positions)],
       wrt: [0],
-      build: (t, p) => rope(t, p, 10000),
-      reference: (t, p) => ropeRef(t, p, heads, headDim, 10000),
+      build: (t, p) => rope(t, p, ropeInvFreq(10000, headDim)),
+      reference: (t, p) => ropeRef(t, p, heads, headDim, ropeInvFreq(10000, headDim)),
     });
   }
 });
@@ -142,9 +143,9 @@ Deno.test("rope: the inverse rotation (the gradient op) differentiates too", asy
     wrt: [0],
     build: (s, p) => {
       const xt = s.graph.constant(x, shape, "x");
-      return grad(rope(xt, p, 10000), [xt], s)[0];
+      return grad(rope(xt, p, ropeInvFreq(10000, 6)), [xt], s)[0];
     },
-    reference: (s, p) => ropeRef(s, p.map((v) => -v), 2, 6, 10000),
+    reference: (s, p) => ropeRef(s, p.map((v) => -v), 2, 6, ropeInvFreq(10000, 6)),
   });
 });
 
@@ -152,12 +153,22 @@ Deno.test("rope rejects bad inputs, naming the op and what it expected", () => {
   const g = new Graph();
   const x = g.input([2, 3, 4, 6], "f32", "q");
   const pos = g.input([2, 3], "i32", "pos");
-  assertThrows(() => rope(g.input([2, 3, 4, 5], "f32", "odd"), pos, 1e4), Error, "even head_dim");
+  const invFreq = ropeInvFreq(1e4, 6);
   assertThrows(
-    () => rope(x, g.input([2, 3], "f32", "fpos"), 1e4),
+    () => rope(g.input([2, 3, 4, 5], "f32", "odd"), pos, ropeInvFreq(1e4, 4)),
+    Error,
+    "even head_dim",
+  );
+  assertThrows(
+    () => rope(x, g.input([2, 3], "f32", "fpos"), invFreq),
     Error,
     '"rope" to q[2,3,4,6]:f32: expected i32 or u32 positions of shape [2,3], received fpos[2,3]:f32',
   );
-  assertThrows(() => rope(x, g.input([6], "i32", "flat"), 1e4), Error, "received flat[6]:i32");
-  assertThrows(() => rope(x, pos, 0), Error, "expected a finite theta > 0, received 0");
+  assertThrows(() => rope(x, g.input([6], "i32", "flat"), invFreq), Error, "received flat[6]:i32");
+  assertThrows(
+    () => rope(x, pos, ropeInvFreq(1e4, 4)),
+    Error,
+    "expected an even head_dim and 3 finite inverse frequencies >= 0, received 2",
+  );
+  assertThrows(() => rope(x, pos, Float32Array.of(1, NaN, 0.1)), Error, "finite inverse");
 });

@@ -17,7 +17,7 @@ import { embedding } from "../../src/ops/embedding.ts";
 import { layerNorm } from "../../src/ops/layernorm.ts";
 import { matmul } from "../../src/ops/matmul.ts";
 import { sumLast } from "../../src/ops/reduce.ts";
-import { rope } from "../../src/ops/rope.ts";
+import { rope, ropeInvFreq } from "../../src/ops/rope.ts";
 import { sliceLast } from "../../src/ops/slice.ts";
 import { logSoftmax } from "../../src/ops/softmax.ts";
 import { tokenLogprobs } from "../../src/ops/token_logprobs.ts";
@@ -100,7 +100,13 @@ Deno.test("RFT_VALIDATE=1 checks rope and grouped-query causal attention with pa
   const v = g.input([2, 5, 2, 6], "f32", "v");
   const positions = g.input([2, 5], "i32", "positions");
   const segments = g.input([2, 5], "i32", "segments");
-  const out = causalAttention(rope(q, positions, 1e4), rope(k, positions, 1e4), v, segments);
+  const invFreq = ropeInvFreq(1e4, 6);
+  const out = causalAttention(
+    rope(q, positions, invFreq),
+    rope(k, positions, invFreq),
+    v,
+    segments,
+  );
   const feeds = new Map<Tensor, HostData>([
     [q, uniformArray(240, 7)],
     [k, uniformArray(120, 8)],

@@ -1,0 +1,292 @@
+/**
+ * The family table: every Hugging Face `model_type` rft runs, each a row that reads its
+ * `config.json` keys (with transformers' defaults for that model_type) into the normalised
+ * {@link ModelConfig} the builders, caches, exporters and LoRA read. A family differs from another
+ * here, in its row's data (weight names, norms, biases, activation, attention kinds), and nowhere
+ * else. Adding a family is adding a row (ARCHITECTURE.md, "How to add a model family").
+ */
+
+import { ConfigKeys, isTokenId, oneOfText } from "./config_keys.ts";
+import type {
+  BiasSpec,
+  LayerAttentionSpec,
+  ModelConfig,
+  NormSpec,
+  RotarySpec,
+  WeightNames,
+} from "./model_config.ts";
+import { readRopeScaling, ropeFrequencies } from "./rope_scaling.ts";
+
+/** One row of the table: the architectures it covers and how its config.json reads. */
+export interface Family {
+  /** HF `architectures` entries of this model_type (read when a config has no model_type). */
+  architectures: readonly string[];
+  /** Reads a config of this model_type (checked, defaults filled) into the description. */
+  read(keys: ConfigKeys, modelType: string): ModelConfig;
+}
+
+/** HF activation names rft computes, as the unary functions of `src/ops/unary.ts`. */
+const ACTIVATIONS: Readonly<Record<string, ModelConfig["activation"]>> = {
+  silu: "silu",
+  swish: "silu",
+  gelu_new: "gelu",
+  gelu_pytorch_tanh: "gelu",
+  gelu_fast: "gelu",
+};
+
+/** Weight names of the Llama layout (llama, mistral, qwen2). */
+const LLAMA_NAMES: WeightNames = {
+  embedding: "model.embed_tokens.weight",
+  layerPrefix: "model.layers.{l}.",
+  preAttentionNorm: "input_layernorm",
+  qkv: { q: "self_attn.q_proj", k: "self_attn.k_proj", v: "self_attn.v_proj" },
+  attentionOut: "self_attn.o_proj",
+  preMlpNorm: "post_attention_layernorm",
+  mlpIn: { gate: "mlp.gate_proj", up: "mlp.up_proj" },
+  mlpOut: "mlp.down_proj",
+  finalNorm: "model.norm",
+  lmHead: "lm_head.weight",
+  conv1d: false,
+};
+
+/** The Llama layout with per-head q/k norms (qwen3). */
+const QK_NORM_NAMES: WeightNames = {
+  ...LLAMA_NAMES,
+  qNorm: "self_attn.q_norm",
+  kNorm: "self_attn.k_norm",
+};
+
+const GPT2_NAMES: WeightNames = {
+  embedding: "transformer.wte.weight",
+  positionEmbedding: "transformer.wpe.weight",
+  layerPrefix: "transformer.h.{l}.",
+  preAttentionNorm: "ln_1",
+  qkv: { fused: "attn.c_attn" },
+  attentionOut: "attn.c_proj",
+  preMlpNorm: "ln_2",
+  mlpIn: { fc: "mlp.c_fc" },
+  mlpOut: "mlp.c_proj",
+  finalNorm: "transformer.ln_f",
+  lmHead: "lm_head.weight",
+  conv1d: true,
+};
+
+/** What Llama-layout rows differ in. */
+interface LlamaRow {
+  architectures: readonly string[];
+  /** transformers' `max_position_embeddings` default of the model_type. */
+  maxPositions: number;
+  /** Biases by `attention_bias` (q/k/v and o_proj: Llama) or fixed (qwen2: q/k/v only). */
+  bias: (attentionBias: boolean) => BiasSpec;
+  attentionBiasDefault: boolean;
+  names: WeightNames;
+}
+
+/** Llama's biases: `attention_bias` on q, k, v and o_proj. */
+const attentionBiases = (on: boolean): BiasSpec => ({ qkv: on, attentionOut: on, mlp: false });
+
+/** The table (see the file comment). */
+export const FAMILIES: Readonly<Record<string, Family>> = {
+  llama: llamaFamily({
+    architectures: ["LlamaForCausalLM"],
+    maxPositions: 2048,
+    bias: attentionBiases,
+    attentionBiasDefault: false,
+    names: LLAMA_NAMES,
+  }),
+  mistral: llamaFamily({
+    architectures: ["MistralForCausalLM"],
+    maxPositions: 4096 * 32,
+    bias: () => attentionBiases(false),
+    attentionBiasDefault: false,
+    names: LLAMA_NAMES,
+  }),
+  qwen2: llamaFamily({
+    architectures: ["Qwen2ForCausalLM"],
+    maxPositions: 32768,
+    bias: () => ({ qkv: true, attentionOut: false, mlp: false }),
+    attentionBiasDefault: true,
+    names: LLAMA_NAMES,
+  }),
+  qwen3: llamaFamily({
+    architectures: ["Qwen3ForCausalLM"],
+    maxPositions: 32768,
+    bias: attentionBiases,
+    attentionBiasDefault: false,
+    names: QK_NORM_NAMES,
+  }),
+  gpt2: { architectures: ["GPT2LMHeadModel", "GPT2Model"], read: gpt2Config },
+};
+
+/** model_types of multimodal models whose text model rft could run, with what to use instead. */
+const NOT_TEXT_MODELS: Readonly<Record<string, string>> = {
+  gemma3:
+    "Gemma 3's vision-language model (Gemma3ForConditionalGeneration); rft runs text models: use a gemma3_text checkpoint (Gemma3ForCausalLM, e.g. gemma-3-270m or gemma-3-1b)",
+};
+
+/** Every model_type rft can load. */
+export const SUPPORTED_MODEL_TYPES: readonly string[] = Object.keys(FAMILIES);
+
+/**
+ * The normalised description of parsed config JSON (`file` names it in errors): the row of its
+ * `model_type` (or, without one, of its `architectures`) reads it. An unknown model_type is one
+ * InputError naming the file, the key and the supported ones.
+ */
+export function describeModel(json: unknown, file: string): ModelConfig {
+  const keys = new ConfigKeys(json, file);
+  const modelType = keys.has("model_type") ? keys.string("model_type") : fromArchitectures(keys);
+  const family = FAMILIES[modelType];
+  if (family) return family.read(keys, modelType);
+  const hint = NOT_TEXT_MODELS[modelType];
+  return keys.fail("model_type", modelType, hint ?? oneOfText(SUPPORTED_MODEL_TYPES));
+}
+
+/** The model_type whose row lists the config's first architecture. */
+function fromArchitectures(keys: ConfigKeys): string {
+  const architectures = keys.get("architectures");
+  const first = Array.isArray(architectures) ? architectures[0] : undefined;
+  const found = Object.entries(FAMILIES).find(([, f]) => f.architectures.includes(first));
+  return found ? found[0] : keys.oneOf("model_type", SUPPORTED_MODEL_TYPES);
+}
+
+/** A Llama-layout row (RMSNorm, rotary GQA attention, gated MLP). */
+function llamaFamily(row: LlamaRow): Family {
+  return {
+    architectures: row.architectures,
+    read(keys, modelType) {
+      const shape = decoderShape(keys, { maxPositions: row.maxPositions });
+      const rotary = rotarySpec(keys, "rope_theta", 10000, "rope_scaling", shape);
+      return {
+        modelType,
+        ...shape,
+        tieWordEmbeddings: keys.boolean("tie_word_embeddings", false),
+        ...tokenIds(keys),
+        norm: { kind: "rms_norm", eps: keys.positiveNumber("rms_norm_eps", 1e-6), weightOffset: 0 },
+        bias: row.bias(keys.boolean("attention_bias", row.attentionBiasDefault)),
+        activation: activation(keys, "hidden_act", "silu"),
+        embeddingScale: 1,
+        attentionScale: 1 / Math.sqrt(shape.headDim),
+        layers: uniformLayers(shape.numLayers, { kind: "full_attention", rotary }),
+        names: row.names,
+      };
+    },
+  };
+}
+
+/** GPT-2: LayerNorm, learned positions, fused qkv Conv1D, tanh GELU MLP, all with biases. */
+function gpt2Config(keys: ConfigKeys, modelType: string): ModelConfig {
+  const hiddenSize = keys.positiveInt("n_embd");
+  const numHeads = keys.positiveInt("n_head");
+  if (hiddenSize % numHeads !== 0) {
+    keys.fail("n_embd", hiddenSize, `a multiple of n_head (${numHeads})`);
+  }
+  const numLayers = keys.positiveInt("n_layer");
+  const headDim = hiddenSize / numHeads;
+  const norm: NormSpec = {
+    kind: "layer_norm",
+    eps: keys.positiveNumber("layer_norm_epsilon", 1e-5),
+    weightOffset: 0,
+  };
+  return {
+    modelType,
+    hiddenSize,
+    intermediateSize: keys.positiveInt("n_inner", 4 * hiddenSize),
+    numLayers,
+    numHeads,
+    numKvHeads: numHeads,
+    headDim,
+    vocabSize: keys.positiveInt("vocab_size"),
+    maxPositions: keys.positiveInt("n_positions"),
+    tieWordEmbeddings: keys.boolean("tie_word_embeddings", true),
+    ...tokenIds(keys),
+    norm,
+    bias: { qkv: true, attentionOut: true, mlp: true },
+    activation: activation(keys, "activation_function", "gelu_new"),
+    embeddingScale: 1,
+    attentionScale: 1 / Math.sqrt(headDim),
+    layers: uniformLayers(numLayers, { kind: "full_attention" }),
+    names: GPT2_NAMES,
+  };
+}
+
+/** The sizes every rotary decoder's config spells the same way. */
+type DecoderShape = Pick<
+  ModelConfig,
+  | "hiddenSize"
+  | "intermediateSize"
+  | "numLayers"
+  | "numHeads"
+  | "numKvHeads"
+  | "headDim"
+  | "vocabSize"
+  | "maxPositions"
+>;
+
+/** Reads hidden/intermediate sizes, layers, heads, KV heads, head_dim, vocab and positions. */
+function decoderShape(
+  keys: ConfigKeys,
+  defaults: { maxPositions: number; headDim?: number; numKvHeads?: number },
+): DecoderShape {
+  const hiddenSize = keys.positiveInt("hidden_size");
+  const numHeads = keys.positiveInt("num_attention_heads");
+  const numKvHeads = keys.positiveInt("num_key_value_heads", defaults.numKvHeads ?? numHeads);
+  if (numHeads % numKvHeads !== 0) {
+    keys.fail("num_key_value_heads", numKvHeads, `a divisor of num_attention_heads (${numHeads})`);
+  }
+  const derivedHeadDim = defaults.headDim ?? hiddenSize / numHeads;
+  if (!keys.has("head_dim") && !Number.isInteger(derivedHeadDim)) {
+    keys.fail("hidden_size", hiddenSize, `a multiple of num_attention_heads (${numHeads})`);
+  }
+  const headDim = keys.positiveInt("head_dim", derivedHeadDim);
+  if (headDim % 2 !== 0) keys.fail("head_dim", headDim, "an even number (RoPE rotates pairs)");
+  return {
+    hiddenSize,
+    intermediateSize: keys.positiveInt("intermediate_size"),
+    numLayers: keys.positiveInt("num_hidden_layers"),
+    numHeads,
+    numKvHeads,
+    headDim,
+    vocabSize: keys.positiveInt("vocab_size"),
+    maxPositions: keys.positiveInt("max_position_embeddings", defaults.maxPositions),
+  };
+}
+
+/**
+ * The rotary embedding of base key `thetaKey` (default `thetaDefault`) and variant key
+ * `scalingKey` (`rope_scaling`, null: default), for heads of `shape.headDim`.
+ */
+function rotarySpec(
+  keys: ConfigKeys,
+  thetaKey: string,
+  thetaDefault: number,
+  scalingKey: string,
+  shape: DecoderShape,
+): RotarySpec {
+  const theta = keys.positiveNumber(thetaKey, thetaDefault);
+  const scaling = readRopeScaling(keys, scalingKey, keys.get(scalingKey), shape.maxPositions);
+  return { theta, scaling, ...ropeFrequencies(theta, scaling, shape.headDim) };
+}
+
+/** `count` layers with the same attention. */
+function uniformLayers(count: number, spec: LayerAttentionSpec): LayerAttentionSpec[] {
+  return Array.from({ length: count }, () => spec);
+}
+
+/** The activation named by `key` (`fallback` when absent). */
+function activation(keys: ConfigKeys, key: string, fallback: string): ModelConfig["activation"] {
+  return ACTIVATIONS[keys.oneOf(key, Object.keys(ACTIVATIONS), fallback)];
+}
+
+/** bos, eos (one id or a list) and pad token ids. */
+function tokenIds(keys: ConfigKeys) {
+  const eos = keys.get("eos_token_id") ?? [];
+  const eosTokenIds = typeof eos === "number" ? [eos] : eos;
+  if (!Array.isArray(eosTokenIds) || !eosTokenIds.every(isTokenId)) {
+    keys.fail("eos_token_id", eos, "a token id or a list of token ids");
+  }
+  return {
+    bosTokenId: keys.tokenId("bos_token_id"),
+    eosTokenIds: eosTokenIds as number[],
+    padTokenId: keys.tokenId("pad_token_id"),
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * The fused paths of inference graphs, behind one seam so the decoder's own code
+ * (`decoder.ts`) reads as the modeling code does: the speed flags of {@link BuildOptions}, the
+ * RMSNorm computed in the operand fills of the products reading it (`prologue_matmul.ts`), the
+ * gated activation computed in the down product's fill, and a one-token-row MLP's norm, gate and
+ * up products and activation as one `normedGatedGemv`. Each applies where the description allows
+ * it (an RMSNorm without weight offset, a gated MLP of separate modules without biases) and gives
+ * the same values as the plain path.
+ */
+
+import type { GpuContext } from "../gpu/device.ts";
+import type { Tensor } from "../graph/tensor.ts";
+import { add } from "../ops/binary.ts";
+import { normedGatedGemv, normedGatedGemvMisfit } from "../ops/normed_gated_gemv.ts";
+import {
+  fillsTakePrologues,
+  prologueMatmul,
+  prologueMatmulAccumulate,
+} from "../ops/prologue_matmul.ts";
+import { project, type Projection } from "./linear_modules.ts";
+import type { ModelConfig } from "./model_config.ts";
+import type { WeightLookup } from "./transformer.ts";
+
+/** How a built graph will be used. */
+export interface BuildOptions {
+  /**
+   * The graph is never differentiated (generation, scoring): each residual addition is made in
+   * place by the projection that produces it (`matmulAccumulate`: one dispatch and one tensor
+   * fewer per residual, the same values). Graphs that are differentiated must leave it unset:
+   * their backward reads the residual stream the in-place additions overwrite.
+   */
+  inference?: boolean;
+  /**
+   * With `inference`: the RMSNorms before the q/k/v and gate/up products and the gated
+   * activation before the down product are computed in those products' operand fills
+   * (`prologue_matmul.ts`; the same values), not by passes of their own. For adapters whose
+   * products fill textures ({@link inferenceBuild} decides).
+   */
+  prologueProducts?: boolean;
+  /**
+   * With `inference`: whether the gated MLPs with weights [intermediate, hidden] (n, k) run
+   * their RMSNorm, gate and up products and activation as one `normedGatedGemv` (graphs of one
+   * token row on CPU adapters; {@link inferenceBuild} decides). A gate or up module with a LoRA
+   * adapter keeps its own products.
+   */
+  gatedGemv?: (n: number, k: number) => boolean;
+}
+
+/** The build options of an inference graph of `rows` token rows (batch x sequence) on `gpu`. */
+export function inferenceBuild(gpu: GpuContext, rows: number): BuildOptions {
+  const options = { inference: true, prologueProducts: fillsTakePrologues(gpu, rows) };
+  if (rows !== 1) return options;
+  return { ...options, gatedGemv: (n, k) => normedGatedGemvMisfit(gpu, n, k) === undefined };
+}
+
+/**
+ * A norm's output as the linear modules reading it take it: computed once as a tensor, or,
+ * with `fill`, by each module's product in its operand fill (a module with a LoRA adapter, which
+ * reads the tensor itself, gets the tensor).
+ */
+export class NormedInput {
+  #x?: Tensor;
+
+  constructor(
+    readonly h: Tensor,
+    readonly compute: () => Tensor,
+    readonly fill?: { weight: Tensor; eps: number },
+  ) {}
+
+  /** The normalized tensor, computed on first use. */
+  get x(): Tensor {
+    return this.#x ??= this.compute();
+  }
+
+  /** Module `m` of the normalized input. */
+  project(w: WeightLookup, m: Projection): Tensor {
+    if (!this.fill || !m.transB || w.lora?.(m.name)) return project(this.x, w, m);
+    const prologue = { kind: "rms_norm", eps: this.fill.eps } as const;
+    const y = prologueMatmul(this.h, this.fill.weight, w(`${m.name}.weight`), prologue, {
+      transB: true,
+    });
+    return m.bias ? add(y, w(`${m.name}.bias`)) : y;
+  }
+}
+
+/** The gated MLP's modules, as the fused paths take them. */
+export interface GatedMlp {
+  gate: Projection;
+  up: Projection;
+  down: Projection;
+}
+
+/** The fused paths one graph takes, decided once from the description and the build options. */
+export class BlockFusions {
+  /** Norms before products are computed in the products' fills. */
+  readonly #normsInFills: boolean;
+  /** The gated activation is computed in the down product's fill, added into the stream. */
+  readonly #activationInFill: boolean;
+  /** A gated MLP's norm, products and activation run as one gemv. */
+  readonly #gatedGemv: boolean;
+
+  constructor(readonly cfg: ModelConfig, options: BuildOptions) {
+    if (options.prologueProducts && !options.inference) {
+      throw new Error("Cannot build prologue products into a graph that is differentiated");
+    }
+    const plainRmsNorm = cfg.norm.kind === "rms_norm" && cfg.norm.weightOffset === 0;
+    const gated = "gate" in cfg.names.mlpIn && !cfg.bias.mlp;
+    const prologues = Boolean(options.prologueProducts) && plainRmsNorm;
+    // The fills read rows four values at a time.
+    this.#normsInFills = prologues && cfg.hiddenSize % 4 === 0;
+    this.#activationInFill = prologues && gated && cfg.intermediateSize % 4 === 0 &&
+      !cfg.names.postMlpNorm;
+    this.#gatedGemv = plainRmsNorm && gated && Boolean(cfg.names.preMlpNorm) &&
+      Boolean(options.gatedGemv?.(cfg.intermediateSize, cfg.hiddenSize));
+  }
+
+  /** The output of the norm of `h` with weight `weight` that `compute` computes as a tensor. */
+  normed(h: Tensor, compute: () => Tensor, weight?: Tensor): NormedInput {
+    const fill = this.#normsInFills && weight ? { weight, eps: this.cfg.norm.eps } : undefined;
+    return new NormedInput(h, compute, fill);
+  }
+
+  /**
+   * The MLP's activation f(gate) * up of the RMSNorm of `h` (weight `normWeight`) as one gemv, or
+   * undefined where that path does not apply (then build the products).
+   */
+  gemvActivation(
+    h: Tensor,
+    w: WeightLookup,
+    normWeight: Tensor,
+    { gate, up }: GatedMlp,
+  ): Tensor | undefined {
+    if (!this.#gatedGemv || w.lora?.(gate.name) || w.lora?.(up.name)) return undefined;
+    const weights = [w(`${gate.name}.weight`), w(`${up.name}.weight`)] as const;
+    const attrs = { eps: this.cfg.norm.eps, gate: this.cfg.activation };
+    return normedGatedGemv(h, normWeight, ...weights, attrs);
+  }
+
+  /**
+   * `h + down(f(gate) * up)` with the activation computed in the down product's fill and the
+   * product added in place, or undefined where that path does not apply.
+   */
+  downWithActivation(
+    h: Tensor,
+    w: WeightLookup,
+    gate: Tensor,
+    up: Tensor,
+    down: Projection,
+  ): Tensor | undefined {
+    if (!this.#activationInFill || w.lora?.(down.name)) return undefined;
+    const activation = { kind: "gated", gate: this.cfg.activation } as const;
+    return prologueMatmulAccumulate(h, gate, up, w(`${down.name}.weight`), activation, {
+      transB: true,
+    });
+  }
+}
