@@ -73,7 +73,10 @@ async function rftForwardGroup(model: PolicyModel, rows: number[][]) {
  * of rows whose logits fit one storage binding, run one after the other (as `logprobs` does).
  */
 async function rftForward(model: PolicyModel, rows: number[][]) {
-  const perRun = Math.max(1, Math.floor(model.logitsTokens / rows[0].length));
+  // The whole logits are read back here: rows whose logits fit one storage binding per run.
+  const bindingBytes = model.gpu.device.limits.maxStorageBufferBindingSize;
+  const logitsTokens = Math.floor(bindingBytes / (4 * model.config.vocabSize));
+  const perRun = Math.max(1, Math.floor(logitsTokens / rows[0].length));
   const groups: Awaited<ReturnType<typeof rftForwardGroup>>[] = [];
   for (let first = 0; first < rows.length; first += perRun) {
     groups.push(await rftForwardGroup(model, rows.slice(first, first + perRun)));

@@ -23,8 +23,8 @@ import { initParameters } from "../src/model/init.ts";
 import { padBatch, paddedLength } from "../src/model/padded_batch.ts";
 import { parameterSpecs } from "../src/model/parameters.ts";
 import { createModel, type PolicyModel } from "../src/model/policy.ts";
-import { buildLogits } from "../src/model/transformer.ts";
-import { tokenLogprobs } from "../src/ops/token_logprobs.ts";
+import { tokenScores } from "../src/model/token_scores.ts";
+import { scoredHidden } from "../src/model/transformer.ts";
 import { trainStepFor } from "../src/run/stage_trainer.ts";
 import { mulberry32 } from "../src/util/random.ts";
 import {
@@ -114,8 +114,8 @@ function syntheticBatch(
 /**
  * Seconds to compute the token log-probs of `sequences` and their gradients with respect to every
  * parameter (one readback per graph run), and the dispatches of one run. The rows are cut into
- * runs whose logits fit one storage binding (as the train step's micro-batches are), each run
- * of one compiled graph (two when the last run is shorter).
+ * runs whose activations fit one storage binding (as the train step's micro-batches are), each
+ * run of one compiled graph (two when the last run is shorter).
  */
 async function timeForwardBackward(
   gpu: GpuContext,
@@ -125,7 +125,7 @@ async function timeForwardBackward(
 ): Promise<{ seconds: number; dispatches: number }> {
   const cfg = model.config;
   const seq = paddedLength(Math.max(...sequences.map((s) => s.length)));
-  const perRun = Math.max(1, Math.floor(model.logitsTokens / seq));
+  const perRun = Math.max(1, Math.floor(model.activationTokens / seq));
   const graphs = new Map<number, ForwardBackwardGraph>(); // by rows per run
   try {
     const runs: { graph: ForwardBackwardGraph; batch: ReturnType<typeof padBatch> }[] = [];
@@ -176,7 +176,9 @@ async function forwardBackwardGraph(
     segments: input("segments"),
     targets: input("targets"),
   };
-  const logprobs = tokenLogprobs(buildLogits(cfg, model.weights(g), inputs), inputs.targets);
+  const w = model.weights(g);
+  const hidden = scoredHidden(cfg, w, inputs);
+  const logprobs = tokenScores(cfg, w, hidden, inputs.targets, { recompute: true }).logp;
   const weights = parameterSpecs(cfg).map((s) => g.variable(model.params.get(s.name)!));
   const exe = await compileGraph(gpu, [logprobs, ...grad(logprobs, weights)], "bench:fwd+bwd");
   return { exe, inputs, logprobs };

@@ -1,38 +1,46 @@
-// Per-row token log-probability log_softmax(z)[target] and entropy of softmax(z) over the last
-// axis of logits z viewed as [rows, cols] (cols: the vocabulary), without materialising the
-// log-softmax, and their backward. One workgroup per row, row = wid.x + wid.y * nwg.x (2-D grid
-// when rows > 65535); threads stride over the columns (any cols >= 1) and combine with a tree
-// reduction in workgroup memory. WG must be a power of two.
-// ENTROPY (override): false token log-prob, true entropy.
-// Per row: m = max(z), u = z - m, s = sum(exp(u)), p = exp(u) / s, pu = sum(p * u).
-// Bindings (both entry points): z [rows, cols] (read), targets [rows] (read, i32 or u32 read as
-// u32; unused for entropy: callers bind z), g [rows] (read; unused by forward: callers bind z),
-// out (write), params.
-// forward:  out [rows]. log-prob: u[target] - log(s), or 0 when target >= cols (a negative i32
-//           included); entropy: log(s) - pu.
-// backward: g = gradient of the forward output; out [rows, cols] = dz.
-//           log-prob: dz_j = g * (onehot(target)_j - p_j), or 0 when target >= cols;
-//           entropy:  dz_j = -g * p_j * (u_j - pu).
+// Per-row token statistics of logits z over a vocabulary held in pieces (the columns
+// [first, first + cols) of each piece; the LM head's row shards, or any split of the vocabulary),
+// without materialising a log-softmax, and their backward. With u = z * inv_temp (the temperature
+// folded in), per row: logZ = log(sum(exp(u))), mean = sum(p * u) with p = exp(u - logZ),
+// logp = u[target] - logZ (0 when the target is outside [0, vocab): an ignore index), and
+// entropy = logZ - mean. One workgroup per row, row = wid.x + wid.y * nwg.x (2-D grid when
+// rows > 65535); threads stride over the columns (any cols >= 1). WG must be a power of two.
+//
+// forward: one launch per piece, in order, each merging its piece into the running statistics held
+//        in out [rows, 4] (m: max u, s: sum(exp(u - m)), t: sum(exp(u - m) * (u - m)), u[target]);
+//        the first launch (begin = 1) starts them, the last (finish = 1) turns them into
+//        (logp, entropy, logZ, mean). Bindings: z [rows, cols] (read), targets (read, i32 or u32
+//        read as u32; row r reads targets[offset + r]), g (unused: callers bind z), out (write).
+// backward: the gradient of one piece, out [rows, cols] = dz, from stats = (logp, entropy, logZ,
+//        mean) [rows, 4] and g = their gradient [rows, 4]:
+//        du_j = g0 * (onehot(target)_j - p_j) (0 for an ignored target) - g1 * p_j * (u_j - mean)
+//             + g2 * p_j + g3 * p_j * (1 + u_j - mean);  dz_j = du_j * inv_temp.
+//        Bindings: z, targets, stats, g (read), out (write). No reduction: one pass over the row.
 
-override ENTROPY: bool = false;
 override WG: u32 = 256u;
 
 struct Params {
   rows: u32,
   cols: u32,
+  first: u32,
+  vocab: u32,
+  offset: u32,
+  inv_temp: f32,
+  begin: u32,
+  finish: u32,
 }
 
 @group(0) @binding(0) var<storage, read> z: array<f32>;
 @group(0) @binding(1) var<storage, read> targets: array<u32>;
-@group(0) @binding(2) var<storage, read> g: array<f32>;
-@group(0) @binding(3) var<storage, read_write> out: array<f32>;
-@group(0) @binding(4) var<uniform> p: Params;
+@group(0) @binding(2) var<storage, read> stats: array<f32>;
+@group(0) @binding(3) var<storage, read> g: array<f32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+@group(0) @binding(5) var<uniform> p: Params;
 
 // Running softmax statistics of a set of values x relative to their max m: s = sum(exp(x - m)),
-// t = sum(exp(x - m) * (x - m)) (entropy only, else 0). One pass over the row builds them (an
-// online softmax: each new max rescales s and t), so the forward reads the logits once and the
-// backward twice; on CPU adapters every storage load runs a lane at a time, and two exps per
-// value cost less than a second pass over the row.
+// t = sum(exp(x - m) * (x - m)). One pass over the row builds them (an online softmax: each new
+// max rescales s and t), so the forward reads the logits once; on CPU adapters every storage load
+// runs a lane at a time, and two exps per value cost less than a second pass over the row.
 struct Stats {
   m: f32,
   s: f32,
@@ -48,24 +56,23 @@ fn merge(a: Stats, b: Stats) -> Stats {
   let db = b.m - m;
   let ea = exp(da);
   let eb = exp(db);
-  var t = 0.0;
-  if (ENTROPY) { t = ea * (a.t + da * a.s) + eb * (b.t + db * b.s); }
-  return Stats(m, ea * a.s + eb * b.s, t);
+  return Stats(m, ea * a.s + eb * b.s, ea * (a.t + da * a.s) + eb * (b.t + db * b.s));
 }
 
-// (m, s, pu) of the row starting at base, pu = t / s (0 for the log-prob).
-fn row_stats(base: u32, lid: u32) -> vec3f {
+// The statistics of the piece's row starting at base (every thread gets them).
+fn row_stats(base: u32, lid: u32) -> Stats {
   // Threads past the end start from the last column with an empty set: merge keeps m finite.
-  var acc = Stats(z[base + min(lid, p.cols - 1u)], 0.0, 0.0);
-  for (var c = lid; c < p.cols; c += WG) { acc = merge(acc, Stats(z[base + c], 1.0, 0.0)); }
+  var acc = Stats(z[base + min(lid, p.cols - 1u)] * p.inv_temp, 0.0, 0.0);
+  for (var c = lid; c < p.cols; c += WG) {
+    acc = merge(acc, Stats(z[base + c] * p.inv_temp, 1.0, 0.0));
+  }
   partial[lid] = acc;
   workgroupBarrier();
   for (var half = WG / 2u; half > 0u; half = half / 2u) {
     if (lid < half) { partial[lid] = merge(partial[lid], partial[lid + half]); }
     workgroupBarrier();
   }
-  let total = partial[0];
-  return vec3f(total.m, total.s, total.t / total.s);
+  return partial[0];
 }
 
 @compute @workgroup_size(WG)
@@ -77,17 +84,30 @@ fn forward(
   let row = wid.x + wid.y * nwg.x;
   if (row >= p.rows) { return; }
   let base = row * p.cols;
-  let stats = row_stats(base, lid);
+  var acc = row_stats(base, lid);
   if (lid != 0u) { return; }
-  let log_s = log(stats.y);
-  if (ENTROPY) {
-    out[row] = log_s - stats.z;
+  let at = row * 4u;
+  let tok = targets[p.offset + row];
+  var target_u = 0.0;
+  if (p.begin == 0u) {
+    acc = merge(Stats(out[at], out[at + 1u], out[at + 2u]), acc);
+    target_u = out[at + 3u];
+  }
+  // `target` is a reserved word. A target in this piece is read here, once.
+  if (tok >= p.first && tok - p.first < p.cols) { target_u = z[base + tok - p.first] * p.inv_temp; }
+  if (p.finish == 0u) {
+    out[at] = acc.m;
+    out[at + 1u] = acc.s;
+    out[at + 2u] = acc.t;
+    out[at + 3u] = target_u;
     return;
   }
-  let tok = targets[row];
-  var value = 0.0;
-  if (tok < p.cols) { value = z[base + tok] - stats.x - log_s; }
-  out[row] = value;
+  let log_z = acc.m + log(acc.s);
+  let mean = acc.m + acc.t / acc.s;
+  out[at] = select(0.0, target_u - log_z, tok < p.vocab);
+  out[at + 1u] = log_z - mean;
+  out[at + 2u] = log_z;
+  out[at + 3u] = mean;
 }
 
 @compute @workgroup_size(WG)
@@ -99,15 +119,21 @@ fn backward(
   let row = wid.x + wid.y * nwg.x;
   if (row >= p.rows) { return; }
   let base = row * p.cols;
-  let stats = row_stats(base, lid);
-  let gr = g[row];
-  // `target` is a reserved word. tok is meaningless for entropy (z is bound there) and unused.
-  let tok = targets[row];
-  // Log-prob: an out-of-range target gets no gradient (scale 0).
-  let scale = select(select(0.0, gr, tok < p.cols), -gr, ENTROPY);
+  let at = row * 4u;
+  let log_z = stats[at + 2u];
+  let mean = stats[at + 3u];
+  let tok = targets[p.offset + row];
+  // An ignored target gives the log-prob no gradient.
+  let g_logp = select(0.0, g[at], tok < p.vocab);
+  let g_entropy = g[at + 1u];
+  let g_log_z = g[at + 2u];
+  let g_mean = g[at + 3u];
   for (var c = lid; c < p.cols; c += WG) {
-    let u = z[base + c] - stats.x;
-    let pc = exp(u) / stats.y;
-    out[base + c] = scale * select(f32(c == tok) - pc, pc * (u - stats.z), ENTROPY);
+    let u = z[base + c] * p.inv_temp;
+    let pc = exp(u - log_z);
+    let centred = u - mean;
+    var du = pc * (g_log_z - g_logp - g_entropy * centred + g_mean * (1.0 + centred));
+    if (p.first + c == tok) { du += g_logp; }
+    out[base + c] = du * p.inv_temp;
   }
 }

@@ -1,6 +1,7 @@
 /**
  * Entropy loss fns (Trinity's `ENTROPY_LOSS_FN`): the entropy bonus as a graph loss term,
- * `-entropy_coef * aggregate(H)` with `H = tokenEntropy(logits)` per token, so that adding it to
+ * `-entropy_coef * aggregate(H)` with `H` the policy's softmax entropy per token (computed with the
+ * log-probs, `model/token_scores.ts`, so the logits are never whole), so that adding it to
  * the policy loss and minimising raises the entropy (verl's `pg_loss - entropy_coeff * entropy`).
  * `mix` counts rollout rows only (Trinity's MIX); `none` builds nothing, not even the entropy.
  */
@@ -8,15 +9,14 @@
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
 import { mul } from "../ops/binary.ts";
 import { reshape } from "../ops/reshape.ts";
-import { tokenEntropy } from "../ops/token_logprobs.ts";
 import { affine, scale } from "../ops/unary.ts";
 import { aggregateByArgs, LOSS_AGG_DEFAULTS, type LossTerm } from "./loss_agg.ts";
 import { type Args, Registry } from "../util/registry.ts";
 
 /** What an entropy loss reads. */
 export interface EntropyInputs {
-  /** The policy's logits at the sampled positions [B, T, V] (temperature already applied). */
-  logits: Tensor;
+  /** The policy's softmax entropy at the sampled positions [B, T] (temperature applied). */
+  entropy: Tensor;
   /** 1 on the tokens the loss covers [B, T], f32. */
   mask: Tensor;
   /** 1 for expert (SFT) rows [B] (`mix` only). */
@@ -32,13 +32,13 @@ export interface EntropyLossFn {
 }
 
 /** The entropy term over the tokens of `mask`; `name` names the fn in errors. */
-function entropyTerm(name: string, logits: Tensor, mask: Tensor, args: Args): LossTerm {
-  if (logits.rank !== 3 || !sameShape(logits.shape.slice(0, 2), mask.shape)) {
+function entropyTerm(name: string, perToken: Tensor, mask: Tensor, args: Args): LossTerm {
+  if (perToken.rank !== 2 || !sameShape(perToken.shape, mask.shape)) {
     throw new Error(
-      `Cannot build entropy loss fn "${name}": expected logits [B, T, V] and a mask [B, T], received ${logits} and ${mask}`,
+      `Cannot build entropy loss fn "${name}": expected entropies [B, T] and a mask of that shape, received ${perToken} and ${mask}`,
     );
   }
-  const entropy = aggregateByArgs(`entropy loss fn "${name}"`, args, tokenEntropy(logits), mask);
+  const entropy = aggregateByArgs(`entropy loss fn "${name}"`, args, perToken, mask);
   return { loss: scale(entropy, -(args.entropy_coef as number)), metrics: { entropy } };
 }
 
@@ -50,11 +50,11 @@ export const ENTROPY_LOSS_FN: Registry<EntropyLossFn> = new Registry<EntropyLoss
   [
     ["default", {
       defaultArgs: DEFAULT_ARGS,
-      build: ({ logits, mask }, args) => entropyTerm("default", logits, mask, args),
+      build: ({ entropy, mask }, args) => entropyTerm("default", entropy, mask, args),
     }],
     ["mix", {
       defaultArgs: DEFAULT_ARGS,
-      build({ logits, mask, isExpert }, args) {
+      build({ entropy, mask, isExpert }, args) {
         if (!isExpert || !sameShape(isExpert.shape, [mask.shape[0]])) {
           throw new Error(
             `Cannot build entropy loss fn "mix": input "isExpert" expected shape ${
@@ -63,7 +63,7 @@ export const ENTROPY_LOSS_FN: Registry<EntropyLossFn> = new Registry<EntropyLoss
           );
         }
         const rollouts = affine(reshape(isExpert, [mask.shape[0], 1]), -1, 1);
-        return entropyTerm("mix", logits, mul(mask, rollouts), args);
+        return entropyTerm("mix", entropy, mul(mask, rollouts), args);
       },
     }],
     ["none", { defaultArgs: {}, build: () => null }],

@@ -42,7 +42,8 @@ export function planMemory(order: readonly Tensor[], outputs: ReadonlySet<Tensor
   let unsharedBytes = 0;
   const newSlot = (bytes: number) => slotBytes.push(bytes) - 1;
 
-  order.forEach((node, i) => {
+  // A slot for `node`'s own storage (views and in-place updates share their root's).
+  const allocate = (node: Tensor) => {
     const root = storageRoot(node);
     if (root !== node) {
       if (slotOf.has(root)) slotOf.set(node, slotOf.get(root)!);
@@ -57,7 +58,12 @@ export function planMemory(order: readonly Tensor[], outputs: ReadonlySet<Tensor
       unsharedBytes += bytes;
       slotOf.set(node, takeFreeSlot(free, slotBytes, bytes) ?? newSlot(bytes));
     }
-    // Release the slots whose last reader is this node (after this node's own allocation).
+  };
+
+  order.forEach((node, i) => {
+    allocate(node);
+    // Release the slots whose last reader is this node (after this node's own allocation; a
+    // view may be the last reader of a tensor it is ordered after).
     const released = new Set<Tensor>();
     for (const input of inputsOf(node)) {
       const r = storageRoot(input);

@@ -83,6 +83,22 @@ export interface LaunchContext {
   isConstantVariable(t: Tensor): boolean;
 }
 
+/**
+ * Takes the gradient terms of the tensors it `takes` one at a time, as autodiff makes them, in
+ * place of one summed gradient: e.g. each term added into a gradient accumulator by the op that
+ * computes it. `add` returns the running result (ops ordered after it see the term added).
+ */
+export interface GradientSink {
+  takes(t: Tensor): boolean;
+  /** Adds `term` to `t`'s result, ordered after the tensors `after`; returns the result so far. */
+  add(t: Tensor, term: Tensor, after?: readonly Tensor[]): Tensor;
+}
+
+/** What autodiff hands an op's backward besides its gradient (regions it replays pass it on). */
+export interface BackwardContext {
+  sink?: GradientSink;
+}
+
 /** A graph op. `A` is its attribute type (static, known at build time). */
 export interface OpDef<A> {
   /** Name used in labels and errors. */
@@ -123,12 +139,14 @@ export interface OpDef<A> {
   reference?(data: readonly HostData[], inputs: readonly Tensor[], attrs: A): ArrayLike<number>;
   /**
    * Gradients of the inputs given the output's gradient, as graph tensors (null where an input
-   * gets none, e.g. integer indices). Absent for ops that are not differentiable.
+   * gets none, e.g. integer indices). Absent for ops that are not differentiable. `context`
+   * matters only to ops that run autodiff themselves (a checkpointed region).
    */
   backward?(
     grad: Tensor,
     inputs: readonly Tensor[],
     output: Tensor,
     attrs: A,
+    context?: BackwardContext,
   ): readonly (Tensor | null)[];
 }

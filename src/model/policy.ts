@@ -22,8 +22,6 @@ import { Graph } from "../graph/graph.ts";
 import { graphCache } from "../graph/graph_cache.ts";
 import type { Tensor, Variable } from "../graph/tensor.ts";
 import { formatShape, sameShape, shapeSize } from "../graph/tensor.ts";
-import { tokenLogprobs } from "../ops/token_logprobs.ts";
-import { scale } from "../ops/unary.ts";
 import { type ModelConfig, parseHfConfig } from "./hf_config.ts";
 import { checkpointNames, parameterSpecs } from "./parameters.ts";
 import { openCheckpoint, writeCheckpoint } from "./safetensors.ts";
@@ -31,10 +29,11 @@ import { HF_TOKENIZER_FILES, loadTokenizer, type Tokenizer } from "./tokenizer.t
 import { CHAR_TOKENIZER_FILE, CharTokenizer } from "./char_tokenizer.ts";
 import { loadVariable, type RawTensor, uploadTensor } from "./upload.ts";
 import { mergeShards, shardName, shardRows } from "./row_shards.ts";
+import { tokenScores } from "./token_scores.ts";
 import {
-  buildLogits,
   inferenceBuild,
   type RowShard,
+  scoredHidden,
   type TokenInputs,
   type WeightLookup,
 } from "./transformer.ts";
@@ -129,10 +128,15 @@ export class PolicyModel {
     return lookup;
   }
 
-  /** The most tokens whose f32 logits [tokens, vocab] fit one storage binding of the device. */
-  get logitsTokens(): number {
+  /**
+   * The most tokens of one graph whose widest activation [tokens, width] (f32: the MLP's
+   * intermediate, the attention's projections) fits one storage binding of the device; the
+   * logits are never whole (`token_scores.ts`), so they do not bound it.
+   */
+  get activationTokens(): number {
     const bindingBytes = this.gpu.device.limits.maxStorageBufferBindingSize;
-    return Math.max(1, Math.floor(bindingBytes / (4 * this.config.vocabSize)));
+    const widest = Math.max(this.config.intermediateSize, 3 * this.config.hiddenSize);
+    return Math.max(1, Math.floor(bindingBytes / (4 * widest)));
   }
 
   /** Every parameter variable (each row shard of a sharded weight), in `parameterSpecs` order. */
@@ -258,9 +262,8 @@ export class PolicyModel {
     // Columns before `from` (whole buckets, so calls share graphs) are not computed.
     const from = Math.min(bucketStart(options.from ?? 0), seq - 1);
     const kept = seq - from;
-    // Rows per graph run, so logits of every column [rows, seq, vocab] would fit one storage
-    // binding (which keeps the other activations within one too).
-    const rows = Math.max(1, Math.min(sequences.length, Math.floor(this.logitsTokens / seq)));
+    // Rows per graph run, so every activation [rows, seq, width] fits one storage binding.
+    const rows = Math.max(1, Math.min(sequences.length, Math.floor(this.activationTokens / seq)));
     const result: number[][] = [];
     for (let first = 0; first < sequences.length; first += rows) {
       const chunk = sequences.slice(first, first + rows);
@@ -294,15 +297,15 @@ export class PolicyModel {
         segments: input("segments"),
         targets: input("targets", seq - from),
       };
-      let logits = buildLogits(
+      const w = this.weights(g);
+      const hidden = scoredHidden(
         this.config,
-        this.weights(g),
+        w,
         inputs,
         from,
         inferenceBuild(this.gpu, batch * seq),
       );
-      if (temperature !== 1) logits = scale(logits, 1 / temperature);
-      const out = tokenLogprobs(logits, inputs.targets);
+      const out = tokenScores(this.config, w, hidden, inputs.targets, { temperature }).logp;
       return { exe: await compileGraph(this.gpu, [out], `logprobs:${key}`), inputs, out };
     });
   }

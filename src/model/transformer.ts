@@ -12,6 +12,7 @@ import { matmul } from "../ops/matmul.ts";
 import { reshape } from "../ops/reshape.ts";
 import { rope } from "../ops/rope.ts";
 import { padLast, sliceLast } from "../ops/slice.ts";
+import type { VocabPiece } from "../ops/token_logprobs.ts";
 import { scale, tanh } from "../ops/unary.ts";
 import { decoderHidden } from "./decoder.ts";
 import type { BuildOptions } from "./fused_block.ts";
@@ -106,24 +107,27 @@ export function causalAttentionFn(segments: Tensor): AttentionFn {
  * Logits [batch, seq - from, vocab] of the model with config `cfg` on `inputs`, at positions
  * `from` .. seq - 1 only (a loss that reads no logits before `from` skips the LM head there).
  */
-export function buildLogits(
+export function buildLogits(...args: Parameters<typeof scoredHidden>): Tensor {
+  const [cfg, w] = args;
+  return lmHead(cfg, w, scoredHidden(...args));
+}
+
+/**
+ * Final hidden states [batch, seq - from, hidden] of the model on `inputs` (causal attention
+ * within segments), at positions `from` .. seq - 1: what the LM head reads there.
+ */
+export function scoredHidden(
   cfg: ModelConfig,
   w: WeightLookup,
   inputs: TokenInputs,
   from = 0,
   options: BuildOptions = {},
 ): Tensor {
-  let hidden = buildHidden(cfg, w, inputs, causalAttentionFn(inputs.segments), options);
-  if (from > 0) {
-    const [batch, seq, width] = hidden.shape;
-    const kept = reshape(hidden, [batch, seq * width]);
-    hidden = reshape(sliceLast(kept, from * width, (seq - from) * width), [
-      batch,
-      seq - from,
-      width,
-    ]);
-  }
-  return lmHead(cfg, w, hidden);
+  const hidden = buildHidden(cfg, w, inputs, causalAttentionFn(inputs.segments), options);
+  if (from === 0) return hidden;
+  const [batch, seq, width] = hidden.shape;
+  const kept = reshape(hidden, [batch, seq * width]);
+  return reshape(sliceLast(kept, from * width, (seq - from) * width), [batch, seq - from, width]);
 }
 
 /** Final hidden states [batch, seq, hidden] (after the last norm), attention supplied. */
@@ -142,16 +146,28 @@ export function buildHidden(
  * as `final_logit_softcapping` says.
  */
 export function lmHead(cfg: ModelConfig, w: WeightLookup, h: Tensor): Tensor {
-  const head = cfg.tieWordEmbeddings ? cfg.names.embedding : cfg.names.lmHead;
-  const shards = w.shards?.(head);
+  const pieces = lmHeadPieces(cfg, w, h);
+  if (pieces.length === 1) return pieces[0].logits;
   // Each shard's logits in their columns of the vocabulary, summed: a concatenation.
-  const logits = shards
-    ? shards
-      .map(({ weight, first }) =>
-        padLast(matmul(h, weight, { transB: true }), first, cfg.vocabSize)
-      )
-      .reduce((a, b) => add(a, b))
-    : matmul(h, w(head), { transB: true });
+  return pieces
+    .map(({ logits, first }) => padLast(logits, first, cfg.vocabSize))
+    .reduce((a, b) => add(a, b));
+}
+
+/**
+ * The LM head's logits (soft-capped as {@link lmHead}'s) from hidden states [..., hidden] in
+ * pieces of the vocabulary: one per row shard of the head's weight (one piece for a head stored
+ * whole), each [..., shard rows] with the token id of its first column.
+ */
+export function lmHeadPieces(cfg: ModelConfig, w: WeightLookup, h: Tensor): VocabPiece[] {
+  const head = cfg.tieWordEmbeddings ? cfg.names.embedding : cfg.names.lmHead;
+  const shards = w.shards?.(head) ?? [{ weight: w(head), first: 0 }];
   const cap = cfg.finalLogitSoftcap;
-  return cap === undefined ? logits : scale(tanh(scale(logits, 1 / cap)), cap);
+  return shards.map(({ weight, first }) => {
+    const logits = matmul(h, weight, { transB: true });
+    return {
+      logits: cap === undefined ? logits : scale(tanh(scale(logits, 1 / cap)), cap),
+      first,
+    };
+  });
 }

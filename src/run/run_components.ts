@@ -121,7 +121,7 @@ function validateAlgorithm(stage: StageConfig, check: Checker): void {
     const { entry, args } = configure(ENTROPY_LOSS_FN, name, section.entropyLossFnArgs);
     const g = new Graph();
     entry.build(
-      { logits: g.input([2, 3, 4]), mask: g.input([2, 3]), isExpert: g.input([2]) },
+      { entropy: g.input([2, 3]), mask: g.input([2, 3]), isExpert: g.input([2]) },
       args,
     );
   });

@@ -1,8 +1,8 @@
 /**
- * Gradient accumulation over micro-batches: one zero-initialised f32 buffer per parameter, an
- * in-place graph op that adds a micro-batch's gradient into it (the launch of
- * `shaders/gradient_sum.wgsl` from graph/gradient_sum.ts), and a GPU-side reset after the
- * optimizer update has read the sums. Nothing is read back.
+ * Gradient accumulation over micro-batches: one zero-initialised f32 buffer per parameter, a
+ * gradient sink through which autodiff adds each gradient term into it in place as it makes the
+ * term (the launch of `shaders/gradient_sum.wgsl` from graph/gradient_sum.ts), and a GPU-side
+ * reset after the optimizer update has read the sums. Nothing is read back.
  *
  * Fused where the gradient allows, each saving a pass over the parameter per micro-batch: a
  * gradient that is a matmul's product (a weight's: dW = X^T dY) is added by the matmul's own
@@ -12,8 +12,9 @@
  */
 
 import type { GpuContext } from "../gpu/device.ts";
+import { orderAfter } from "../graph/checkpoint.ts";
 import { accumulateLaunch, gradientSumTerms } from "../graph/gradient_sum.ts";
-import type { OpDef } from "../graph/op.ts";
+import type { GradientSink, OpDef } from "../graph/op.ts";
 import { sameShape, type Tensor, type Variable } from "../graph/tensor.ts";
 import { accumulateEmbeddingGradient } from "../ops/embedding.ts";
 import { accumulateMatmulProduct } from "../ops/matmul.ts";
@@ -72,21 +73,32 @@ export class GradAccumulator {
   }
 
   /**
-   * Appends `sums[i] += grads[i]` to the gradients' graph; returns the in-place results, to be
-   * made outputs of the compiled graph (rather than `grads`, which may be fused away).
+   * A gradient sink for autodiff (`grad(loss, params, seed, sink)`) over `params`, the graph
+   * tensors of this accumulator's parameters in its order: each gradient term is added into its
+   * parameter's sum as autodiff makes it (fused into the op that computes it where it can be),
+   * so no summed gradient is held. `results()` gives the in-place results to make outputs of
+   * the compiled graph, one per parameter.
    */
-  accumulate(grads: readonly Tensor[]): Tensor[] {
-    if (grads.length !== this.sums.length) {
+  sink(params: readonly Tensor[]): GradientSink & { results(): Tensor[] } {
+    if (params.length !== this.sums.length) {
       throw new Error(
-        `Cannot accumulate gradients: expected ${this.sums.length}, received ${grads.length}`,
+        `Cannot accumulate gradients: expected ${this.sums.length} parameters, received ${params.length}`,
       );
     }
-    return grads.map((g, i) =>
-      summands(g).reduce(
-        (sum, { term, reader }) => addTerm(sum, term, reader),
-        g.graph.variable(this.sums[i]),
-      )
-    );
+    const graph = params[0].graph;
+    const running = new Map(params.map((p, i) => [p, graph.variable(this.sums[i])]));
+    return {
+      takes: (t) => running.has(t),
+      add(t, term, after = []) {
+        const sum = summands(term).reduce(
+          (acc, { term, reader }) => addTerm(acc, term, reader),
+          orderAfter(running.get(t)!, after),
+        );
+        running.set(t, sum);
+        return sum;
+      },
+      results: () => params.map((p) => running.get(p)!),
+    };
   }
 
   /** The accumulated sums as tensors of `graph` (read them, e.g., for an optimizer update). */

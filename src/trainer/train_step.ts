@@ -14,8 +14,9 @@
  * update graph then clips and applies them: the same step as the uncut batch, up to rounding.
  * The loss terms and the gradient norm are exact; a loss fn's other metrics are combined with
  * their term's weight, which is approximate for a metric aggregated otherwise than its loss.
- * When the loss can be cut, the budget is lowered so that a micro-batch's logits [tokens, vocab]
- * fit one storage binding of the device (large vocabularies on adapters with small bindings).
+ * When the loss can be cut, the budget is lowered so that a micro-batch's activations fit one
+ * storage binding of the device. The logits are never whole: the LM head, log-softmax and their
+ * gradient run over chunks of tokens (`model/token_scores.ts`), each recomputed in the backward.
  * PPO epochs and mini-batches are the Trainer's (`trainer.ts`).
  */
 
@@ -25,8 +26,6 @@ import { compileGraph, type Executable, type Feed } from "../graph/executable.ts
 import { Graph } from "../graph/graph.ts";
 import { graphCache } from "../graph/graph_cache.ts";
 import type { Tensor } from "../graph/tensor.ts";
-import { tokenLogprobs } from "../ops/token_logprobs.ts";
-import { scale } from "../ops/unary.ts";
 import { add, mul } from "../ops/binary.ts";
 import { type Args, configure } from "../util/registry.ts";
 import type { LruCache } from "../util/lru_cache.ts";
@@ -43,7 +42,8 @@ import {
   paddedLength,
 } from "../model/padded_batch.ts";
 import type { PolicyModel } from "../model/policy.ts";
-import { buildLogits } from "../model/transformer.ts";
+import { tokenScores } from "../model/token_scores.ts";
+import { scoredHidden } from "../model/transformer.ts";
 import { AdamW, type AdamWOptions, defaultNoDecay } from "./adamw.ts";
 import { GradAccumulator } from "./grad_accumulator.ts";
 import { type MicroBatch, planMicroBatches } from "./micro_batch_plan.ts";
@@ -386,13 +386,13 @@ export class TrainStep {
 
   /**
    * Tokens per micro-batch for sequences of `lengths`: `maxTokensPerMicroBatch`, lowered, when
-   * the loss can be cut and the padded batch's logits would not fit one storage binding, to
-   * what fits; undefined: no limit.
+   * the loss can be cut and the padded batch's activations would not fit one storage binding,
+   * to what fits; undefined: no limit.
    */
   #tokenBudget(lengths: readonly number[]): number | undefined {
     const configured = this.config.maxTokensPerMicroBatch;
     if (this.#loss.entry.microBatching === undefined) return configured;
-    const fit = this.model.logitsTokens;
+    const fit = this.model.activationTokens;
     const uncut = lengths.length * paddedLength(Math.max(...lengths));
     if ((configured ?? uncut) <= fit) return configured;
     return fit;
@@ -436,10 +436,15 @@ export class TrainStep {
     for (const name of Object.keys(this.#loss.entry.stepScalars?.(this.#loss.args, 1) ?? {})) {
       scalars[name] = g.input([], "f32", name);
     }
-    let logits = buildLogits(this.model.config, this.model.weights(g), ints, from);
-    const temperature = this.config.temperature ?? 1;
-    if (temperature !== 1) logits = scale(logits, 1 / temperature);
-    const logp = tokenLogprobs(logits, ints.targets);
+    const cfg = this.model.config;
+    const w = this.model.weights(g);
+    const { logp, entropy: perToken } = tokenScores(
+      cfg,
+      w,
+      scoredHidden(cfg, w, ints, from),
+      ints.targets,
+      { temperature: this.config.temperature, recompute: true },
+    );
     const mask = floats.mask!;
     const policy = this.#loss.entry.build({ logp, mask, ...floats, scalars }, this.#loss.args);
     const policyWeighting = this.#policyWeighting();
@@ -464,7 +469,7 @@ export class TrainStep {
       if (kl) terms.push({ ...kl, weighting: policyWeighting });
     }
     const entropy = this.#entropy?.entry.build(
-      { logits, mask, isExpert: floats.isExpert },
+      { entropy: perToken, mask, isExpert: floats.isExpert },
       this.#entropy.args,
     );
     if (entropy) terms.push({ ...entropy, weighting: this.#entropyWeighting()! });
@@ -508,7 +513,9 @@ export class TrainStep {
     const weights = terms.map((_, k) => g.input([], "f32", `weight${k}`));
     const loss = terms.map((t, k) => mul(t.loss, weights[k])).reduce((a, b) => add(a, b));
     const params = this.optimizer.params.map((p) => g.variable(p));
-    const sums = this.#accumulator!.accumulate(grad(loss, params));
+    const sink = this.#accumulator!.sink(params);
+    grad(loss, params, undefined, sink);
+    const sums = sink.results();
     const outputs = terms.map((t) => ({ loss: t.loss, metrics: Object.entries(t.metrics) }));
     // Metrics first: nothing here writes the parameters, but keep the order of the fused graph.
     const exe = await compileGraph(this.model.gpu, [

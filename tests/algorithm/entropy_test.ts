@@ -6,6 +6,7 @@
 import { ENTROPY_LOSS_FN } from "../../src/algorithm/entropy.ts";
 import { configure } from "../../src/util/registry.ts";
 import { Graph } from "../../src/graph/graph.ts";
+import { tokenEntropy } from "../../src/ops/token_logprobs.ts";
 import { tokenEntropyRef } from "../../src/reference/token_logprobs.ts";
 import { assertClose } from "../_assert_close.ts";
 import { assertEquals, assertRejects } from "../_asserts.ts";
@@ -20,7 +21,7 @@ Deno.test("entropy loss: -coef * mean entropy, by hand", async () => {
   const logits = { shape: [1, 2, 2], data: Float32Array.from([0, 0, Math.log(3), 0]) };
   const result = await runLoss(
     [logits, rows([[1, 1]])],
-    (z, mask) => entry.build({ logits: z, mask }, args)!,
+    (z, mask) => entry.build({ entropy: tokenEntropy(z), mask }, args)!,
   );
   const mean = (Math.LN2 + h1) / 2;
   assertClose([result.loss, result.metrics.entropy], [-0.01 * mean, mean], TIGHT);
@@ -36,7 +37,7 @@ Deno.test("entropy loss: gradient w.r.t. logits matches f64 finite differences",
     label: "entropy",
     inputs: [randomInput([2, 3, 5], 80, -2, 2), mask],
     wrt: [0],
-    build: (logits, m) => entry.build({ logits, mask: m }, args)!.loss,
+    build: (logits, m) => entry.build({ entropy: tokenEntropy(logits), mask: m }, args)!.loss,
     reference: (logits, m) => [
       -0.3 * aggregateRef(tokenEntropyRef(logits, 5), m, 2, "seq-mean-token-mean"),
     ],
@@ -50,17 +51,21 @@ Deno.test("entropy loss: mix counts rollout rows only; none builds nothing", asy
   const logits = { shape: [2, 1, 2], data: Float32Array.from([0, 0, 5, 0]) };
   const result = await runLoss(
     [logits, rows([[1], [1]]), vector([0, 1])],
-    (z, mask, isExpert) => entry.build({ logits: z, mask, isExpert }, args)!,
+    (z, mask, isExpert) => entry.build({ entropy: tokenEntropy(z), mask, isExpert }, args)!,
   );
   assertClose([result.metrics.entropy], [Math.LN2], TIGHT);
   await assertRejects(
-    () => runLoss([logits, rows([[1], [1]])], (z, mask) => entry.build({ logits: z, mask }, args)!),
+    () =>
+      runLoss(
+        [logits, rows([[1], [1]])],
+        (z, mask) => entry.build({ entropy: tokenEntropy(z), mask }, args)!,
+      ),
     Error,
     'Cannot build entropy loss fn "mix": input "isExpert" expected shape [2], received none',
   );
   const g = new Graph();
   assertEquals(
-    ENTROPY_LOSS_FN.get("none").build({ logits: g.input([1, 1, 2]), mask: g.input([1, 1]) }, {}),
+    ENTROPY_LOSS_FN.get("none").build({ entropy: g.input([1, 1]), mask: g.input([1, 1]) }, {}),
     null,
   );
 });

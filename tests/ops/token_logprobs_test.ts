@@ -8,14 +8,15 @@
 import { grad } from "../../src/graph/autodiff.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import { type DType, shapeSize, type Tensor } from "../../src/graph/tensor.ts";
-import { tokenEntropy, tokenLogprobs } from "../../src/ops/token_logprobs.ts";
+import { tokenEntropy, tokenLogprobs, tokenStats } from "../../src/ops/token_logprobs.ts";
 import {
-  tokenEntropyGradRef,
   tokenEntropyRef,
-  tokenLogprobsGradRef,
   tokenLogprobsRef,
+  tokenStatsGradRef,
+  tokenStatsRef,
 } from "../../src/reference/token_logprobs.ts";
 import { mulberry32, uniformArray } from "../../src/util/random.ts";
+import { sliceLast } from "../../src/ops/slice.ts";
 import { assertClose } from "../_assert_close.ts";
 import { assertEquals, assertThrows } from "../_asserts.ts";
 import { checkGradients, randomInput, runOps, type TestInput } from "../_harness.ts";
@@ -34,6 +35,13 @@ const SHAPES = [
   [300, 7], // more rows than threads in a workgroup
   [2, 50000], // vocabulary-sized rows
 ];
+
+/** Per-row weights `g` placed in column `k` of [rows, 4] statistics' gradient. */
+function onColumn(g: ArrayLike<number>, k: number): Float64Array {
+  const out = new Float64Array(g.length * 4);
+  for (let r = 0; r < g.length; r++) out[r * 4 + k] = g[r];
+  return out;
+}
 
 /** Targets for `logits` of `shape`: uniform in [0, V) from `seed`. */
 function targetsFor(shape: readonly number[], seed: number, dtype: DType = "i32"): TestInput {
@@ -96,7 +104,7 @@ Deno.test("tokenLogprobs: out-of-range targets give 0 and no gradient", async ()
     });
     assertEquals([lp[0], lp[2], lp[3]], [0, 0, 0], `${targets.dtype} log-probs`);
     assertClose(lp, tokenLogprobsRef(x.data, 5, targets.data), { label: "logprobs", ...TOL });
-    const expected = tokenLogprobsGradRef(x.data, 5, targets.data, seed);
+    const expected = tokenStatsGradRef(x.data, 5, targets.data, onColumn(seed, 0));
     const ignored = [...dx.subarray(0, 5), ...dx.subarray(10)];
     assertClose(ignored, new Array(15).fill(0), { label: "ignored rows", atol: 0, rtol: 0 });
     assertClose(dx, expected, { label: `${targets.dtype} gradient`, ...TOL });
@@ -146,11 +154,11 @@ Deno.test("token log-probs and entropy: backward on 50000-column rows matches an
     return [...grad(tokenLogprobs(z, t), [z], g), ...grad(tokenEntropy(z), [z], g)];
   });
   const tol = { atol: 1e-7, rtol: 1e-4 };
-  assertClose(dLp, tokenLogprobsGradRef(x.data, 50000, targets.data, seed), {
+  assertClose(dLp, tokenStatsGradRef(x.data, 50000, targets.data, onColumn(seed, 0)), {
     label: "tokenLogprobs gradient",
     ...tol,
   });
-  assertClose(dH, tokenEntropyGradRef(x.data, 50000, seed), {
+  assertClose(dH, tokenStatsGradRef(x.data, 50000, targets.data, onColumn(seed, 1)), {
     label: "tokenEntropy gradient",
     ...tol,
   });
@@ -181,5 +189,72 @@ Deno.test("token log-probs and entropy reject wrong dtypes and shapes, naming th
     Error,
     '"token_logprobs" to ilogits',
   );
+  const piece = (first: number, cols: number) => ({ logits: g.input([2, cols]), first });
+  const t = g.input([2], "i32", "t");
+  assertThrows(() => tokenStats([piece(0, 3), piece(2, 3)], t), Error, "piece 0");
+  assertThrows(() => tokenStats([piece(0, 3)], t, { targetOffset: 1 }), Error, "at least 3");
+  assertThrows(() => tokenStats([piece(0, 3)], t, { temperature: 0 }), Error, "temperature");
   assertThrows(() => tokenEntropy(g.input([], "f32", "s")), Error, '"token_entropy" to s');
+});
+
+/** [rows, V] logits cut at `cuts` into pieces, as graph inputs of the test harness. */
+function piecesOf(z: Tensor, cuts: readonly number[]) {
+  const bounds = [0, ...cuts, z.lastDim];
+  return bounds.slice(0, -1).map((first, k) => ({
+    logits: sliceLast(z, first, bounds[k + 1] - first),
+    first,
+  }));
+}
+
+/** Vocabularies split into pieces: the statistics of the whole row, with temperatures. */
+const PIECE_CASES = [
+  { rows: 5, vocab: 37, cuts: [10, 11, 30], temperature: 1 },
+  { rows: 3, vocab: 300, cuts: [150], temperature: 0.7 },
+  { rows: 2, vocab: 5003, cuts: [1, 2000, 5002], temperature: 1.3 },
+  { rows: 4, vocab: 9, cuts: [], temperature: 2 },
+];
+
+Deno.test("tokenStats: pieces of the vocabulary give the whole row's statistics", async () => {
+  for (const [i, { rows, vocab, cuts, temperature }] of PIECE_CASES.entries()) {
+    const x = randomInput([rows, vocab], 400 + i, -5, 5);
+    // Targets in every piece, one out of range, read from an offset of 2.
+    const ids = [-1, 0, ...cuts, vocab - 1, vocab + 3].slice(0, rows + 2);
+    while (ids.length < rows + 2) ids.push(vocab - 2);
+    const targets = { shape: [rows + 2], data: Int32Array.from(ids), dtype: "i32" as const };
+    const [stats] = await runOps(
+      [x, targets],
+      (z: Tensor, t: Tensor) =>
+        tokenStats(piecesOf(z, cuts), t, { vocab, temperature, targetOffset: 2 }),
+    );
+    assertClose(stats, tokenStatsRef(x.data, vocab, ids.slice(2), temperature), {
+      label: `stats ${rows}x${vocab} cut at ${cuts} @${temperature}`,
+      ...TOL,
+    });
+  }
+});
+
+Deno.test("tokenStats: backward over pieces matches finite differences and the closed form", async () => {
+  for (const [i, { rows, vocab, cuts, temperature }] of PIECE_CASES.slice(0, 2).entries()) {
+    const shape = [rows, vocab];
+    const targets = targetsFor(shape, 420 + i);
+    await checkGradients({
+      label: `tokenStats ${shape} cut at ${cuts} @${temperature}`,
+      inputs: [randomInput(shape, 410 + i, -3, 3), targets],
+      build: (z, t) => tokenStats(piecesOf(z, cuts), t, { vocab, temperature }),
+      reference: (z, t) => tokenStatsRef(z, vocab, t, temperature),
+    });
+  }
+  const { rows, vocab, cuts, temperature } = PIECE_CASES[2];
+  const x = randomInput([rows, vocab], 430, -6, 6);
+  const targets = targetsFor([rows, vocab], 431);
+  const seed = uniformArray(rows * 4, 432);
+  const [dx] = await runOps([x, targets], (z: Tensor, t: Tensor) => {
+    const stats = tokenStats(piecesOf(z, cuts), t, { vocab, temperature });
+    return grad(stats, [z], z.graph.constant(seed, stats.shape));
+  });
+  assertClose(dx, tokenStatsGradRef(x.data, vocab, targets.data, seed, temperature), {
+    label: "tokenStats gradient, 5003 columns in 4 pieces",
+    atol: 1e-7,
+    rtol: 1e-4,
+  });
 });

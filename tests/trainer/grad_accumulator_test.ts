@@ -13,7 +13,7 @@ import { grad } from "../../src/graph/autodiff.ts";
 import { compileGraph, type Executable } from "../../src/graph/executable.ts";
 import { gradientSum } from "../../src/graph/gradient_sum.ts";
 import { Graph } from "../../src/graph/graph.ts";
-import { type HostData, shapeSize, type Tensor } from "../../src/graph/tensor.ts";
+import { type HostData, shapeSize, type Tensor, type Variable } from "../../src/graph/tensor.ts";
 import { embedding } from "../../src/ops/embedding.ts";
 import { matmul, matmulShapes } from "../../src/ops/matmul.ts";
 import { embeddingGradRef } from "../../src/reference/embedding.ts";
@@ -25,13 +25,25 @@ import { uniformArray } from "../../src/util/random.ts";
 
 const SHAPES: readonly (readonly number[])[] = [[3, 7], [257]];
 
+/** `grads` (one per parameter of `params`, made in `g`) handed to `acc`'s sink as gradient terms. */
+function accumulate(
+  acc: GradAccumulator,
+  g: Graph,
+  params: readonly Variable[],
+  grads: readonly Tensor[],
+): Tensor[] {
+  const sink = acc.sink(params.map((p) => g.variable(p)));
+  params.forEach((p, i) => sink.add(g.variable(p), grads[i]));
+  return sink.results();
+}
+
 Deno.test("GradAccumulator sums micro-batch gradients of odd sizes and resets to zero", async () => {
   const gpu = await getGpu();
   const params = SHAPES.map((shape, i) => zeroVariable(gpu, `p${i}`, shape));
   const acc = new GradAccumulator(gpu, params);
   const g = new Graph();
   const grads = SHAPES.map((shape, i) => g.input(shape, "f32", `grad${i}`));
-  const sums = acc.accumulate(grads);
+  const sums = accumulate(acc, g, params, grads);
   const exe = await compileGraph(gpu, sums, "accumulate_test");
   try {
     let expected: ArrayLike<number>[] = SHAPES.map((shape) => new Float64Array(shapeSize(shape)));
@@ -68,7 +80,8 @@ async function withAccumulatedGradient(
   const gpu = await getGpu();
   const param = zeroVariable(gpu, "param", shape);
   const acc = new GradAccumulator(gpu, [param]);
-  const [sum] = acc.accumulate([build(new Graph())]);
+  const g = new Graph();
+  const [sum] = accumulate(acc, g, [param], [build(g)]);
   const exe = await compileGraph(gpu, [sum], "accumulate_fused_test");
   try {
     await check(exe, sum);
