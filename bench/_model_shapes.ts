@@ -1,6 +1,6 @@
 /**
  * Model shapes the benchmarks build random models of (config.json architecture fields only;
- * nothing is downloaded): SmolLM2-135M's and Qwen2.5-0.5B's real shapes, two smaller ones
+ * nothing is downloaded): SmolLM2-135M's, Qwen2.5-0.5B's and Qwen2.5-1.5B's real shapes, two smaller ones
  * with SmolLM2's proportions and a tiny one with Qwen's vocabulary (for Qwen's tokenizer).
  */
 
@@ -37,6 +37,16 @@ const QWEN2_5_0_5B = {
   tie_word_embeddings: true,
   bos_token_id: 151643,
   eos_token_id: 151643,
+};
+
+/** Qwen2.5-1.5B's config.json (the architecture fields). */
+const QWEN2_5_1_5B = {
+  ...QWEN2_5_0_5B,
+  hidden_size: 1536,
+  intermediate_size: 8960,
+  num_hidden_layers: 28,
+  num_attention_heads: 12,
+  num_key_value_heads: 2,
 };
 
 /** A quick-look model (0.7M parameters). */
@@ -79,6 +89,7 @@ export const MODEL_SHAPES: Readonly<Record<string, Record<string, unknown>>> = {
   small: SMALL,
   "smollm2-135m": SMOLLM2_135M,
   "qwen2.5-0.5b": QWEN2_5_0_5B,
+  "qwen2.5-1.5b": QWEN2_5_1_5B,
   "qwen-tiny": QWEN_TINY,
 };
 

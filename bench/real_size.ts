@@ -15,7 +15,8 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { getGpu } from "../src/gpu/device.ts";
 import { parseHfConfig } from "../src/model/hf_config.ts";
-import { initParameters } from "../src/model/init.ts";
+import { initParameterStream } from "../src/model/init.ts";
+import { shapeSize } from "../src/graph/tensor.ts";
 import { parameterSpecs } from "../src/model/parameters.ts";
 import { writeSafetensors } from "../src/model/safetensors.ts";
 import { type MetricsRow, readMetrics } from "../src/monitor/metrics_log.ts";
@@ -24,18 +25,21 @@ import { benchArgs, integerFlag } from "./_flags.ts";
 import { modelShape } from "./_model_shapes.ts";
 import { figure, writeJsonReport } from "./_report.ts";
 import { formatTable } from "./_table.ts";
+import { watchResident } from "./_resident_watch.ts";
 
 const SCRIPT = "bench/real_size.ts";
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const CONFIG = `${ROOT}/tests/trinity/configs/grpo_gsm8k.yaml`;
 
 const HELP = `Usage: deno run -A ${SCRIPT} [--model qwen2.5-0.5b] [--steps 2] [--batch 2]
-  [--repeat 4] [--response 32] [--set KEY=VALUE ...] [--dir DIR] [--json FILE]
+  [--repeat 4] [--response 32] [--set KEY=VALUE ...] [--max-resident-gib 14] [--dir DIR]
+  [--json FILE]
 --model     a shape of bench/_model_shapes.ts (random weights, Qwen's tokenizer)
 --steps     GRPO steps (buffer.total_steps)
 --batch     tasks per step (buffer.batch_size); --repeat rollouts per task (repeat_times)
 --response  most generated tokens per rollout (model.max_response_tokens)
 --set       more config overrides for ./rft run (repeatable)
+--max-resident-gib  stop the run (kill it) when its processes pass this resident memory (14)
 --dir       where the model, data and run go (default: a temporary directory, removed after)`;
 
 /** One step's figures from metrics.jsonl. */
@@ -50,22 +54,32 @@ interface StepRow {
   responseLength: number;
   /** Workflow attempts that failed and were retried (each is logged by the run). */
   retries: number;
+  /** Resident GiB after the step's training, and the device's part (the run's memory report). */
+  residentGib: number;
+  deviceGib: number;
 }
 
-/** Writes a random model of shape `name` with Qwen's tokenizer into `dir`; its parameter count. */
+/**
+ * Writes a random model of shape `name` with Qwen's tokenizer into `dir` as the Hub ships it
+ * (bfloat16 safetensors, `torch_dtype: bfloat16`), one tensor in memory at a time; its
+ * parameter count.
+ */
 async function writeRandomQwen(dir: string, name: string): Promise<number> {
   await writeQwenConfigAndTokenizer(dir);
-  const raw = { ...modelShape(name), architectures: ["Qwen2ForCausalLM"], torch_dtype: "float32" };
+  const raw = { ...modelShape(name), architectures: ["Qwen2ForCausalLM"], torch_dtype: "bfloat16" };
   await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify(raw, null, 2));
   const cfg = parseHfConfig(raw);
-  const params = initParameters(cfg, 1);
+  const stream = initParameterStream(cfg, 1);
   const tensors = parameterSpecs(cfg).map((spec) => ({
     name: spec.name,
     shape: [...spec.shape],
-    data: params.get(spec.name)!,
+    // Made when the writer reaches it, in spec order (the stream's).
+    get data() {
+      return stream.next().value![1];
+    },
   }));
-  await writeSafetensors(`${dir}/model.safetensors`, tensors);
-  return tensors.reduce((n, t) => n + t.data.length, 0);
+  await writeSafetensors(`${dir}/model.safetensors`, tensors, "BF16");
+  return tensors.reduce((n, t) => n + shapeSize(t.shape), 0);
 }
 
 /** `/usr/bin/time` when it is installed (for the peak resident memory), else undefined. */
@@ -90,6 +104,8 @@ function stepRows(rows: readonly MetricsRow[], launchS: number): StepRow[] {
     trainTokensPerS: value(r, "actor/tokens_per_s"),
     responseLength: value(r, "rollout/response_length_mean"),
     retries: value(r, "explorer/retries"),
+    residentGib: value(r, "perf/cpu_memory_used_gb"),
+    deviceGib: value(r, "perf/memory_allocated_gb"),
   }));
 }
 
@@ -104,6 +120,7 @@ export async function main(args: readonly string[]): Promise<void> {
       repeat: { type: "string", default: "4" },
       response: { type: "string", default: "32" },
       set: { type: "string", multiple: true },
+      "max-resident-gib": { type: "string", default: "14" },
       dir: { type: "string" },
       json: { type: "string" },
       help: { type: "boolean", short: "h" },
@@ -117,6 +134,10 @@ export async function main(args: readonly string[]): Promise<void> {
     response: integerFlag(SCRIPT, "response", values.response),
   };
   modelShape(values.model);
+  const limitGib = Number(values["max-resident-gib"]);
+  if (!(limitGib > 0)) {
+    throw new Error(`--max-resident-gib: expected a number > 0, received ${limitGib}`);
+  }
   const dir = values.dir ?? await Deno.makeTempDir({ prefix: "rft-real-size-" });
   try {
     const fixture = await writeTrinityFixture(dir);
@@ -139,7 +160,7 @@ export async function main(args: readonly string[]): Promise<void> {
     const args = ["run", CONFIG, ...sets.flatMap((s) => ["--set", s])];
     const start = performance.now();
     const launchS = Date.now() / 1000;
-    const status = await new Deno.Command(timer ?? launcher, {
+    const child = new Deno.Command(timer ?? launcher, {
       args: timer ? ["-v", "-o", timeFile, launcher, ...args] : args,
       cwd: dir,
       env: {
@@ -149,8 +170,16 @@ export async function main(args: readonly string[]): Promise<void> {
       },
       stdout: "inherit",
       stderr: "inherit",
-    }).output();
+    }).spawn();
+    const watch = watchResident(child, limitGib * 2 ** 30);
+    const status = await child.status;
+    watch.stop();
     const wallS = (performance.now() - start) / 1000;
+    if (watch.killedAtS !== undefined) {
+      throw new Error(
+        `rft run stopped: resident memory passed ${limitGib} GiB ${figure(watch.killedAtS)} s in`,
+      );
+    }
     if (status.code !== 0) throw new Error(`rft run exited ${status.code}`);
     const timeReport = timer ? await Deno.readTextFile(timeFile) : "";
     const peakKb = Number(
@@ -174,6 +203,8 @@ export async function main(args: readonly string[]): Promise<void> {
       ["train tok/s", (r) => figure(r.trainTokensPerS)],
       ["response length", (r) => figure(r.responseLength)],
       ["retries", (r) => String(r.retries)],
+      ["resident GiB", (r) => figure(r.residentGib)],
+      ["device GiB", (r) => figure(r.deviceGib)],
     ], steps));
     if (values.json) {
       // The adapter the report is stamped with (the run's own process used the same one).

@@ -50,6 +50,13 @@ export class BufferPool {
     return this.#liveBytes;
   }
 
+  /** Bytes of the free buffers, kept for reuse. */
+  get freeBytes(): number {
+    let bytes = 0;
+    for (const list of this.#free.values()) for (const b of list) bytes += b.size;
+    return bytes;
+  }
+
   /** Destroys the free buffers. */
   trim(): void {
     for (const list of this.#free.values()) {

@@ -5,6 +5,7 @@
 
 import { VariableTextures } from "./variable_textures.ts";
 import { BufferPool } from "./buffer_pool.ts";
+import { MemoryLedger } from "./memory_ledger.ts";
 
 /** Optional features rft asks for when the adapter has them. */
 export const WANTED_FEATURES: readonly GPUFeatureName[] = [
@@ -69,6 +70,8 @@ export interface GpuContext {
   pool: BufferPool;
   /** Textures holding copies of variables, shared by the launches that read them. */
   variableTextures: VariableTextures;
+  /** Every buffer and texture the device holds (the memory report's source). */
+  memory: MemoryLedger;
 }
 
 let shared: Promise<GpuContext> | undefined;
@@ -115,6 +118,7 @@ export async function createGpu(options: CreateGpuOptions = {}): Promise<GpuCont
     if (typeof value === "number") limits[name] = Math.min(value, options.limits?.[name] ?? value);
   }
   const device = await adapter.requestDevice({ requiredFeatures, requiredLimits: limits });
+  const memory = new MemoryLedger(device);
   device.addEventListener("uncapturederror", (event) => {
     console.error(
       `rft: uncaptured WebGPU error: ${(event as GPUUncapturedErrorEvent).error.message}`,
@@ -140,6 +144,7 @@ export async function createGpu(options: CreateGpuOptions = {}): Promise<GpuCont
     readsStorageTextures: wgslLanguageFeatures().has("readonly_and_readwrite_storage_textures"),
     pool: new BufferPool(device),
     variableTextures: new VariableTextures(device),
+    memory,
   };
 }
 

@@ -12,6 +12,8 @@
  * their copies out: a weight is converted once per version, not once per run.
  */
 
+import { textureBytes } from "./memory_ledger.ts";
+
 /** One shared texture: where the registry keeps it, how many holders it has, and the version of
  * its source it was last filled from (undefined: never filled). */
 interface Entry {
@@ -110,5 +112,12 @@ export class VariableTextures {
   /** How many textures are held (for tests and memory reports). */
   get size(): number {
     return this.#entries.size;
+  }
+
+  /** Bytes of the textures held. */
+  get bytes(): number {
+    let bytes = 0;
+    for (const texture of this.#entries.keys()) bytes += textureBytes(texture);
+    return bytes;
   }
 }

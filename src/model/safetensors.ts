@@ -2,13 +2,15 @@
  * The safetensors format: an 8-byte little-endian header length, a JSON header (`__metadata__`
  * plus `{dtype, shape, data_offsets}` per tensor), then the raw data. Reads validate the header
  * and load tensors lazily by name, from one file or from shards listed in
- * `model.safetensors.index.json`. Writes are F32 only and atomic (temp file, then rename).
+ * `model.safetensors.index.json`. Writes are F32 or BF16 and atomic (temp file, then rename).
  * Knows nothing of the GPU or of dtype conversion (see `upload.ts`); little-endian hosts only.
  */
 
 import { pathExists } from "../util/path_exists.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import { InputError } from "../util/input_error.ts";
+import { toBf16 } from "../util/bf16.ts";
+import { shapeSize } from "../graph/tensor.ts";
 
 /** Bytes per element of every safetensors dtype. */
 export const DTYPE_BYTES = {
@@ -195,39 +197,61 @@ async function openSharded(dir: string, indexPath: string): Promise<Checkpoint> 
   return new Checkpoint(dir, files);
 }
 
-/** Writes `tensors` as one F32 safetensors file at `path`, atomically. */
-export async function writeSafetensors(path: string, tensors: readonly F32Tensor[]): Promise<void> {
+/** Dtypes rft writes: f32 values as they are, or rounded to bfloat16 (as the Hub ships models). */
+export type WrittenDType = "F32" | "BF16";
+
+/** `t`'s data as the bytes of `dtype`; `path` names the file in the error. */
+function tensorBytes(path: string, t: F32Tensor, dtype: WrittenDType): Uint8Array {
+  const size = shapeSize(t.shape);
+  const values = t.data;
+  if (size !== values.length) {
+    throw new Error(
+      `Cannot write ${path}: tensor "${t.name}" has ${values.length} values; shape [${t.shape}] needs ${size}`,
+    );
+  }
+  const data = dtype === "BF16" ? toBf16(values) : values;
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/**
+ * Writes `tensors` as one safetensors file of `dtype` (default F32) at `path`, atomically. Each
+ * tensor's `data` is read once, when it is written (a getter may make it then), so the tensors
+ * need not all be in memory at once.
+ */
+export async function writeSafetensors(
+  path: string,
+  tensors: readonly F32Tensor[],
+  dtype: WrittenDType = "F32",
+): Promise<void> {
   const header: Record<string, unknown> = { __metadata__: { format: "pt" } };
   let end = 0;
   for (const t of tensors) {
-    const size = t.shape.reduce((a, b) => a * b, 1);
     if (Object.hasOwn(header, t.name)) {
       throw new Error(`Cannot write ${path}: tensor name "${t.name}" is used twice or reserved`);
     }
-    if (size !== t.data.length) {
-      throw new Error(
-        `Cannot write ${path}: tensor "${t.name}" has ${t.data.length} values; shape [${t.shape}] needs ${size}`,
-      );
-    }
-    header[t.name] = { dtype: "F32", shape: t.shape, data_offsets: [end, end + t.data.byteLength] };
-    end += t.data.byteLength;
+    const bytes = shapeSize(t.shape) * DTYPE_BYTES[dtype];
+    header[t.name] = { dtype, shape: t.shape, data_offsets: [end, end + bytes] };
+    end += bytes;
   }
   const json = new TextEncoder().encode(JSON.stringify(header));
   const padding = new TextEncoder().encode(" ".repeat((8 - (json.length % 8)) % 8));
   const prefix = new Uint8Array(8);
   new DataView(prefix.buffer).setBigUint64(0, BigInt(json.length + padding.length), true);
-  await writeAtomic(path, [
-    prefix,
-    json,
-    padding,
-    ...tensors.map((t) => new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength)),
-  ]);
+  await writeAtomic(
+    path,
+    (function* () {
+      yield* [prefix, json, padding];
+      for (const t of tensors) yield tensorBytes(path, t, dtype);
+    })(),
+  );
 }
 
 /** Options of {@link writeCheckpoint}. */
 export interface WriteCheckpointOptions {
   /** Split into shards of at most this many data bytes (a bigger tensor gets a shard alone). */
   maxShardBytes?: number;
+  /** The dtype of the written tensors; default F32. */
+  dtype?: WrittenDType;
 }
 
 /**
@@ -238,20 +262,21 @@ export interface WriteCheckpointOptions {
 export async function writeCheckpoint(
   dir: string,
   tensors: readonly F32Tensor[],
-  { maxShardBytes = Infinity }: WriteCheckpointOptions = {},
+  { maxShardBytes = Infinity, dtype = "F32" }: WriteCheckpointOptions = {},
 ): Promise<string[]> {
   const shards: F32Tensor[][] = [[]];
   let shardBytes = 0;
   for (const t of tensors) {
-    if (shardBytes > 0 && shardBytes + t.data.byteLength > maxShardBytes) {
+    const bytes = shapeSize(t.shape) * DTYPE_BYTES[dtype];
+    if (shardBytes > 0 && shardBytes + bytes > maxShardBytes) {
       shards.push([]);
       shardBytes = 0;
     }
     shards[shards.length - 1].push(t);
-    shardBytes += t.data.byteLength;
+    shardBytes += bytes;
   }
   if (shards.length === 1) {
-    await writeSafetensors(`${dir}/${SINGLE_FILE}`, tensors);
+    await writeSafetensors(`${dir}/${SINGLE_FILE}`, tensors, dtype);
     await removeIfPresent(`${dir}/${INDEX_FILE}`);
     return [SINGLE_FILE];
   }
@@ -259,11 +284,13 @@ export async function writeCheckpoint(
   const names = shards.map((_, i) => `model-${pad(i + 1)}-of-${pad(shards.length)}.safetensors`);
   const weightMap: Record<string, string> = {};
   for (const [i, shard] of shards.entries()) {
-    await writeSafetensors(`${dir}/${names[i]}`, shard);
+    await writeSafetensors(`${dir}/${names[i]}`, shard, dtype);
     for (const t of shard) weightMap[t.name] = names[i];
   }
   const index = {
-    metadata: { total_size: tensors.reduce((sum, t) => sum + t.data.byteLength, 0) },
+    metadata: {
+      total_size: tensors.reduce((sum, t) => sum + shapeSize(t.shape) * DTYPE_BYTES[dtype], 0),
+    },
     weight_map: Object.fromEntries(Object.entries(weightMap).sort(([a], [b]) => a < b ? -1 : 1)),
   };
   await writeAtomic(`${dir}/${INDEX_FILE}`, [

@@ -42,6 +42,7 @@ export async function runExploreTrain(
   using trainer = await openStageTrainer(stage, algorithm, ctx, trainerModel, {
     resumed: policy.resumed,
     checkpointSources: { bufferDir: `${stageDir}/experiences` },
+    memoryModels: { explorer: explorerModel },
   });
   await using expert = algorithm.sampleStrategy === "mix"
     ? await openExpertBuffer(`${stageDir}/expert`, ...stageDataset(stage, trainerModel, log, 1))

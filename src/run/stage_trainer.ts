@@ -37,6 +37,8 @@ export interface StageTrainerOptions {
   resumed?: StagePolicy["resumed"];
   /** What each checkpoint records beside the weights (buffer, data cursor). */
   checkpointSources?: StageCheckpointSources;
+  /** More models the memory report names (the explorer's). */
+  memoryModels?: Readonly<Record<string, PolicyModel>>;
 }
 
 /** The trainer of `stage` training `model` (see the file comment). */
@@ -45,7 +47,7 @@ export async function openStageTrainer(
   algorithm: ResolvedAlgorithm,
   ctx: StageContext,
   model: PolicyModel,
-  { resumed, checkpointSources = {} }: StageTrainerOptions = {},
+  { resumed, checkpointSources = {}, memoryModels }: StageTrainerOptions = {},
 ): Promise<StageTrainer> {
   using owned = new DisposableStack();
   const trainStep = owned.use(trainStepFor(stage, algorithm, model, stage.buffer.totalSteps));
@@ -75,6 +77,7 @@ export async function openStageTrainer(
     ppoEpochs: stage.trainer.ppoEpochs,
     miniBatchSize: stage.trainer.ppoMiniBatchSize,
     temperature,
+    memoryModels,
   });
   const checkpoints = new StageCheckpoints(
     stage,

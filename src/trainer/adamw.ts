@@ -173,6 +173,11 @@ export class AdamW {
     this.#stepState = zeroVariable(gpu, "adamw.step_state", [3]);
   }
 
+  /** The buffers of the moments (for memory reports). */
+  get stateBuffers(): GPUBuffer[] {
+    return this.#moments.flatMap(({ m, v }) => [m.buffer, v.buffer]);
+  }
+
   /** Optimizer steps begun so far (the t of the bias corrections of the last one). */
   get stepCount(): number {
     return this.#step;

@@ -1,13 +1,19 @@
 /**
- * What a run keeps on the GPU for its policy, computed from the model's shape alone: the
- * trainer's f32 weights, the adapter's when training LoRA, one f32 gradient and two AdamW
- * moments per trainable parameter, and the explorer's (and a KL reference's) f32 copy of the
- * weights; with LoRA a copy is the adapter's alone, the base being shared. Activations and
- * compiled graphs' buffers are not counted: they depend on the batch. Shows why LoRA fits: the
- * gradients and moments shrink to the adapter's size.
+ * The memory report, two ways. `memoryReport`: what a run keeps on the GPU for its policy,
+ * computed from the model's shape alone: the trainer's f32 weights, the adapter's when training
+ * LoRA, one f32 gradient and two AdamW moments per trainable parameter, and the explorer's (and a
+ * KL reference's) f32 copy of the weights; with LoRA a copy is the adapter's alone, the base
+ * being shared. Shows why LoRA fits: the gradients and moments shrink to the adapter's size.
+ * `measureMemory`: what the process holds at one moment, by part: each model's weights, the
+ * optimizer's moments, the graphs' buffers (activations, gradients, KV caches), the weight and
+ * operand textures, the rest of the device's buffers (all counted by the device's ledger), the
+ * JavaScript heap and array buffers, and what is left of the resident set (runtime, driver).
  */
 
+import type { GpuContext } from "../gpu/device.ts";
 import type { ModelConfig } from "../model/hf_config.ts";
+import type { PolicyModel } from "../model/policy.ts";
+import type { AdamW } from "./adamw.ts";
 import { type LoraSettings, loraTargets } from "../model/lora.ts";
 import { parameterSpecs } from "../model/parameters.ts";
 import { shapeSize } from "../graph/tensor.ts";
@@ -71,4 +77,86 @@ export function formatMemoryReport(r: MemoryReport): string {
     `weights ${mb(r.weightBytes)}, gradients ${mb(r.gradientBytes)}, optimizer ${
       mb(r.optimizerBytes)
     }, model copies ${mb(r.copyBytes)}; total ${mb(r.totalBytes)} (activations not counted)`;
+}
+
+/** What a process holds at one moment (see the file comment), in bytes. */
+export interface MemoryUse {
+  /** The device's parts by name, in report order (on CPU adapters host memory too). */
+  gpu: [string, number][];
+  /** Everything the device holds now, and the most it held at once. */
+  gpuTotal: number;
+  gpuPeak: number;
+  /** The JavaScript heap in use and the array buffers outside it. */
+  heap: number;
+  arrayBuffers: number;
+  /** The process's resident set. */
+  resident: number;
+}
+
+/** Who holds the named parts of {@link measureMemory}: models by role, the optimizer. */
+export interface MemoryOwners {
+  models: Readonly<Record<string, PolicyModel | undefined>>;
+  optimizer?: AdamW;
+}
+
+/** What the process holds now, by part (see the file comment). */
+export function measureMemory(gpu: GpuContext, owners: MemoryOwners): MemoryUse {
+  const counted = new Set<GPUBuffer>();
+  const bytesOf = (buffers: Iterable<GPUBuffer>) => {
+    let bytes = 0;
+    for (const b of buffers) {
+      if (!counted.has(b)) bytes += b.size;
+      counted.add(b);
+    }
+    return bytes;
+  };
+  const parts: [string, number][] = [];
+  for (const [role, model] of Object.entries(owners.models)) {
+    if (!model) continue;
+    const variables = [...model.variables(), ...model.lora?.variables() ?? []];
+    parts.push([`${role} weights`, bytesOf(variables.map((v) => v.buffer))]);
+  }
+  if (owners.optimizer) parts.push(["optimizer moments", bytesOf(owners.optimizer.stateBuffers)]);
+  const held = gpu.memory.held;
+  const named = parts.reduce((n, [, bytes]) => n + bytes, 0);
+  const graphBuffers = gpu.pool.allocatedBytes - gpu.pool.freeBytes;
+  const weightTextures = gpu.variableTextures.bytes;
+  parts.push(
+    ["graph buffers", graphBuffers],
+    ["free pooled buffers", gpu.pool.freeBytes],
+    ["weight textures", weightTextures],
+    ["operand textures", held.textures - weightTextures],
+    ["other buffers", held.buffers - named - gpu.pool.allocatedBytes],
+  );
+  const host = Deno.memoryUsage();
+  return {
+    gpu: parts.filter(([, bytes]) => bytes > 0),
+    gpuTotal: held.total,
+    gpuPeak: gpu.memory.peak,
+    heap: host.heapUsed,
+    arrayBuffers: host.external,
+    resident: host.rss,
+  };
+}
+
+/** GiB with two decimals. */
+const gib = (bytes: number) => (bytes / 2 ** 30).toFixed(2);
+
+/** {@link MemoryUse} as one log line, every part named. */
+export function formatMemoryUse(use: MemoryUse): string {
+  const rest = use.resident - use.gpuTotal - use.heap - use.arrayBuffers;
+  const parts = use.gpu.map(([name, bytes]) => `${name} ${gib(bytes)}`).join(", ");
+  return `memory: resident ${gib(use.resident)} GiB = device ${gib(use.gpuTotal)} (${parts}; ` +
+    `peak ${gib(use.gpuPeak)}) + JS heap ${gib(use.heap)} + array buffers ${
+      gib(use.arrayBuffers)
+    } + runtime and driver ${gib(rest)}`;
+}
+
+/** {@link MemoryUse} as metrics (verl's `perf/` names, GB = 2^30 bytes). */
+export function memoryMetrics(use: MemoryUse): Record<string, number> {
+  return {
+    "perf/memory_allocated_gb": use.gpuTotal / 2 ** 30,
+    "perf/max_memory_allocated_gb": use.gpuPeak / 2 ** 30,
+    "perf/cpu_memory_used_gb": use.resident / 2 ** 30,
+  };
 }

@@ -3,10 +3,13 @@
  * renamed over the target, so a reader sees the old file or the whole new one, never a part.
  */
 
-/** Writes `chunks` (or text) to `path` atomically; the error names the path. */
+/**
+ * Writes `chunks` (or text) to `path` atomically; the error names the path. Chunks are taken one
+ * at a time, so a generator may make each as it is written.
+ */
 export async function writeAtomic(
   path: string,
-  chunks: readonly Uint8Array[] | string,
+  chunks: Iterable<Uint8Array> | string,
 ): Promise<void> {
   const parts = typeof chunks === "string" ? [new TextEncoder().encode(chunks)] : chunks;
   const temp = `${path}.${crypto.randomUUID()}.tmp`;

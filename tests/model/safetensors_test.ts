@@ -9,6 +9,7 @@ import {
 } from "../../src/model/safetensors.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
 import { inTempDir } from "../_temp_dir.ts";
+import { toBf16 } from "../../src/util/bf16.ts";
 
 /** Writes a safetensors file by hand: any header (object or raw text) and data bytes. */
 async function craft(path: string, header: unknown, data = new Uint8Array(0), length?: number) {
@@ -225,3 +226,27 @@ for (const [what, index, message] of INDEX_ERRORS) {
     });
   });
 }
+
+Deno.test("writeSafetensors writes BF16 as the Hub ships it, one tensor made at a time", async () => {
+  await inTempDir("rft-bf16-", async (dir) => {
+    const tensors = sampleTensors();
+    const made: string[] = [];
+    // Getters: each tensor's data is made when the writer reaches it, in order.
+    const lazy = tensors.map((t) => ({
+      name: t.name,
+      shape: t.shape,
+      get data() {
+        made.push(t.name);
+        return t.data;
+      },
+    }));
+    await writeCheckpoint(dir, lazy, { dtype: "BF16" });
+    assertEquals(made, tensors.map((t) => t.name));
+    const checkpoint = await openCheckpoint(dir);
+    for (const t of tensors) {
+      assertEquals(checkpoint.info(t.name).dtype, "BF16");
+      const expected = new Uint8Array(toBf16(t.data).buffer);
+      assertEquals(await checkpoint.read(t.name), expected, t.name);
+    }
+  });
+});
