@@ -4,7 +4,9 @@
 // The table may be rows [first, first + vocab) of a larger one (a row shard): ids are taken
 // relative to `first`. An id outside the range is out of range: its output row is zeros and its
 // gradient is dropped; no read or write goes out of bounds.
-// Bindings (both entry points): src (read), ids [tokens] (read), out (write), params.
+// Bindings (both entry points): src (read), ids [tokens] (read), out (write), params. src is
+// read as 32-bit words: f32 values, or with SRC_FORMAT (forward only: a frozen table) two
+// half-precision values each (element 2i in the low half of word i), widened to f32.
 // forward:  src = table [vocab, dim]; out [tokens, dim]: out[t] = table[ids[t]], or zeros.
 //           One invocation per output element, index = (wid.x + wid.y * nwg.x) * WG + lid.
 // backward: src = g [tokens, dim]; out [vocab, dim], zeroed by the host before the launch:
@@ -19,6 +21,8 @@
 override WG: u32 = 256u;
 override COLS: u32 = 32u; // columns per backward invocation
 override ACCUMULATE: bool = false;
+// How src's words hold values: 0 f32, 1 two bfloat16, 2 two IEEE binary16.
+override SRC_FORMAT: u32 = 0u;
 
 struct Params {
   tokens: u32,
@@ -27,10 +31,19 @@ struct Params {
   first: u32,
 }
 
-@group(0) @binding(0) var<storage, read> src: array<f32>;
+@group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read> ids: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
+
+// Element i of src as f32.
+fn src_at(i: u32) -> f32 {
+  if (SRC_FORMAT == 0u) { return bitcast<f32>(src[i]); }
+  let word = src[i / 2u];
+  let half = select(word & 0xffffu, word >> 16u, (i & 1u) == 1u);
+  if (SRC_FORMAT == 1u) { return bitcast<f32>(half << 16u); }
+  return unpack2x16float(half).x;
+}
 
 @compute @workgroup_size(WG)
 fn forward(
@@ -42,7 +55,7 @@ fn forward(
   if (i >= p.tokens * p.dim) { return; }
   let id = ids[i / p.dim] - p.first; // wraps past vocab for ids below first
   var value = 0.0;
-  if (id < p.vocab) { value = src[id * p.dim + i % p.dim]; }
+  if (id < p.vocab) { value = src_at(id * p.dim + i % p.dim); }
   out[i] = value;
 }
 
@@ -65,12 +78,12 @@ fn backward(
   let d1 = min(d0 + COLS, p.dim);
   let row = v * p.dim;
   for (var d = d0; d < d1; d++) {
-    var value = src[t * p.dim + d];
+    var value = src_at(t * p.dim + d);
     if (ACCUMULATE) { value += out[row + d]; }
     out[row + d] = value;
   }
   for (var e = t + 1u; e < p.tokens; e++) {
     if (ids[e] != id) { continue; }
-    for (var d = d0; d < d1; d++) { out[row + d] += src[e * p.dim + d]; }
+    for (var d = d0; d < d1; d++) { out[row + d] += src_at(e * p.dim + d); }
   }
 }

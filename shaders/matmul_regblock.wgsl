@@ -7,7 +7,9 @@
 // (override guards, constant indices): loops over the block would spill it to memory.
 //
 // Bindings: a (read)  A [batch][M, K], or [batch][K, M] with TRANS_A; batch stride p.stride_a
-//           b (read)  B [batch][K, N], or [batch][N, K] with TRANS_B; batch stride p.stride_b
+//           b (read)  B [batch][K, N], or [batch][N, K] with TRANS_B; batch stride p.stride_b;
+//                     32-bit words: f32 values, or with B_FORMAT two half-precision values each
+//                     (element 2i in the low half of word i), widened to f32 as they are loaded
 //           c (write) C [batch][M, N], batch stride p.stride_c
 //           p (uniform) Params (a stride of 0 shares that operand across the batch)
 // Grid: x = ceil(N / (4*COL_GROUPS*WG_X)), y = ceil(M / (4*ROW_GROUPS)), z = batch.
@@ -18,10 +20,12 @@ override COL_GROUPS: u32 = 4u; // 1..4 groups of 4 columns
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
 override ACCUMULATE: bool = false;
+// How B's words hold values: 0 f32, 1 two bfloat16, 2 two IEEE binary16.
+override B_FORMAT: u32 = 0u;
 
 // #include matmul_params
 @group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read> b: array<f32>;
+@group(0) @binding(1) var<storage, read> b: array<u32>;
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
 
 // acc[4r + v] = C[row0 + r, col0 + 4v .. +4].
@@ -39,8 +43,24 @@ fn quad_a(i: u32, valid: u32) -> vec4f {
   return select(vec4f(0.0), v, vec4u(0u, 1u, 2u, 3u) < vec4u(valid));
 }
 
+// The two half-precision values of word w, widened (bfloat16: the high 16 bits of an f32).
+fn halves(w: u32) -> vec2f {
+  if (B_FORMAT == 1u) { return vec2f(bitcast<f32>(w << 16u), bitcast<f32>(w & 0xffff0000u)); }
+  return unpack2x16float(w);
+}
+
 fn quad_b(i: u32, valid: u32) -> vec4f {
-  let v = vec4f(b[i], b[i + 1u], b[i + 2u], b[i + 3u]);
+  var v: vec4f;
+  if (B_FORMAT == 0u) {
+    v = bitcast<vec4f>(vec4u(b[i], b[i + 1u], b[i + 2u], b[i + 3u]));
+  } else if ((i & 1u) == 0u) {
+    v = vec4f(halves(b[i / 2u]), halves(b[i / 2u + 1u]));
+  } else {
+    // An odd start: the high half of one word, two of the next, the low half of the third.
+    let first = halves(b[i / 2u]);
+    let last = halves(b[i / 2u + 2u]);
+    v = vec4f(first.y, halves(b[i / 2u + 1u]), last.x);
+  }
   return select(vec4f(0.0), v, vec4u(0u, 1u, 2u, 3u) < vec4u(valid));
 }
 

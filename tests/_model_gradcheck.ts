@@ -12,7 +12,7 @@ import type { HostData, Variable } from "../src/graph/tensor.ts";
 import { tokenLogprobs } from "../src/ops/token_logprobs.ts";
 import { padBatch } from "../src/model/padded_batch.ts";
 import type { PolicyModel } from "../src/model/policy.ts";
-import { buildLogits } from "../src/model/transformer.ts";
+import { buildLogits, type BuildOptions } from "../src/model/transformer.ts";
 
 /** Vocabulary of the gradient-check configs. */
 export const GRADCHECK_VOCAB = 13;
@@ -49,19 +49,23 @@ export const GRADCHECK_GPT2: Record<string, unknown> = {
 /**
  * The GPU gradients, with respect to `variables`, of sum over rows b and positions t of
  * `projection[b * len + t]` times the log-prob of GRADCHECK_SEQUENCES[b][t + 1], the rows padded
- * to `len`.
+ * to `len`, the graph built with `options`.
  */
 export async function logprobGradients(
   model: PolicyModel,
   variables: readonly Variable[],
   projection: Float32Array<ArrayBuffer>,
   len: number,
+  options: BuildOptions = {},
 ): Promise<HostData[]> {
   const g = new Graph();
   const input = (n: string) => g.input([GRADCHECK_SEQUENCES.length, len], "i32", n);
   const inputs = { ids: input("ids"), positions: input("positions"), segments: input("segments") };
   const targets = input("targets");
-  const lp = tokenLogprobs(buildLogits(model.config, model.weights(g), inputs), targets);
+  const lp = tokenLogprobs(
+    buildLogits(model.config, model.weights(g), inputs, 0, options),
+    targets,
+  );
   const grads = grad(
     lp,
     variables.map((v) => g.variable(v)),

@@ -234,6 +234,11 @@ export interface ExplorerSection {
     openaiApiPort: number;
     /** Key every API request must send as a Bearer token; default none. */
     openaiApiKey?: string;
+    /**
+     * The dtype of the explorer's copy of trained weights (vLLM's `dtype`); auto: the
+     * checkpoint's `torch_dtype` (bfloat16, float16), else float32.
+     */
+    dtype: "auto" | "float32" | "bfloat16" | "float16";
   };
 }
 
@@ -268,6 +273,8 @@ export interface TrainerSection {
   maxTokensPerMicroBatch?: number;
   /** Pack several sequences per row when every loss term is token-mean. Default false. */
   packSequences: boolean;
+  /** Recompute each layer's activations in the backward pass; default: when they are large. */
+  gradientCheckpointing?: boolean;
   /** PPO epochs over each batch. Default 1. */
   ppoEpochs: number;
   /** Experiences per optimizer step within a batch; default: the whole batch. */

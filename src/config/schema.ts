@@ -460,6 +460,11 @@ const TOP_FIELDS: Fields = {
       openai_api_key: str("Key every API request must send as a Bearer token", {
         defaultDoc: "none",
       }),
+      dtype: oneOf(
+        ["auto", "float32", "bfloat16", "float16"],
+        "Dtype of the explorer's copy of trained weights (auto: the checkpoint's torch_dtype)",
+        { default: "auto" },
+      ),
     }, "The rollout model"),
   }, "The explorer"),
   synchronizer: section({
@@ -497,11 +502,18 @@ const TOP_FIELDS: Fields = {
     max_checkpoints_to_keep: int("Complete checkpoints kept", { min: 1, defaultDoc: "all" }),
     max_tokens_per_micro_batch: int(
       "Token budget (rows x row length) of a micro-batch; gradients are accumulated over them",
-      { min: 1, defaultDoc: "the whole batch, or what keeps its logits in one storage binding" },
+      {
+        min: 1,
+        defaultDoc: "the whole batch, or what keeps its activations in one storage binding",
+      },
     ),
     pack_sequences: bool("Pack several sequences per row when every loss term is token-mean", {
       default: false,
     }),
+    gradient_checkpointing: bool(
+      "Recompute each decoder layer's activations in the backward pass instead of keeping them",
+      { defaultDoc: "when the activations a step would keep reach 128 MiB" },
+    ),
     ppo_epochs: int("PPO epochs over each batch", { default: 1, min: 1 }),
     ppo_mini_batch_size: int("Experiences per optimizer step within a batch", {
       min: 1,

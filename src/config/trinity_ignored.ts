@@ -85,7 +85,6 @@ export const IGNORED: Readonly<Record<string, string>> = {
   "trainer.save_strategy": "Multi-process checkpoint saving",
   "trainer.megatron": "Megatron parallelism",
   "trainer.trust_remote_code": "Set by Trinity itself",
-  "trainer.trainer_config": "verl's own config",
   "trainer.trainer_config_path": "verl's own config",
   "monitor.monitor_args": "wandb / mlflow settings",
   "monitor.detailed_stats": "rft logs mean metrics",

@@ -179,6 +179,13 @@ const SELECTOR_SECTION: MappedKey = {
   },
 };
 
+/** The node at `steps` below `node` through mappings, or undefined. */
+function entryAt(node: ConfigNode, steps: readonly string[]): ConfigNode | undefined {
+  let at: ConfigNode | undefined = node;
+  for (const step of steps) at = at?.kind === "map" ? at.entries.get(step) : undefined;
+  return at;
+}
+
 /** Trinity keys rft maps onto its own keys or checks, by Trinity key path. */
 export const MAPPED: Readonly<Record<string, MappedKey>> = {
   "model.max_model_len": {
@@ -201,6 +208,15 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
   },
   "model.top_k": unsetWhen(-1, "`-1` (Trinity's off) is rft's `0`"),
   "trainer.grad_clip": moveTo("algorithm.optimizer.grad_clip"),
+  "trainer.trainer_config": {
+    doc: "verl's own config: `actor_rollout_ref.model.enable_gradient_checkpointing` is read as " +
+      "`trainer.gradient_checkpointing`; the rest is ignored",
+    apply: ({ node, path, setIfAbsent, ignore }) => {
+      const flag = entryAt(node, ["actor_rollout_ref", "model", "enable_gradient_checkpointing"]);
+      if (flag) setIfAbsent(["trainer", "gradient_checkpointing"], flag);
+      ignore(path);
+    },
+  },
   "trainer.total_steps": moveTo("buffer.total_steps"),
   "trainer.max_checkpoints_to_keep": unsetWhen(0, "`0` (Trinity's keep all) is rft's default"),
   "algorithm.optimizer.clip_grad": renameTo("grad_clip"),

@@ -18,13 +18,7 @@ import type { Graph } from "./graph.ts";
 import { planMemory, storageRoot } from "./memory_plan.ts";
 import type { BoundTensor, LaunchContext } from "./op.ts";
 import { inputsOf, schedule } from "./schedule.ts";
-import {
-  BYTES_PER_ELEMENT,
-  formatShape,
-  type HostData,
-  hostDataOf,
-  type Tensor,
-} from "./tensor.ts";
+import { formatShape, type HostData, hostDataOf, type Tensor } from "./tensor.ts";
 import { type OpStep, runValidated, validateEnabled, type ValidationReport } from "./validate.ts";
 
 /** A GPU buffer to copy an input from, starting `offset` bytes in. */
@@ -155,7 +149,7 @@ export class Executable {
       for (const [tensor, data] of feeds) {
         const feed = gpuFeedOf(data);
         if (feed && this.inputs.includes(tensor)) {
-          const bytes = tensor.size * BYTES_PER_ELEMENT;
+          const bytes = tensor.bytes;
           encoder.copyBufferToBuffer(feed.source, feed.offset, this.#bufferOf(tensor), 0, bytes);
         }
       }
@@ -200,9 +194,9 @@ export class Executable {
   async read(tensors: readonly Tensor[]): Promise<HostData[]> {
     const raw = await readBuffers(
       this.gpu.device,
-      tensors.map((t) => ({ buffer: this.#bufferOf(t), bytes: t.size * BYTES_PER_ELEMENT })),
+      tensors.map((t) => ({ buffer: this.#bufferOf(t), bytes: t.bytes })),
     );
-    return raw.map((data, i) => hostDataOf(data, tensors[i].dtype));
+    return raw.map((data, i) => hostDataOf(data, tensors[i].dtype, tensors[i].size));
   }
 
   /**
@@ -222,13 +216,13 @@ export class Executable {
  * hold (every kernel binds its tensors whole).
  */
 function checkBindingSizes(order: readonly Tensor[], limit: number, label: string): void {
-  const big = order.find((t) => t.size * BYTES_PER_ELEMENT > limit);
+  const big = order.find((t) => t.bytes > limit);
   if (!big) return;
   const source = big.source;
   const made = source.kind === "op" ? `made by op "${source.op.name}"` : `a ${source.kind}`;
   throw new Error(
     `Cannot compile graph "${label}": tensor ${big.name}${formatShape(big.shape)} (${made}) ` +
-      `needs ${big.size * BYTES_PER_ELEMENT} bytes in one storage binding, above this adapter's ` +
+      `needs ${big.bytes} bytes in one storage binding, above this adapter's ` +
       `maxStorageBufferBindingSize of ${limit}; rft does not split a tensor over several ` +
       "bindings yet: use shorter sequences or fewer tokens per batch",
   );

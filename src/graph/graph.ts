@@ -5,6 +5,7 @@
 
 import type { OpDef } from "./op.ts";
 import {
+  dataBytes,
   type DType,
   formatShape,
   type HostData,
@@ -29,7 +30,7 @@ export class Graph {
     let tensor = this.#variables.get(variable);
     if (!tensor) {
       checkShape(variable.shape, variable.name);
-      const need = shapeSize(variable.shape) * 4;
+      const need = dataBytes(variable.shape, variable.dtype);
       if (variable.buffer.size < need) {
         throw new Error(
           `Cannot bind variable "${variable.name}": buffer has ${variable.buffer.size} bytes, shape ${

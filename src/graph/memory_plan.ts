@@ -5,7 +5,7 @@
  */
 
 import { inputsOf } from "./schedule.ts";
-import { BYTES_PER_ELEMENT, type Tensor } from "./tensor.ts";
+import type { Tensor } from "./tensor.ts";
 
 /** Storage assignment of a graph. */
 export interface MemoryPlan {
@@ -49,7 +49,7 @@ export function planMemory(order: readonly Tensor[], outputs: ReadonlySet<Tensor
       if (slotOf.has(root)) slotOf.set(node, slotOf.get(root)!);
       return;
     }
-    const bytes = node.size * BYTES_PER_ELEMENT;
+    const bytes = node.bytes;
     const kind = node.source.kind;
     if (kind === "variable") return;
     if (kind !== "op" || outputRoots.has(node)) {

@@ -1,9 +1,9 @@
 /** Reads graph variables (parameters) back to the host in one readback. */
 
 import { readBuffers } from "../gpu/readback.ts";
-import { shapeSize, type Variable } from "./tensor.ts";
+import { dataBytes, hostDataOf, shapeSize, type Variable } from "./tensor.ts";
 
-/** The f32 contents of `vars` by variable name, read in one readback. */
+/** The contents of `vars` by variable name as f32 (half types widened), in one readback. */
 export async function readVariables(
   device: GPUDevice,
   vars: Iterable<Variable>,
@@ -11,7 +11,12 @@ export async function readVariables(
   const list = [...vars];
   const raw = await readBuffers(
     device,
-    list.map((v) => ({ buffer: v.buffer, bytes: shapeSize(v.shape) * 4 })),
+    list.map((v) => ({ buffer: v.buffer, bytes: dataBytes(v.shape, v.dtype) })),
   );
-  return new Map(list.map((v, i) => [v.name, new Float32Array(raw[i])]));
+  return new Map(
+    list.map((
+      v,
+      i,
+    ) => [v.name, hostDataOf(raw[i], v.dtype, shapeSize(v.shape)) as Float32Array<ArrayBuffer>]),
+  );
 }

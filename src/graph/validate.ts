@@ -10,7 +10,7 @@ import { encodeDispatches, type PreparedDispatch } from "../gpu/dispatch.ts";
 import type { GpuContext } from "../gpu/device.ts";
 import { readBuffers } from "../gpu/readback.ts";
 import { inputsOf } from "./schedule.ts";
-import { BYTES_PER_ELEMENT, type HostData, hostDataOf, type Tensor } from "./tensor.ts";
+import { type HostData, hostDataOf, type Tensor } from "./tensor.ts";
 
 /** Whether validate mode is on (`RFT_VALIDATE=1`); read at every run. */
 export function validateEnabled(): boolean {
@@ -68,8 +68,8 @@ export async function runValidated(
   const read = async (tensors: readonly Tensor[]) =>
     (await readBuffers(
       device,
-      tensors.map((t) => ({ buffer: bufferOf(t), bytes: t.size * BYTES_PER_ELEMENT })),
-    )).map((bytes, i) => hostDataOf(bytes, tensors[i].dtype));
+      tensors.map((t) => ({ buffer: bufferOf(t), bytes: t.bytes })),
+    )).map((bytes, i) => hostDataOf(bytes, tensors[i].dtype, tensors[i].size));
   const submit = (record: (encoder: GPUCommandEncoder) => void) => {
     const encoder = device.createCommandEncoder({ label });
     record(encoder);

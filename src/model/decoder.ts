@@ -3,10 +3,12 @@
  * Hugging Face modeling code: token (and learned position) embeddings, then per layer an
  * attention block (norm, q/k/v, q/k norm, attention with RoPE as the layer's kind says, output
  * projection, optional post-norm, residual) and an MLP block (norm, gated or plain MLP, optional
- * post-norm, residual), then the final norm. The fused inference paths are `fused_block.ts`'s;
+ * post-norm, residual), then the final norm; in graphs that are differentiated each layer may be
+ * a checkpointed region (`BuildOptions.recompute`). The fused inference paths are `fused_block.ts`'s;
  * attention itself is the caller's `AttentionFn`. Builds graphs only.
  */
 
+import { checkpoint } from "../graph/checkpoint.ts";
 import type { Tensor } from "../graph/tensor.ts";
 import { add } from "../ops/binary.ts";
 import { embedding } from "../ops/embedding.ts";
@@ -39,7 +41,11 @@ export function decoderHidden(
 ): Tensor {
   const layers = new DecoderLayers(cfg, w, inputs, attention, options);
   let h = embed(cfg, w, inputs);
-  for (let l = 0; l < cfg.numLayers; l++) h = layers.mlp(layers.attention(h, l), l);
+  for (let l = 0; l < cfg.numLayers; l++) {
+    const input = h;
+    const layer = () => layers.mlp(layers.attention(input, l), l);
+    h = options.recompute ? checkpoint(input.graph, layer) : layer();
+  }
   return norm(cfg, w, h, cfg.names.finalNorm);
 }
 

@@ -4,12 +4,13 @@
  * RMSNorm computed in the operand fills of the products reading it (`prologue_matmul.ts`), the
  * gated activation computed in the down product's fill, and a one-token-row MLP's norm, gate and
  * up products and activation as one `normedGatedGemv`. Each applies where the description allows
- * it (an RMSNorm without weight offset, a gated MLP of separate modules without biases) and gives
- * the same values as the plain path.
+ * it (an RMSNorm without weight offset, a gated MLP of separate modules without biases, f32
+ * weights: the fills and the gemv read textures of f32 weights) and gives the same values as the
+ * plain path.
  */
 
 import type { GpuContext } from "../gpu/device.ts";
-import type { Tensor } from "../graph/tensor.ts";
+import { isHalf, type Tensor } from "../graph/tensor.ts";
 import { add } from "../ops/binary.ts";
 import { normedGatedGemv, normedGatedGemvMisfit } from "../ops/normed_gated_gemv.ts";
 import {
@@ -44,6 +45,13 @@ export interface BuildOptions {
    * adapter keeps its own products.
    */
   gatedGemv?: (n: number, k: number) => boolean;
+  /**
+   * Graphs that are differentiated: each decoder layer is a checkpointed region
+   * (`graph/checkpoint.ts`): its activations are recomputed in the backward pass from the
+   * layer's input instead of kept, so a step keeps one hidden state per layer and token plus
+   * one layer's activations at a time. The same gradients.
+   */
+  recompute?: boolean;
 }
 
 /** The build options of an inference graph of `rows` token rows (batch x sequence) on `gpu`. */
@@ -74,11 +82,12 @@ export class NormedInput {
 
   /** Module `m` of the normalized input. */
   project(w: WeightLookup, m: Projection): Tensor {
-    if (!this.fill || !m.transB || w.lora?.(m.name)) return project(this.x, w, m);
+    const weight = w(`${m.name}.weight`);
+    if (!this.fill || !m.transB || w.lora?.(m.name) || isHalf(weight.dtype)) {
+      return project(this.x, w, m);
+    }
     const prologue = { kind: "rms_norm", eps: this.fill.eps } as const;
-    const y = prologueMatmul(this.h, this.fill.weight, w(`${m.name}.weight`), prologue, {
-      transB: true,
-    });
+    const y = prologueMatmul(this.h, this.fill.weight, weight, prologue, { transB: true });
     return m.bias ? add(y, w(`${m.name}.bias`)) : y;
   }
 }
@@ -132,6 +141,7 @@ export class BlockFusions {
   ): Tensor | undefined {
     if (!this.#gatedGemv || w.lora?.(gate.name) || w.lora?.(up.name)) return undefined;
     const weights = [w(`${gate.name}.weight`), w(`${up.name}.weight`)] as const;
+    if (weights.some((t) => isHalf(t.dtype))) return undefined;
     const attrs = { eps: this.cfg.norm.eps, gate: this.cfg.activation };
     return normedGatedGemv(h, normWeight, ...weights, attrs);
   }
@@ -147,10 +157,9 @@ export class BlockFusions {
     up: Tensor,
     down: Projection,
   ): Tensor | undefined {
-    if (!this.#activationInFill || w.lora?.(down.name)) return undefined;
+    const weight = w(`${down.name}.weight`);
+    if (!this.#activationInFill || w.lora?.(down.name) || isHalf(weight.dtype)) return undefined;
     const activation = { kind: "gated", gate: this.cfg.activation } as const;
-    return prologueMatmulAccumulate(h, gate, up, w(`${down.name}.weight`), activation, {
-      transB: true,
-    });
+    return prologueMatmulAccumulate(h, gate, up, weight, activation, { transB: true });
   }
 }

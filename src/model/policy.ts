@@ -23,11 +23,16 @@ import { graphCache } from "../graph/graph_cache.ts";
 import type { Tensor, Variable } from "../graph/tensor.ts";
 import { formatShape, sameShape, shapeSize } from "../graph/tensor.ts";
 import { type ModelConfig, parseHfConfig } from "./hf_config.ts";
-import { checkpointNames, parameterSpecs } from "./parameters.ts";
-import { openCheckpoint, writeCheckpoint } from "./safetensors.ts";
+import { checkpointNames, type ParameterSpec, parameterSpecs } from "./parameters.ts";
+import {
+  type Checkpoint,
+  openCheckpoint,
+  type SafetensorsDType,
+  writeCheckpoint,
+} from "./safetensors.ts";
 import { HF_TOKENIZER_FILES, loadTokenizer, type Tokenizer } from "./tokenizer.ts";
 import { CHAR_TOKENIZER_FILE, CharTokenizer } from "./char_tokenizer.ts";
-import { loadVariable, type RawTensor, uploadTensor } from "./upload.ts";
+import { loadVariable, type RawTensor, type UploadOptions, uploadTensor } from "./upload.ts";
 import { mergeShards, shardName, shardRows } from "./row_shards.ts";
 import { tokenScores } from "./token_scores.ts";
 import {
@@ -407,6 +412,12 @@ export interface LoadOptions {
    * export) or `attach` it to train on (resuming a LoRA run).
    */
   adapter?: "merge" | "attach";
+  /**
+   * The weights are never trained or merged into (a KL reference, a LoRA base): matrices the
+   * checkpoint stores as BF16 or F16 stay so on the GPU (exact; half the bytes of f32), read by
+   * the kernels with f32 arithmetic.
+   */
+  frozen?: boolean;
 }
 
 /**
@@ -429,6 +440,10 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   checkBindable(config, limit, `Cannot load model from ${dir}`);
   const checkpoint = await openCheckpoint(dir);
   const available = new Set(checkpoint.names);
+  const adapterDir = options.adapterDir ??
+    (await exists(`${dir}/${ADAPTER_CONFIG_FILE}`) ? dir : undefined);
+  // An adapter merged into the weights needs them in f32.
+  const frozen = options.frozen && (adapterDir === undefined || options.adapter === "attach");
   const params = new Map<string, Variable>();
   try {
     for (const spec of parameterSpecs(config)) {
@@ -446,16 +461,8 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
           }; config.json implies ${formatShape(spec.shape)}`,
         );
       }
-      const rows = shardRows(spec, limit);
-      if (rows) {
-        const tensor = { name: spec.name, dtype: info.dtype, shape: spec.shape };
-        const bytes = await checkpoint.read(stored);
-        for (const v of await uploadRowShards(gpu, { ...tensor, bytes }, rows)) {
-          params.set(v.name, v);
-        }
-      } else {
-        const v = await loadVariable(gpu, checkpoint, stored);
-        params.set(spec.name, { ...v, name: spec.name });
+      for (const v of await loadParameter(gpu, checkpoint, spec, stored, limit, frozen)) {
+        params.set(v.name, v);
       }
     }
   } catch (err) {
@@ -466,8 +473,6 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
     await exists(`${dir}/${CHAR_TOKENIZER_FILE}`);
   const tokenizer = hasTokenizer ? await loadTokenizer(dir) : undefined;
   const model = new PolicyModel(gpu, raw, config, params, tokenizer, await readSideFiles(dir));
-  const adapterDir = options.adapterDir ??
-    (await exists(`${dir}/${ADAPTER_CONFIG_FILE}`) ? dir : undefined);
   if (adapterDir !== undefined) {
     try {
       model.attachLora(await loadLoraAdapter(gpu, config, adapterDir));
@@ -515,11 +520,42 @@ export async function createModel(
   return new PolicyModel(gpu, rawConfig, config, params, options.tokenizer);
 }
 
+/**
+ * The variables of parameter `spec` (stored as `stored` in `checkpoint`): the tensor whole, or its
+ * row shards when it exceeds a binding of `limit` bytes. With `frozen`, a matrix stored as BF16
+ * or F16 stays in that format (exact, half the bytes); everything else becomes f32.
+ */
+async function loadParameter(
+  gpu: GpuContext,
+  checkpoint: Checkpoint,
+  spec: ParameterSpec,
+  stored: string,
+  limit: number,
+  frozen = false,
+): Promise<Variable[]> {
+  const info = checkpoint.info(stored);
+  const half = HALF_OF[info.dtype];
+  const storeAs = frozen && half && spec.shape.length === 2 ? half : "f32";
+  const rows = shardRows(spec, limit);
+  if (!rows) {
+    const v = await loadVariable(gpu, checkpoint, stored, { storeAs });
+    return [{ ...v, name: spec.name }];
+  }
+  const tensor = { name: spec.name, dtype: info.dtype, shape: spec.shape };
+  return await uploadRowShards(gpu, { ...tensor, bytes: await checkpoint.read(stored) }, rows, {
+    storeAs,
+  });
+}
+
+/** The half-precision variable dtype of a checkpoint's 16-bit float dtypes. */
+const HALF_OF: Partial<Record<SafetensorsDType, "bf16" | "f16">> = { BF16: "bf16", F16: "f16" };
+
 /** Uploads `tensor` [rows, cols] as row shards of `rows` rows each, named by `shardName`. */
 async function uploadRowShards(
   gpu: GpuContext,
   tensor: RawTensor,
   rows: readonly number[],
+  options: UploadOptions = {},
 ): Promise<Variable[]> {
   const rowBytes = tensor.bytes.byteLength / tensor.shape[0];
   const shards: Variable[] = [];
@@ -530,8 +566,8 @@ async function uploadRowShards(
         name: shardName(tensor.name, k),
         dtype: tensor.dtype,
         shape: [count, ...tensor.shape.slice(1)],
-        bytes: tensor.bytes.slice(first * rowBytes, (first + count) * rowBytes),
-      }),
+        bytes: tensor.bytes.subarray(first * rowBytes, (first + count) * rowBytes),
+      }, options),
     );
     first += count;
   }

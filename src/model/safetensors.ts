@@ -9,7 +9,7 @@
 import { pathExists } from "../util/path_exists.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import { InputError } from "../util/input_error.ts";
-import { toBf16 } from "../util/bf16.ts";
+import { toBf16 } from "../util/half.ts";
 import { shapeSize } from "../graph/tensor.ts";
 
 /** Bytes per element of every safetensors dtype. */

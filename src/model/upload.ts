@@ -1,8 +1,10 @@
 /**
- * Puts checkpoint tensors on the GPU as f32 `Variable`s. F32 bytes are copied as they are; F16
- * and BF16 are uploaded packed and widened on the GPU by `shaders/convert_to_f32.wgsl`, in chunks
- * bound at aligned offsets so tensors beyond the storage-binding limit work too. Other dtypes
- * are rejected. A tensor passes through host memory whole (no streaming from disk).
+ * Puts checkpoint tensors on the GPU as `Variable`s, f32 or (frozen weights) half precision. To
+ * f32: F32 bytes are copied as they are; F16 and BF16 are uploaded packed and widened on the GPU by
+ * `shaders/convert_to_f32.wgsl`, in chunks bound at aligned offsets so tensors beyond the
+ * storage-binding limit work too. To bf16 or f16 (`storeAs`): the bytes of that format are copied
+ * as they are, others converted on the host first (one tensor at a time). Other dtypes are
+ * rejected. A tensor passes through host memory whole; a model loads one tensor at a time.
  * Shader: shaders/convert_to_f32.wgsl
  * Reference: src/reference/convert.ts
  * Test: tests/model/convert_test.ts
@@ -12,7 +14,8 @@ import { TENSOR_USAGE } from "../gpu/buffer_pool.ts";
 import type { GpuContext } from "../gpu/device.ts";
 import { encodeDispatches, grid1d, prepareDispatch, releaseDispatch } from "../gpu/dispatch.ts";
 import { packParams } from "../gpu/kernel_params.ts";
-import { shapeSize, type Variable } from "../graph/tensor.ts";
+import { dataBytes, shapeSize, type Variable } from "../graph/tensor.ts";
+import { fromBf16, fromF16, toBf16, toF16 } from "../util/half.ts";
 import { type Checkpoint, DTYPE_BYTES, type SafetensorsDType } from "./safetensors.ts";
 import { InputError } from "../util/input_error.ts";
 
@@ -29,6 +32,8 @@ export interface RawTensor {
 
 /** Options of {@link uploadTensor}. */
 export interface UploadOptions {
+  /** The variable's dtype: f32 (default) or a half-precision format for a frozen weight. */
+  storeAs?: "f32" | "bf16" | "f16";
   /**
    * Largest storage binding of one conversion launch; defaults to the device's
    * `maxStorageBufferBindingSize` (tests lower it to exercise chunking).
@@ -55,19 +60,22 @@ export async function uploadTensor(
       }`,
     );
   }
-  const chunk = dtype === "F32" ? 0 : chunkElements(gpu, options, where);
+  const storeAs = options.storeAs ?? "f32";
+  const chunk = dtype === "F32" || storeAs !== "f32" ? 0 : chunkElements(gpu, options, where);
   const { device } = gpu;
   device.pushErrorScope("out-of-memory");
   device.pushErrorScope("validation");
   const buffer = device.createBuffer({
     label: name,
-    size: Math.max(4, n * 4),
+    size: Math.max(4, dataBytes(shape, storeAs)),
     usage: TENSOR_USAGE,
   });
-  const thrown =
-    await (dtype === "F32"
-      ? Promise.resolve(writePadded(device.queue, buffer, bytes))
-      : convertOnGpu(gpu, tensor, buffer, chunk)).then(() => undefined, (err: unknown) => err);
+  const write = async () => {
+    if (storeAs !== "f32") writePadded(device.queue, buffer, halfBytes(tensor, storeAs));
+    else if (dtype === "F32") writePadded(device.queue, buffer, bytes);
+    else await convertOnGpu(gpu, tensor, buffer, chunk);
+  };
+  const thrown = await write().then(() => undefined, (err: unknown) => err);
   const validation = await device.popErrorScope();
   const outOfMemory = await device.popErrorScope();
   const gpuError = validation ?? outOfMemory;
@@ -75,7 +83,23 @@ export async function uploadTensor(
     buffer.destroy();
     throw thrown ?? new Error(`${where}: tensor "${name}": ${gpuError!.message}`);
   }
-  return { name, shape, dtype: "f32", buffer };
+  return { name, shape, dtype: storeAs, buffer };
+}
+
+/** The bytes of `tensor` in half format `to`: as stored when it is that format, else converted. */
+function halfBytes({ dtype, bytes }: RawTensor, to: "bf16" | "f16"): Uint8Array<ArrayBuffer> {
+  if (dtype === (to === "bf16" ? "BF16" : "F16")) return bytes;
+  const values = dtype === "F32"
+    ? new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4)
+    : (dtype === "BF16" ? fromBf16 : fromF16)(halfWords(bytes));
+  const half = to === "bf16" ? toBf16(values) : toF16(values);
+  return new Uint8Array(half.buffer);
+}
+
+/** `bytes` (2-byte values) as 16-bit words, copied when they are not 2-byte aligned. */
+function halfWords(bytes: Uint8Array<ArrayBuffer>): Uint16Array {
+  const aligned = bytes.byteOffset % 2 === 0 ? bytes : bytes.slice();
+  return new Uint16Array(aligned.buffer, aligned.byteOffset, aligned.byteLength / 2);
 }
 
 /** Reads tensor `name` from `checkpoint` and uploads it with {@link uploadTensor}. */

@@ -4,7 +4,8 @@
  * the output gradient into a [V, D] table gradient (duplicate ids accumulate, in token order, so
  * the result is deterministic); ids get none. Ids are not checked on the host: an id >= V (or a
  * negative i32) gives a zero row and drops its gradient, and is never read out of bounds. A table
- * may be a row shard of a larger one: with `first`, id i picks row i - first.
+ * may be a row shard of a larger one: with `first`, id i picks row i - first. A frozen table may
+ * be bf16 or f16 (read as f32).
  * Shader: shaders/embedding.wgsl
  * Reference: src/reference/embedding.ts
  * Test: tests/ops/embedding_test.ts
@@ -13,10 +14,12 @@
 import { grid1d } from "../gpu/dispatch.ts";
 import { packParams } from "../gpu/kernel_params.ts";
 import type { BoundTensor, KernelLaunch, OpDef } from "../graph/op.ts";
-import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
+import { type DType, formatShape, isHalf, sameShape, type Tensor } from "../graph/tensor.ts";
 import { embeddingRef } from "../reference/embedding.ts";
 
 const WG = 256;
+/** The shader's `SRC_FORMAT` of a half-precision table. */
+const HALF_FORMAT: Partial<Record<DType, number>> = { bf16: 1, f16: 2 };
 /** Columns of the table gradient one backward invocation writes (`COLS` in the shader). */
 const BACKWARD_COLS = 32;
 
@@ -40,11 +43,13 @@ function embeddingLaunch(
   accumulate = false,
 ): KernelLaunch {
   const backward = { WG, COLS: BACKWARD_COLS, ...(accumulate ? { ACCUMULATE: 1 } : {}) };
+  const format = HALF_FORMAT[src.tensor.dtype];
+  const forward = { WG, ...(format ? { SRC_FORMAT: format } : {}) };
   return {
     spec: {
       shader: "embedding",
       entryPoint,
-      constants: entryPoint === "backward" ? backward : { WG },
+      constants: entryPoint === "backward" ? backward : forward,
       bindings: ["read", "read", "read_write"],
       params: true,
     },
@@ -136,9 +141,9 @@ export function accumulateEmbeddingGradient(acc: Tensor, t: Tensor): Tensor | un
 const EMBEDDING: OpDef<{ first: number }> = {
   name: "embedding",
   output([table, ids]) {
-    if (table.dtype !== "f32" || table.rank !== 2) {
+    if ((table.dtype !== "f32" && !isHalf(table.dtype)) || table.rank !== 2) {
       throw new Error(
-        `Cannot apply "embedding" to ${table}: expected an f32 table of shape [vocab, dim]`,
+        `Cannot apply "embedding" to ${table}: expected an f32, bf16 or f16 table of shape [vocab, dim]`,
       );
     }
     checkIds("embedding", ids);

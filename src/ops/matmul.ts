@@ -3,12 +3,13 @@
  * batched over leading dimensions, where one operand may be a 2-D matrix shared by every batch.
  * The kernel variant is autotuned per adapter and shape class (see `matmul_autotune.ts`), the
  * texture-operand one included where the layout allows it. Its backward is more matmuls with
- * flipped transpose flags (each autotuned again), never a transpose copy. f32 only.
+ * flipped transpose flags (each autotuned again), never a transpose copy. f32, except that B (a
+ * frozen weight) may be bf16 or f16, read by the kernels with f32 arithmetic.
  */
 
 import { MAX_WORKGROUPS_PER_DIM } from "../gpu/dispatch.ts";
 import type { BoundTensor, KernelLaunch, LaunchContext, OpDef } from "../graph/op.ts";
-import { formatShape, sameShape, shapeSize, type Tensor } from "../graph/tensor.ts";
+import { formatShape, isHalf, sameShape, shapeSize, type Tensor } from "../graph/tensor.ts";
 import { sumTo } from "./broadcast.ts";
 import { chooseMatmulVariant } from "./matmul_autotune.ts";
 import {
@@ -116,7 +117,9 @@ export async function planMatmul(
   [a, b]: readonly BoundTensor[],
   attrs: MatmulAttrs,
 ): Promise<{ problem: MatmulProblem; variant: MatmulVariant; constant: ConstantOperands }> {
-  const problem = foldSharedB(matmulShapes(a.tensor.shape, b.tensor.shape, attrs));
+  const shapes = matmulShapes(a.tensor.shape, b.tensor.shape, attrs);
+  const bFormat = isHalf(b.tensor.dtype) ? b.tensor.dtype : undefined;
+  const problem = foldSharedB(bFormat ? { ...shapes, bFormat } : shapes);
   // Texture variants copy the operands, so their buffers (a variable's may not) need COPY_SRC.
   const textures = Boolean(a.buffer.usage & b.buffer.usage & GPUBufferUsage.COPY_SRC);
   const constant = { a: ctx.isConstantVariable(a.tensor), b: ctx.isConstantVariable(b.tensor) };
@@ -149,8 +152,10 @@ async function launchMatmul(
 const MATMUL: OpDef<MatmulAttrs> = {
   name: "matmul",
   output([a, b], attrs) {
-    if (a.dtype !== "f32" || b.dtype !== "f32") {
-      throw new Error(`Cannot matmul ${a} by ${b}: only f32 is supported`);
+    if (a.dtype !== "f32" || (b.dtype !== "f32" && !isHalf(b.dtype))) {
+      throw new Error(
+        `Cannot matmul ${a} by ${b}: expected an f32 A and an f32, bf16 or f16 B (a weight)`,
+      );
     }
     if (attrs.variant !== undefined) matmulVariant(attrs.variant);
     return { shape: matmulShapes(a.shape, b.shape, attrs).shape, dtype: "f32" };

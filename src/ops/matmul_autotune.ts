@@ -135,12 +135,13 @@ function tuneLimits(gpu: GpuContext): { maxDim: number; maxFlops: number } {
 const TUNE_MAX_SKINNY_N = 8192;
 
 /**
- * The autotune key of a problem: dimensions bucketed up to powers of two, the layout, and `-tex`
- * when texture variants are among the candidates (the buckets do not decide whether they fit).
+ * The autotune key of a problem: dimensions bucketed up to powers of two, the layout, B's half
+ * format if any, and `-tex` when texture variants are among the candidates (the buckets do not
+ * decide whether they fit).
  */
 export function matmulShapeClass(p: MatmulProblem, withTextures: boolean): string {
   return `b${pow2(p.batch)}-m${pow2(p.m)}-n${pow2(p.n)}-k${pow2(p.k)}-${matmulLayout(p)}` +
-    (withTextures ? "-tex" : "");
+    (p.bFormat ? `-${p.bFormat}` : "") + (withTextures ? "-tex" : "");
 }
 
 /** A problem of the same class small enough to time quickly. */
@@ -160,6 +161,7 @@ function standIn(gpu: GpuContext, p: MatmulProblem): MatmulProblem {
     strideA: p.strideA === 0 ? 0 : m * k,
     strideB: p.strideB === 0 ? 0 : k * n,
     strideC: m * n,
+    ...(p.bFormat ? { bFormat: p.bFormat } : {}),
   };
 }
 

@@ -39,6 +39,8 @@ export interface MatmulProblem {
   strideC: number;
   /** C += op(A) op(B): C's buffer holds a running sum (default false: C is overwritten). */
   accumulate?: boolean;
+  /** B holds half-precision values, two per 32-bit word (absent: f32). */
+  bFormat?: "bf16" | "f16";
 }
 
 /** What a variant needs to produce its launch: the device, and textures that outlive it. */
@@ -95,6 +97,16 @@ function problemConstants(p: MatmulProblem): Record<string, number> {
   };
 }
 
+/** `shaders/matmul_regblock.wgsl`'s `B_FORMAT` of `p`'s B (only when half). */
+function bFormatConstant(p: MatmulProblem): Record<string, number> {
+  return p.bFormat ? { B_FORMAT: p.bFormat === "bf16" ? 1 : 2 } : {};
+}
+
+/** Why a variant that reads B as f32 cannot compute `p`; undefined when B is f32. */
+function halfBMisfit(p: MatmulProblem): string | undefined {
+  return p.bFormat ? `expected an f32 B, received ${p.bFormat}` : undefined;
+}
+
 /**
  * A variant binding A, B and C as storage buffers; it handles every problem, or with `aligned`
  * those whose operands it can load four elements at a time, and not those `limit` names a
@@ -104,8 +116,10 @@ function storageVariant(
   name: string,
   spec: (p: MatmulProblem) => Omit<KernelSpec, "bindings" | "params">,
   workgroups: (p: MatmulProblem) => [number, number, number],
-  { aligned = false, limit }: {
+  { aligned = false, halfB = false, limit }: {
     aligned?: boolean;
+    /** It reads a half-precision B (`MatmulProblem.bFormat`). */
+    halfB?: boolean;
     limit?: (p: MatmulProblem) => string | undefined;
   } = {},
 ): MatmulVariant {
@@ -114,7 +128,9 @@ function storageVariant(
     operands: "storage",
     takesPrologue: false,
     alignedOperands: aligned,
-    misfit: (_gpu, p) => (aligned ? unalignedOperand(p) : undefined) ?? limit?.(p),
+    misfit: (_gpu, p) =>
+      (halfB ? undefined : halfBMisfit(p)) ?? (aligned ? unalignedOperand(p) : undefined) ??
+        limit?.(p),
     launch: (_ctx, p, a, b, c) => [{
       spec: { ...spec(p), bindings: ["read", "read", "read_write"], params: true },
       buffers: [a, b, c],
@@ -127,7 +143,8 @@ function storageVariant(
 /**
  * `shaders/matmul_regblock.wgsl`: each invocation keeps a (4*rowGroups) x (4*colGroups) block in
  * registers (rowGroups 1..8, colGroups 1..4); 8 invocations per workgroup side by side along N.
- * Fast on CPU adapters, where an invocation is a SIMD lane and every memory load is costly.
+ * Fast on CPU adapters, where an invocation is a SIMD lane and every memory load is costly. Reads
+ * a B of any format (f32, bf16, f16), so every product by a half-precision weight has a kernel.
  */
 function regblock(rowGroups: number, colGroups: number): MatmulVariant {
   if (!(rowGroups >= 1 && rowGroups <= 8 && colGroups >= 1 && colGroups <= 4)) {
@@ -146,9 +163,11 @@ function regblock(rowGroups: number, colGroups: number): MatmulVariant {
         ROW_GROUPS: rowGroups,
         COL_GROUPS: colGroups,
         ...problemConstants(p),
+        ...bFormatConstant(p),
       },
     }),
     (p) => [Math.ceil(p.n / (4 * colGroups * wgX)), Math.ceil(p.m / (4 * rowGroups)), p.batch],
+    { halfB: true },
   );
 }
 
@@ -296,7 +315,7 @@ function texture(rowGroups: number, colQuads = 4): MatmulVariant {
     takesPrologue: true,
     alignedOperands: true,
     misfit(gpu, p) {
-      const unaligned = unalignedOperand(p);
+      const unaligned = halfBMisfit(p) ?? unalignedOperand(p);
       if (unaligned) return unaligned;
       for (const { operand, elements } of operandLayouts(p)) {
         const misfit = textureMisfit(gpu, elements, operand);
@@ -374,7 +393,7 @@ function textureGemv(rows: number): MatmulVariant {
     misfit(gpu, p) {
       if (p.transA) return "expected A not transposed";
       if (p.m > GEMV_MAX_M) return `expected M <= ${GEMV_MAX_M}, received ${p.m}`;
-      const unaligned = unalignedOperand(p);
+      const unaligned = halfBMisfit(p) ?? unalignedOperand(p);
       if (unaligned) return unaligned;
       return packedBMisfit(gpu, p);
     },

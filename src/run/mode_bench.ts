@@ -29,7 +29,11 @@ export async function runBench(stage: StageConfig, ctx: StageContext): Promise<S
       step: 0,
       label: "the initial model",
       load: async () =>
-        (await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, { ...ctx, resume: false })).model,
+        (await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, {
+          ...ctx,
+          resume: false,
+          frozen: true,
+        })).model,
     },
     ...checkpoints.map((c) => ({
       step: c.step,

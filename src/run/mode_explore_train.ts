@@ -15,7 +15,7 @@ import { bufferMetrics, sampleStrategySource } from "../trainer/sample_source.ts
 import type { ResolvedAlgorithm } from "../algorithm/resolve_algorithm.ts";
 import { openExpertBuffer } from "../buffer/expert_buffer.ts";
 import { openStageExplorer } from "./stage_explorer.ts";
-import { cloneModel, loadStagePolicy } from "./stage_policy.ts";
+import { cloneModel, loadStagePolicy, rolloutDtype } from "./stage_policy.ts";
 import type { StageContext, StageOutcome } from "./stage_context.ts";
 import { stageDataset } from "./stage_tasksets.ts";
 import { openStageTrainer } from "./stage_trainer.ts";
@@ -30,7 +30,7 @@ export async function runExploreTrain(
   const policy = await loadStagePolicy(stage, stageDir, ctx.gpu, { ...ctx, resume: true });
   log(`policy from ${policy.source}`);
   using trainerModel = policy.model;
-  using explorerModel = await cloneModel(trainerModel);
+  using explorerModel = await cloneModel(trainerModel, rolloutDtype(stage, trainerModel));
   const startVersion = policy.resumed?.trainerState.step ?? 0;
   const stepSize = stage.buffer.batchSize * algorithm.repeatTimes;
   await using side = await openStageExplorer(stage, algorithm, ctx, explorerModel, {
@@ -101,7 +101,11 @@ export async function runExploreOnly(
   algorithm: ResolvedAlgorithm,
   ctx: StageContext,
 ): Promise<StageOutcome> {
-  const policy = await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, { ...ctx, resume: false });
+  const policy = await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, {
+    ...ctx,
+    resume: false,
+    frozen: true,
+  });
   ctx.log(`policy from ${policy.source}`);
   using model = policy.model;
   await using side = await openStageExplorer(stage, algorithm, ctx, model, {

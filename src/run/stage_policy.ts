@@ -11,6 +11,7 @@ import type { GpuContext } from "../gpu/device.ts";
 import { parseHfConfig } from "../model/hf_config.ts";
 import { INIT_STD, initParameters } from "../model/init.ts";
 import { createModel, loadModel, type PolicyModel } from "../model/policy.ts";
+import { copyModel, type WeightDtype } from "../model/weight_transfer.ts";
 import { loadTokenizer } from "../model/tokenizer.ts";
 import {
   createLoraAdapter,
@@ -38,15 +39,18 @@ export interface StagePolicy {
  * (`resume: true`) of a stage with `model.lora_configs` gets its adapter: the checkpoint's when
  * resuming, else the one at `path`, else a fresh one seeded by the stage's seed; `adapter: true`
  * attaches the latter to the initial weights too (a cluster explorer, whose adapter values come
- * with each weight sync); any other load merges an adapter it finds into the weights.
+ * with each weight sync); any other load merges an adapter it finds into the weights. Weights
+ * nothing writes (`frozen`: a reference or a model only explored with; by default a LoRA
+ * stage's base) keep a checkpoint's BF16 / F16 matrices in that format.
  */
 export async function loadStagePolicy(
   stage: StageConfig,
   stageDir: string,
   gpu: GpuContext,
-  options: { previousCheckpoint?: string; resume: boolean; adapter?: boolean },
+  options: { previousCheckpoint?: string; resume: boolean; adapter?: boolean; frozen?: boolean },
 ): Promise<StagePolicy> {
-  const policy = await loadWeights(stage, stageDir, gpu, options);
+  const frozen = options.frozen ?? stage.model.loraConfigs.length > 0;
+  const policy = await loadWeights(stage, stageDir, gpu, { ...options, frozen });
   const lora = stage.model.loraConfigs[0];
   if ((options.adapter ?? options.resume) && lora && !policy.model.lora) {
     try {
@@ -81,7 +85,11 @@ async function loadWeights(
   stage: StageConfig,
   stageDir: string,
   gpu: GpuContext,
-  { previousCheckpoint, resume }: { previousCheckpoint?: string; resume: boolean },
+  { previousCheckpoint, resume, frozen }: {
+    previousCheckpoint?: string;
+    resume: boolean;
+    frozen: boolean;
+  },
 ): Promise<StagePolicy> {
   const latest = resume && stage.continueFromCheckpoint
     ? await findLatestCheckpoint(stageDir)
@@ -91,10 +99,13 @@ async function loadWeights(
     return { model, resumed: { dir: latest, optimizerState, trainerState }, source: latest };
   }
   if (previousCheckpoint) {
-    return { model: await loadModel(previousCheckpoint, { gpu }), source: previousCheckpoint };
+    const model = await loadModel(previousCheckpoint, { gpu, frozen });
+    return { model, source: previousCheckpoint };
   }
   const dir = stage.model.modelPath;
-  if (!stage.model.fromScratch) return { model: await loadModel(dir, { gpu }), source: dir };
+  if (!stage.model.fromScratch) {
+    return { model: await loadModel(dir, { gpu, frozen }), source: dir };
+  }
   const configPath = `${dir}/config.json`;
   const raw = JSON.parse(await Deno.readTextFile(configPath));
   // HF's `initializer_range` is the std of the normal init (INIT_STD when absent).
@@ -105,12 +116,16 @@ async function loadWeights(
 }
 
 /**
- * A second model with `model`'s architecture and current weights (one readback), for the
- * explorer. With a LoRA adapter attached, the clone is the model's frozen base, shared
+ * A second model with `model`'s architecture and current weights, copied on the GPU with its
+ * matrices in `dtype` (the rollout model's `dtype`: bf16 halves the explorer's bytes, as vLLM
+ * serves a policy in bfloat16), for the explorer. With a LoRA adapter attached, the clone is the model's frozen base, shared
  * (`baseModel`), with a copy of the adapter of its own, as vLLM serves a LoRA policy: the explorer
  * costs the adapter's bytes, not another copy of the weights, and a sync copies only the adapter.
  */
-export async function cloneModel(model: PolicyModel): Promise<PolicyModel> {
+export async function cloneModel(
+  model: PolicyModel,
+  dtype: WeightDtype = "f32",
+): Promise<PolicyModel> {
   return await model.gpuLock.run(async () => {
     if (model.lora) {
       const clone = model.baseModel();
@@ -120,11 +135,19 @@ export async function cloneModel(model: PolicyModel): Promise<PolicyModel> {
       );
       return clone;
     }
-    return await createModel(model.rawConfig, await model.readParameters(), {
-      gpu: model.gpu,
-      tokenizer: model.tokenizer,
-    });
+    return await copyModel(model, dtype);
   });
+}
+
+/**
+ * The dtype of the explorer's copy of `model`'s weights: the stage's
+ * `explorer.rollout_model.dtype`, auto being the checkpoint's `torch_dtype` (half when it is
+ * bfloat16 or float16, as vLLM serves it), else f32.
+ */
+export function rolloutDtype(stage: StageConfig, model: PolicyModel): WeightDtype {
+  const asked = stage.explorer.rolloutModel.dtype;
+  const name = asked === "auto" ? model.rawConfig.torch_dtype : asked;
+  return name === "bfloat16" ? "bf16" : name === "float16" ? "f16" : "f32";
 }
 
 /** The rollout model of `model` with the stage's limits and sampling defaults. */

@@ -58,6 +58,7 @@ export async function openStageTrainer(
       model.lora ? model.baseModel() : (await loadStagePolicy(stage, ctx.stageDir, ctx.gpu, {
         previousCheckpoint: ctx.previousCheckpoint,
         resume: false,
+        frozen: true,
       })).model,
     )
     : undefined;
@@ -159,5 +160,6 @@ export function trainStepFor(
     entropyLossArgs: algorithm.entropyLossFnArgs,
     maxTokensPerMicroBatch: stage.trainer.maxTokensPerMicroBatch,
     packSequences: stage.trainer.packSequences,
+    gradientCheckpointing: stage.trainer.gradientCheckpointing ?? "auto",
   });
 }

@@ -79,6 +79,19 @@ export function formatMemoryReport(r: MemoryReport): string {
     }, model copies ${mb(r.copyBytes)}; total ${mb(r.totalBytes)} (activations not counted)`;
 }
 
+/**
+ * Bytes of the activations a training graph of `tokens` tokens keeps from its forward pass for
+ * its backward pass when no layer is recomputed (an estimate: per layer and token the block's
+ * inputs, norms, q, k, v, attention output, the MLP's two inner products and activation and the
+ * residual sums, f32).
+ */
+export function storedActivationBytes(cfg: ModelConfig, tokens: number): number {
+  const q = cfg.numHeads * cfg.headDim;
+  const kv = cfg.numKvHeads * cfg.headDim;
+  const perLayer = 6 * cfg.hiddenSize + 2 * q + 3 * kv + 3 * cfg.intermediateSize;
+  return 4 * perLayer * cfg.numLayers * tokens;
+}
+
 /** What a process holds at one moment (see the file comment), in bytes. */
 export interface MemoryUse {
   /** The device's parts by name, in report order (on CPU adapters host memory too). */

@@ -46,6 +46,7 @@ import { tokenScores } from "../model/token_scores.ts";
 import { scoredHidden } from "../model/transformer.ts";
 import { AdamW, type AdamWOptions, defaultNoDecay } from "./adamw.ts";
 import { GradAccumulator } from "./grad_accumulator.ts";
+import { storedActivationBytes } from "./memory_report.ts";
 import { type MicroBatch, planMicroBatches } from "./micro_batch_plan.ts";
 import {
   compileOptimizerGraph,
@@ -84,7 +85,17 @@ export interface TrainStepConfig {
   maxTokensPerMicroBatch?: number;
   /** Pack several sequences per row when every loss term is a token-mean over tokens. */
   packSequences?: boolean;
+  /**
+   * Recompute each decoder layer's activations in the backward pass instead of keeping them
+   * (Trinity's `enable_gradient_checkpointing`); "auto" (default): when the activations a
+   * graph would keep reach {@link RECOMPUTE_FROM_BYTES}, where recomputing lowers the peak by
+   * more than a small model's whole step holds.
+   */
+  gradientCheckpointing?: boolean | "auto";
 }
+
+/** Stored activations from which "auto" gradient checkpointing recomputes the layers. */
+export const RECOMPUTE_FROM_BYTES = 128 * 2 ** 20;
 
 /** Options of one {@link TrainStep.step}. */
 export interface StepOptions {
@@ -155,9 +166,11 @@ export class TrainStep {
     this.#graphs = graphCache(model.gpu, STEP_GRAPHS);
     this.#microGraphs = graphCache(model.gpu, MICRO_GRAPHS);
     this.#loss = configure(POLICY_LOSS_FN, config.policyLossFn, config.policyLossArgs);
-    this.#kl = config.klLossFn && config.klLossFn !== "none"
+    // A KL loss with kl_coef 0 adds nothing: no term, and no reference model (as TRL's beta 0).
+    const kl = config.klLossFn && config.klLossFn !== "none"
       ? configure(KL_FN, config.klLossFn, config.klLossArgs)
       : undefined;
+    this.#kl = kl && (kl.args as KlArgs).kl_coef !== 0 ? kl : undefined;
     this.#entropy = config.entropyLossFn && config.entropyLossFn !== "none"
       ? configure(ENTROPY_LOSS_FN, config.entropyLossFn, config.entropyLossArgs)
       : undefined;
@@ -438,10 +451,11 @@ export class TrainStep {
     }
     const cfg = this.model.config;
     const w = this.model.weights(g);
+    const recompute = this.#recomputes(rows * seq);
     const { logp, entropy: perToken } = tokenScores(
       cfg,
       w,
-      scoredHidden(cfg, w, ints, from),
+      scoredHidden(cfg, w, ints, from, { recompute }),
       ints.targets,
       { temperature: this.config.temperature, recompute: true },
     );
@@ -474,6 +488,13 @@ export class TrainStep {
     );
     if (entropy) terms.push({ ...entropy, weighting: this.#entropyWeighting()! });
     return { ints, floats, scalars, terms };
+  }
+
+  /** Whether a graph of `tokens` tokens recomputes its layers (`gradientCheckpointing`). */
+  #recomputes(tokens: number): boolean {
+    const setting = this.config.gradientCheckpointing ?? "auto";
+    if (setting !== "auto") return setting;
+    return storedActivationBytes(this.model.config, tokens) >= RECOMPUTE_FROM_BYTES;
   }
 
   /** The fused graph of an uncut batch: loss, gradients, clipping and the update. */

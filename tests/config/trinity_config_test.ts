@@ -244,3 +244,18 @@ Deno.test("Trinity key table: every key of Trinity's schema is implemented, mapp
     ]
   ) assertEquals(status.get(path), expected, path);
 });
+
+Deno.test("loadConfig: verl's enable_gradient_checkpointing is read as trainer.gradient_checkpointing", async () => {
+  await withFixture(async (dir) => {
+    const verl = (flag: string) =>
+      `${BASE}trainer:\n  trainer_config:\n    actor_rollout_ref:\n      model:\n` +
+      `        enable_gradient_checkpointing: ${flag}\n        use_remove_padding: true\n`;
+    for (const flag of [true, false]) {
+      const config = await loadConfig(await writeConfig(dir, verl(String(flag))));
+      assertEquals(config.stages[0].trainer.gradientCheckpointing, flag);
+      assertEquals(config.ignoredTrinityKeys.includes("trainer.trainer_config"), true);
+    }
+    const [plain] = (await loadConfig(await writeConfig(dir, BASE))).stages;
+    assertEquals(plain.trainer.gradientCheckpointing, undefined, "auto when unset");
+  });
+});

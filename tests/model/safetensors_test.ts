@@ -9,7 +9,7 @@ import {
 } from "../../src/model/safetensors.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
 import { inTempDir } from "../_temp_dir.ts";
-import { toBf16 } from "../../src/util/bf16.ts";
+import { toBf16 } from "../../src/util/half.ts";
 
 /** Writes a safetensors file by hand: any header (object or raw text) and data bytes. */
 async function craft(path: string, header: unknown, data = new Uint8Array(0), length?: number) {

@@ -312,3 +312,35 @@ Deno.test("micro-batches of one shape share one compiled graph", async () => {
   assert(two > 0);
   assertEquals(four, two, "4 micro-batches of one shape compile what 2 do");
 });
+
+Deno.test("gradient checkpointing gives the stored step's losses and updates, cut or not", async () => {
+  const batch = experiences(10, 5);
+  for (const maxTokensPerMicroBatch of [undefined, 64]) {
+    const runs = [];
+    for (const gradientCheckpointing of [false, true]) {
+      const m = await model();
+      const before = await m.readParameters();
+      const step = new TrainStep(m, {
+        policyLossFn: "ppo",
+        klLossFn: "k2",
+        entropyLossFn: "default",
+        entropyLossArgs: { entropy_coef: 0.01 },
+        optimizer: { lr: 1, eps: 1, weightDecay: 0 },
+        maxTokensPerMicroBatch,
+        gradientCheckpointing,
+      });
+      const metrics = await step.step(batch);
+      runs.push({ before, after: await m.readParameters(), metrics });
+      step.destroy();
+    }
+    const [stored, recomputed] = runs;
+    for (const key of ["loss", "kl_loss", "entropy", "grad_norm"]) {
+      assertClose([recomputed.metrics[key]], [stored.metrics[key]], {
+        rtol: 1e-5,
+        atol: 1e-6,
+        label: `${maxTokensPerMicroBatch ?? "uncut"} ${key}`,
+      });
+    }
+    assertSameUpdates(recomputed, stored);
+  }
+});
