@@ -159,7 +159,7 @@ const gib = (bytes: number) => (bytes / 2 ** 30).toFixed(2);
 export function formatMemoryUse(use: MemoryUse): string {
   const rest = use.resident - use.gpuTotal - use.heap - use.arrayBuffers;
   const parts = use.gpu.map(([name, bytes]) => `${name} ${gib(bytes)}`).join(", ");
-  return `memory: resident ${gib(use.resident)} GiB = device ${gib(use.gpuTotal)} (${parts}; ` +
+  return `resident ${gib(use.resident)} GiB = device ${gib(use.gpuTotal)} (${parts}; ` +
     `peak ${gib(use.gpuPeak)}) + JS heap ${gib(use.heap)} + array buffers ${
       gib(use.arrayBuffers)
     } + runtime and driver ${gib(rest)}`;

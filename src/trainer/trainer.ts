@@ -180,7 +180,7 @@ export class Trainer {
           Object.assign(row, await this.train(next.batch, trainOptions));
           const use = this.#measureMemory();
           Object.assign(row, memoryMetrics(use));
-          options.log(`train step ${step}: ${formatMemoryUse(use)}`);
+          options.log(`train step ${step} memory use: ${formatMemoryUse(use)}`);
         } else {
           options.log(`train step ${step}: no experience survived the pipeline; weights unchanged`);
         }
