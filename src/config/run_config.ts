@@ -69,6 +69,8 @@ export interface OptimizerSection {
   minLrRatio: number;
   /** Global gradient-norm clip; 0 = none. Default 1. */
   gradClip: number;
+  /** How AdamW's moments are stored. Default float32. */
+  momentsDtype: "float32" | "bfloat16";
 }
 
 /**

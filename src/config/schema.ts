@@ -325,6 +325,11 @@ const TOP_FIELDS: Fields = {
         max: 1,
       }),
       grad_clip: num("Global gradient-norm clip (0 = none)", { default: 1, min: 0 }),
+      moments_dtype: oneOf(
+        ["float32", "bfloat16"],
+        "How AdamW's two moments are stored (bfloat16: 4 bytes per trained parameter, not 8)",
+        { default: "float32" },
+      ),
     }, "AdamW and its learning-rate schedule"),
   }, "The algorithm type and the components it overrides"),
   buffer: section({

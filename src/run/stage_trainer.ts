@@ -128,6 +128,7 @@ export function optimizerFor(
     betas: o.betas,
     eps: o.eps,
     weightDecay: o.weightDecay,
+    momentsDtype: o.momentsDtype === "bfloat16" ? "bf16" : "f32",
     lr_warmup_steps: o.lrWarmupSteps,
     warmup_style: o.warmupStyle,
     min_lr_ratio: o.minLrRatio,

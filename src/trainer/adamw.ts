@@ -2,8 +2,9 @@
  * AdamW (PyTorch semantics: decoupled weight decay, bias-corrected moments) on the GPU: an
  * in-place graph op per parameter (`shaders/adamw.wgsl`) that reads the learning rate and bias
  * corrections from a small step-state buffer the host rewrites before each run, so one compiled
- * training graph serves every step. Owns the moment buffers. No AMSGrad, no fused multi-tensor
- * launch, no f16/bf16 parameters or master weights.
+ * training graph serves every step. Owns the moment buffers: f32, or bf16 (`momentsDtype`: half
+ * the optimizer's bytes, 4 of the 16 per parameter; updated in f32, stored rounded). No AMSGrad,
+ * no fused multi-tensor launch, no f16/bf16 parameters or master weights.
  * Shader: shaders/adamw.wgsl
  * Reference: src/reference/adamw.ts
  * Test: tests/trainer/adamw_test.ts
@@ -13,9 +14,18 @@ import type { GpuContext } from "../gpu/device.ts";
 import { TENSOR_USAGE } from "../gpu/buffer_pool.ts";
 import { grid1d } from "../gpu/dispatch.ts";
 import { packParams } from "../gpu/kernel_params.ts";
-import { readBuffers } from "../gpu/readback.ts";
+import { readVariables } from "../graph/read_variables.ts";
+import { toBf16 } from "../util/half.ts";
 import type { OpDef } from "../graph/op.ts";
-import { formatShape, sameShape, shapeSize, type Tensor, type Variable } from "../graph/tensor.ts";
+import {
+  dataBytes,
+  type DType,
+  formatShape,
+  sameShape,
+  shapeSize,
+  type Tensor,
+  type Variable,
+} from "../graph/tensor.ts";
 
 const WG = 256;
 
@@ -31,6 +41,8 @@ export interface AdamWOptions {
   weightDecay?: number;
   /** Parameters (by name) that get no weight decay, e.g. norms and biases. */
   noDecay?: (name: string) => boolean;
+  /** How the moments are stored: f32 (default) or bf16. */
+  momentsDtype?: "f32" | "bf16";
 }
 
 /** rft's no-decay rule: biases and norm weights get no weight decay (as in most recipes). */
@@ -67,9 +79,10 @@ const ADAMW: OpDef<AdamWAttrs> = {
       ["second moment", v],
     ];
     for (const [what, t] of operands) {
-      if (t.dtype !== "f32" || !sameShape(t.shape, param.shape)) {
+      const dtypes = what === "gradient" ? ["f32"] : ["f32", "bf16"];
+      if (!dtypes.includes(t.dtype) || !sameShape(t.shape, param.shape)) {
         throw new Error(
-          `Cannot apply "adamw" to ${param}: expected an f32 ${what} of shape ${
+          `Cannot apply "adamw" to ${param}: expected an ${dtypes.join(" or ")} ${what} of shape ${
             formatShape(param.shape)
           }, received ${t}`,
         );
@@ -89,11 +102,12 @@ const ADAMW: OpDef<AdamWAttrs> = {
   },
   launch(_ctx, [param, grad, m, v, step, clip], out, a) {
     const n = param.tensor.size;
+    const bf16 = m.tensor.dtype === "bf16";
     return [{
       spec: {
         shader: "adamw",
         entryPoint: "main",
-        constants: { WG },
+        constants: { WG, ...(bf16 ? { MOMENTS_BF16: 1 } : {}) },
         bindings: ["read", "uniform", "uniform", "read_write", "read_write", "read_write"],
         params: true,
       },
@@ -107,19 +121,24 @@ const ADAMW: OpDef<AdamWAttrs> = {
         eps: { f32: a.eps },
         weight_decay: { f32: a.weightDecay },
       }),
-      workgroups: grid1d(Math.ceil(n / WG)),
+      workgroups: grid1d(Math.ceil((bf16 ? Math.ceil(n / 2) : n) / WG)),
     }];
   },
 };
 
-/** An f32 variable of `shape` on a new zero-filled buffer, labelled `name`. */
-export function zeroVariable(gpu: GpuContext, name: string, shape: readonly number[]): Variable {
+/** A variable of `shape` (f32, or `dtype`) on a new zero-filled buffer, labelled `name`. */
+export function zeroVariable(
+  gpu: GpuContext,
+  name: string,
+  shape: readonly number[],
+  dtype: DType = "f32",
+): Variable {
   const buffer = gpu.device.createBuffer({
     label: name,
-    size: shapeSize(shape) * 4,
+    size: Math.max(4, dataBytes(shape, dtype)),
     usage: TENSOR_USAGE,
   });
-  return { name, shape, dtype: "f32", buffer };
+  return { name, shape, dtype, buffer };
 }
 
 /**
@@ -166,9 +185,10 @@ export class AdamW {
     this.#eps = options.eps ?? 1e-8;
     this.#weightDecay = options.weightDecay ?? 0.01;
     this.#noDecay = options.noDecay ?? (() => false);
+    const dtype = options.momentsDtype ?? "f32";
     this.#moments = params.map((p) => ({
-      m: zeroVariable(gpu, `${p.name}.exp_avg`, p.shape),
-      v: zeroVariable(gpu, `${p.name}.exp_avg_sq`, p.shape),
+      m: zeroVariable(gpu, `${p.name}.exp_avg`, p.shape, dtype),
+      v: zeroVariable(gpu, `${p.name}.exp_avg_sq`, p.shape, dtype),
     }));
     this.#stepState = zeroVariable(gpu, "adamw.step_state", [3]);
   }
@@ -235,15 +255,11 @@ export class AdamW {
 
   /** Reads the step count and both moments of every parameter (one readback). */
   async state(): Promise<AdamWState> {
-    const buffers = this.#moments.flatMap(({ m, v }) => [m, v]);
-    const raw = await readBuffers(
-      this.#gpu.device,
-      buffers.map((b) => ({ buffer: b.buffer, bytes: shapeSize(b.shape) * 4 })),
-    );
+    const read = await readVariables(this.#gpu.device, this.#moments.flatMap(({ m, v }) => [m, v]));
     const moments = new Map(
       this.params.map((p, i) => [p.name, {
-        m: new Float32Array(raw[2 * i]),
-        v: new Float32Array(raw[2 * i + 1]),
+        m: read.get(this.#moments[i].m.name)!,
+        v: read.get(this.#moments[i].v.name)!,
       }]),
     );
     return { step: this.#step, moments };
@@ -277,9 +293,16 @@ export class AdamW {
       );
     }
     const { queue } = this.#gpu.device;
+    // bf16 moments: whole 32-bit words (an odd count's last half zero).
+    const stored = (values: Float32Array<ArrayBuffer>, target: Variable) => {
+      if (target.dtype !== "bf16") return values;
+      const bits = new Uint16Array(Math.ceil(values.length / 2) * 2);
+      bits.set(toBf16(values));
+      return bits;
+    };
     for (const { moments, entry } of writes) {
-      queue.writeBuffer(moments.m.buffer, 0, entry.m);
-      queue.writeBuffer(moments.v.buffer, 0, entry.v);
+      queue.writeBuffer(moments.m.buffer, 0, stored(entry.m, moments.m));
+      queue.writeBuffer(moments.v.buffer, 0, stored(entry.v, moments.v));
       this.#gpu.variableTextures.written(moments.m.buffer);
       this.#gpu.variableTextures.written(moments.v.buffer);
     }

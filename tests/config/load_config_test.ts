@@ -43,6 +43,7 @@ function baseStage(dir: string): StageConfig {
         warmupStyle: "constant",
         minLrRatio: 0,
         gradClip: 1,
+        momentsDtype: "float32",
       },
     },
     buffer: {

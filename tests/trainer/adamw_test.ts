@@ -19,6 +19,7 @@ import { adamwStepRef, clipScaleRef, gradNormRef } from "../../src/reference/ada
 import { AdamW, type AdamWOptions } from "../../src/trainer/adamw.ts";
 import { clipGradNorm, NORM_INDEX, SCALE_INDEX } from "../../src/trainer/grad_clip.ts";
 import { uniformArray } from "../../src/util/random.ts";
+import { fromBf16, toBf16 } from "../../src/util/half.ts";
 import { assertClose } from "../_assert_close.ts";
 import { assertEquals, assertThrows } from "../_asserts.ts";
 
@@ -271,5 +272,50 @@ Deno.test("AdamW and clipGradNorm reject bad configurations, naming them", async
     opt.destroy();
   } finally {
     p.buffer.destroy();
+  }
+});
+
+Deno.test("AdamW with bf16 moments: half the moment bytes, steps as the reference rounding them", async () => {
+  const gpu = await getGpu();
+  const init = SHAPES.map((s, i) => uniformArray(shapeSize(s), 4000 + i));
+  const params = await Promise.all(SHAPES.map((s, i) => makeVariable(NAMES[i], s, init[i])));
+  const opt = new AdamW(gpu, params, { lr: 1e-2, weightDecay: 0.1, momentsDtype: "bf16" });
+  const step = await compileUpdate(opt, 1);
+  const round = (x: Float64Array) => x.set(fromBf16(toBf16(Float32Array.from(x))));
+  const ref = SHAPES.map((s, i) => ({
+    p: Float64Array.from(init[i]),
+    m: new Float64Array(shapeSize(s)),
+    v: new Float64Array(shapeSize(s)),
+  }));
+  try {
+    const bytes = opt.stateBuffers.reduce((n, b) => n + b.size, 0);
+    assertEquals(bytes, SHAPES.reduce((n, s) => n + 2 * 4 * Math.ceil(shapeSize(s) / 2), 0));
+    for (let t = 1; t <= 3; t++) {
+      const grads = SHAPES.map((s, i) => uniformArray(shapeSize(s), 5000 + 10 * t + i));
+      const [, ...updated] = await runUpdate(opt, step, grads, 1e-2);
+      const scale = clipScaleRef(gradNormRef(grads), 1);
+      const { moments } = await opt.state();
+      ref.forEach((r, i) => {
+        const o = { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.1 };
+        adamwStepRef(r.p, grads[i], r.m, r.v, t, o, scale);
+        round(r.m);
+        round(r.v);
+        const label = `${NAMES[i]} step ${t}`;
+        assertClose(updated[i], r.p, { atol: 1e-4, rtol: 1e-4, label: `${label} param` });
+        assertClose(moments.get(NAMES[i])!.m, r.m, { atol: 1e-6, rtol: 1e-2, label: `${label} m` });
+        assertClose(moments.get(NAMES[i])!.v, r.v, { atol: 1e-8, rtol: 1e-2, label: `${label} v` });
+      });
+    }
+    // A saved state loads back into bf16 moments as it was.
+    const saved = await opt.state();
+    opt.loadState(saved);
+    const again = await opt.state();
+    for (const name of NAMES) {
+      assertEquals([...again.moments.get(name)!.v], [...saved.moments.get(name)!.v]);
+    }
+  } finally {
+    step.exe.destroy();
+    opt.destroy();
+    params.forEach((p) => p.buffer.destroy());
   }
 });
