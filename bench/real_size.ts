@@ -57,6 +57,8 @@ interface StepRow {
   /** Resident GiB after the step's training, and the device's part (the run's memory report). */
   residentGib: number;
   deviceGib: number;
+  /** The run's memory report after the step's training: `memory/<part>_gb` by part name. */
+  memory: Record<string, number>;
 }
 
 /**
@@ -106,6 +108,12 @@ function stepRows(rows: readonly MetricsRow[], launchS: number): StepRow[] {
     retries: value(r, "explorer/retries"),
     residentGib: value(r, "perf/cpu_memory_used_gb"),
     deviceGib: value(r, "perf/memory_allocated_gb"),
+    memory: Object.fromEntries(
+      Object.entries(r).filter(([key]) => key.startsWith("memory/")).map(([k, v]) => [
+        k.slice("memory/".length, -"_gb".length),
+        Number(v),
+      ]),
+    ),
   }));
 }
 

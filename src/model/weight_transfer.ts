@@ -15,6 +15,12 @@ import { PolicyModel } from "./policy.ts";
 /** The dtypes a model's matrices may have: f32, or a half-precision format. */
 export type WeightDtype = "f32" | "bf16" | "f16";
 
+/** The dtype `model` holds its matrices in (f32 when it has none). */
+export function matricesDtype(model: PolicyModel): WeightDtype {
+  const matrix = model.variables().find((v) => v.shape.length === 2);
+  return matrix?.dtype === "bf16" || matrix?.dtype === "f16" ? matrix.dtype : "f32";
+}
+
 /**
  * Writes every source variable into the target of the same name and shape (in one command
  * buffer, submitted; nothing waits for it): copies where the dtypes agree, narrowing where the

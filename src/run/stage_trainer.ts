@@ -16,7 +16,8 @@ import { loadCriticCheckpoint } from "../trainer/checkpoint.ts";
 import { createCritic, CriticStep } from "../trainer/critic.ts";
 import { TrainStep, type TrainStepConfig } from "../trainer/train_step.ts";
 import { advantageFnFor, type ResolvedAlgorithm } from "../algorithm/resolve_algorithm.ts";
-import { loadStagePolicy, type StagePolicy } from "./stage_policy.ts";
+import { loadStagePolicy, rolloutDtype, type StagePolicy } from "./stage_policy.ts";
+import { matricesDtype } from "../model/weight_transfer.ts";
 import { StageCheckpoints, type StageCheckpointSources } from "./stage_checkpoint.ts";
 import type { StageContext } from "./stage_context.ts";
 import { Trainer } from "../trainer/trainer.ts";
@@ -62,9 +63,14 @@ export async function openStageTrainer(
       })).model,
     )
     : undefined;
-  // The explorer's copy (an adapter alone with LoRA), and the reference's when not shared.
-  const copies = (stage.mode === "both" ? 1 : 0) + (reference && !model.lora ? 1 : 0);
-  ctx.log(formatMemoryReport(memoryReport(model.config, { lora: model.lora?.settings, copies })));
+  const report = memoryReport(model.config, {
+    lora: model.lora?.settings,
+    frozenDtype: matricesDtype(reference ?? model),
+    explorer: stage.mode === "both" ? rolloutDtype(stage, model) : undefined,
+    reference: reference !== undefined,
+    momentsDtype: trainStep.optimizer.options.momentsDtype,
+  });
+  ctx.log(formatMemoryReport(report));
   const critic = algorithm.type.useCritic
     ? owned.use(await createStageCritic(stage, model, resumed?.dir))
     : undefined;

@@ -1,9 +1,11 @@
 /**
  * The memory report, two ways. `memoryReport`: what a run keeps on the GPU for its policy,
- * computed from the model's shape alone: the trainer's f32 weights, the adapter's when training
- * LoRA, one f32 gradient and two AdamW moments per trainable parameter, and the explorer's (and a
- * KL reference's) f32 copy of the weights; with LoRA a copy is the adapter's alone, the base
- * being shared. Shows why LoRA fits: the gradients and moments shrink to the adapter's size.
+ * computed from the model's shape alone: the trainer's f32 weights (a LoRA base in its frozen
+ * dtype, and the adapter), one f32 gradient and two AdamW moments (f32 or bf16) per trainable
+ * parameter, the explorer's copy of the weights in its dtype and a KL reference's in the
+ * checkpoint's; with LoRA the explorer's copy is the adapter's alone and the reference is the
+ * base, both shared. Against the floor of 16 bytes per trained parameter (f32 weights, gradients
+ * and moments). Shows why LoRA fits: the gradients and moments shrink to the adapter's size.
  * `measureMemory`: what the process holds at one moment, by part: each model's weights, the
  * optimizer's moments, the graphs' buffers (activations, gradients, KV caches), the weight and
  * operand textures, the rest of the device's buffers (all counted by the device's ledger), the
@@ -14,6 +16,7 @@ import type { GpuContext } from "../gpu/device.ts";
 import type { ModelConfig } from "../model/hf_config.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import type { AdamW } from "./adamw.ts";
+import type { WeightDtype } from "../model/weight_transfer.ts";
 import { type LoraSettings, loraTargets } from "../model/lora.ts";
 import { parameterSpecs } from "../model/parameters.ts";
 import { shapeSize } from "../graph/tensor.ts";
@@ -24,48 +27,75 @@ export interface MemoryReport {
   parameters: number;
   /** Parameters the optimizer updates: all of them, or the adapter's. */
   trainableParameters: number;
-  /** The trainer's weights, adapter included. */
+  /** The trainer's weights, adapter included (a LoRA base in its frozen dtype). */
   weightBytes: number;
   /** One f32 gradient per trainable parameter. */
   gradientBytes: number;
   /** AdamW's first and second moments. */
   optimizerBytes: number;
-  /** The explorer's copy of the weights (of the adapter) and, when counted, the KL reference's. */
-  copyBytes: number;
+  /** The explorer's copy of the weights (of the adapter with LoRA); 0 without an explorer. */
+  explorerBytes: number;
+  /** A KL reference's frozen copy of the weights (0 with LoRA: the base is the reference). */
+  referenceBytes: number;
   totalBytes: number;
+  /**
+   * The floor: 16 bytes per trained parameter (f32 weights and gradients, two f32 moments), and
+   * a LoRA base's frozen weights.
+   */
+  floorBytes: number;
 }
 
 /** Options of {@link memoryReport}. */
 export interface MemoryReportOptions {
   /** The adapter trained instead of all weights. */
   lora?: LoraSettings;
-  /**
-   * Model copies besides the trainer's (explorer, reference); default 1 (the explorer's). With
-   * `lora` each is an adapter over the shared base.
-   */
-  copies?: number;
+  /** The dtype of frozen matrices (a LoRA base, a KL reference): the checkpoint's; default f32. */
+  frozenDtype?: WeightDtype;
+  /** The explorer's copy and the dtype of its matrices; absent: no explorer. */
+  explorer?: WeightDtype;
+  /** A KL reference beside the trained weights (full-parameter training only). */
+  reference?: boolean;
+  /** AdamW's moments' dtype; default f32. */
+  momentsDtype?: "f32" | "bf16";
+}
+
+/** Bytes of `cfg`'s weights with their matrices stored as `dtype` (vectors f32). */
+function weightsBytes(cfg: ModelConfig, dtype: WeightDtype): number {
+  const matrix = dtype === "f32" ? 4 : 2;
+  return parameterSpecs(cfg).reduce(
+    (n, spec) => n + shapeSize(spec.shape) * (spec.shape.length === 2 ? matrix : 4),
+    0,
+  );
 }
 
 /** The memory report of a policy with config `cfg` (see the file comment). */
 export function memoryReport(cfg: ModelConfig, options: MemoryReportOptions = {}): MemoryReport {
   const parameters = parameterSpecs(cfg).reduce((n, spec) => n + shapeSize(spec.shape), 0);
-  const { lora, copies = 1 } = options;
+  const { lora, frozenDtype = "f32", explorer, momentsDtype = "f32" } = options;
   const adapter = lora
     ? loraTargets(cfg, lora.targetModules).reduce((n, t) => n + lora.rank * (t.inDim + t.outDim), 0)
     : 0;
   const trainableParameters = lora ? adapter : parameters;
-  const weightBytes = 4 * (parameters + adapter);
+  const frozenBase = lora ? weightsBytes(cfg, frozenDtype) : 0;
+  const weightBytes = lora ? frozenBase + 4 * adapter : 4 * parameters;
   const gradientBytes = 4 * trainableParameters;
-  const optimizerBytes = 8 * trainableParameters;
-  const copyBytes = 4 * (lora ? adapter : parameters) * copies;
+  const optimizerBytes = (momentsDtype === "bf16" ? 4 : 8) * trainableParameters;
+  const explorerBytes = explorer === undefined
+    ? 0
+    : lora
+    ? 4 * adapter
+    : weightsBytes(cfg, explorer);
+  const referenceBytes = options.reference && !lora ? weightsBytes(cfg, frozenDtype) : 0;
   return {
     parameters,
     trainableParameters,
     weightBytes,
     gradientBytes,
     optimizerBytes,
-    copyBytes,
-    totalBytes: weightBytes + gradientBytes + optimizerBytes + copyBytes,
+    explorerBytes,
+    referenceBytes,
+    totalBytes: weightBytes + gradientBytes + optimizerBytes + explorerBytes + referenceBytes,
+    floorBytes: 16 * trainableParameters + frozenBase,
   };
 }
 
@@ -76,7 +106,9 @@ export function formatMemoryReport(r: MemoryReport): string {
   return `memory: ${r.parameters} parameters, ${r.trainableParameters} trainable (${pct}%); ` +
     `weights ${mb(r.weightBytes)}, gradients ${mb(r.gradientBytes)}, optimizer ${
       mb(r.optimizerBytes)
-    }, model copies ${mb(r.copyBytes)}; total ${mb(r.totalBytes)} (activations not counted)`;
+    }, explorer ${mb(r.explorerBytes)}, reference ${mb(r.referenceBytes)}; total ${
+      mb(r.totalBytes)
+    } (floor ${mb(r.floorBytes)}; activations not counted)`;
 }
 
 /**
@@ -165,11 +197,26 @@ export function formatMemoryUse(use: MemoryUse): string {
     } + runtime and driver ${gib(rest)}`;
 }
 
-/** {@link MemoryUse} as metrics (verl's `perf/` names, GB = 2^30 bytes). */
+/**
+ * {@link MemoryUse} as metrics: verl's `perf/` names (GB = 2^30 bytes) and each part as
+ * `memory/<part>_gb` (the device's parts, the JavaScript heap and array buffers, and the rest of
+ * the resident set as `memory/runtime_gb`).
+ */
 export function memoryMetrics(use: MemoryUse): Record<string, number> {
+  const gb = (bytes: number) => bytes / 2 ** 30;
+  const parts: [string, number][] = [
+    ...use.gpu,
+    ["js heap", use.heap],
+    ["array buffers", use.arrayBuffers],
+    ["runtime", use.resident - use.gpuTotal - use.heap - use.arrayBuffers],
+  ];
   return {
-    "perf/memory_allocated_gb": use.gpuTotal / 2 ** 30,
-    "perf/max_memory_allocated_gb": use.gpuPeak / 2 ** 30,
-    "perf/cpu_memory_used_gb": use.resident / 2 ** 30,
+    "perf/memory_allocated_gb": gb(use.gpuTotal),
+    "perf/max_memory_allocated_gb": gb(use.gpuPeak),
+    "perf/cpu_memory_used_gb": gb(use.resident),
+    ...Object.fromEntries(parts.map(([name, bytes]) => [
+      `memory/${name.replaceAll(" ", "_")}_gb`,
+      gb(bytes),
+    ])),
   };
 }

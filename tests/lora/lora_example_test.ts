@@ -40,7 +40,7 @@ Deno.test("the addition example's LoRA GRPO stage trains and saves only a PEFT a
   assertEquals(memory[1].includes("83200 parameters, 17408 trainable"), true, memory[1]);
   // One copy besides the trainer's, the explorer's adapter (17408 x 4 bytes): the explorer and
   // the KL reference share the frozen base.
-  assertEquals(memory[1].includes("model copies 0.1 MiB"), true, memory[1]);
+  assertEquals(memory[1].includes("explorer 0.1 MiB, reference 0.0 MiB"), true, memory[1]);
   const [sft] = await listCheckpoints(`${runDir}/sft`);
   const [grpo] = await listCheckpoints(`${runDir}/grpo`);
   assertEquals(grpo.step, 2);
