@@ -234,6 +234,10 @@ export interface ExplorerSection {
     openaiApiPort: number;
     /** Key every API request must send as a Bearer token; default none. */
     openaiApiKey?: string;
+    /** Read replies as tool calls for `tool_choice: "auto"`. Default true. */
+    enableAutoToolChoice: boolean;
+    /** Tool-call parser name; default: the format the chat template writes. */
+    toolCallParser?: string;
   };
 }
 

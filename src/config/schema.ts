@@ -460,6 +460,14 @@ const TOP_FIELDS: Fields = {
       openai_api_key: str("Key every API request must send as a Bearer token", {
         defaultDoc: "none",
       }),
+      enable_auto_tool_choice: bool(
+        'Read the policy\'s replies as tool calls for tool_choice "auto" (false: such requests get a 400, as vLLM gives them)',
+        { default: true },
+      ),
+      tool_call_parser: str(
+        "How the API reads tool calls: hermes, llama3_json or a plugin's parser",
+        { defaultDoc: "the format the chat template writes" },
+      ),
     }, "The rollout model"),
   }, "The explorer"),
   synchronizer: section({

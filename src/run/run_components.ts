@@ -24,6 +24,7 @@ import {
 } from "../config/run_config.ts";
 import { Graph } from "../graph/graph.ts";
 import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
+import { TOOL_CALL_PARSERS } from "../tool_calls/mod.ts";
 
 /** Runs `check`; turns what it throws into a ConfigError at `keyPath` of the stage. */
 type Checker = (keyPath: string, check: () => void) => void;
@@ -55,6 +56,10 @@ export function validateComponents(config: RunConfig): void {
     checker("data_processor.experience_pipeline.operators", () => {
       createOperators(stage.dataProcessor.experiencePipeline.operators);
     });
+    const parser = stage.explorer.rolloutModel.toolCallParser;
+    if (parser !== undefined) {
+      checker("explorer.rollout_model.tool_call_parser", () => TOOL_CALL_PARSERS.get(parser));
+    }
     const input = stage.buffer.explorerInput;
     const tasksets = [
       ...exploredTasksets(input).map((t, j) =>

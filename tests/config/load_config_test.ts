@@ -76,7 +76,12 @@ function baseStage(dir: string): StageConfig {
       evalInterval: 0,
       evalOnStartup: false,
       auxiliaryModels: [],
-      rolloutModel: { enableOpenaiApi: false, openaiApiHost: "127.0.0.1", openaiApiPort: 0 },
+      rolloutModel: {
+        enableOpenaiApi: false,
+        openaiApiHost: "127.0.0.1",
+        openaiApiPort: 0,
+        enableAutoToolChoice: true,
+      },
     },
     synchronizer: { syncInterval: 1, syncOffset: 0, syncStyle: "fixed" },
     cluster: { backend: "none", ackWait: 60, weightDtype: "f32" },
