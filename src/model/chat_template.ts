@@ -75,6 +75,35 @@ export interface SpecialTokenTexts {
 export const CHAR_CHAT_TEMPLATE =
   "{{ bos_token }}{% for message in messages %}{{ message.content }}{{ eos_token }}{% endfor %}";
 
+/**
+ * A tool-aware template for char-level models, in the hermes format (so the `hermes` parser
+ * reads its calls): after the bos token, the offered tools' names in `<tools>a,b</tools>`; each
+ * message's content followed by the eos token, an assistant turn's calls written after its
+ * content as `<tool_call>{"name":"f","arguments":{...}}</tool_call>` (compact JSON), a tool
+ * result as `<tool_response>...</tool_response>`. The generation prompt adds nothing. Give the
+ * tokenizer `<tools>`, `</tools>`, `<tool_call>`, `</tool_call>`, `<tool_response>` and
+ * `</tool_response>` as special tokens, and the characters of JSON and of the tool names.
+ */
+export const CHAR_TOOL_CHAT_TEMPLATE = "{{ bos_token }}" +
+  "{% if tools %}<tools>{% for tool in tools %}{% if not loop.first %},{% endif %}" +
+  "{{ tool.function.name }}{% endfor %}</tools>{% endif %}" +
+  '{% for message in messages %}{% if message.role == "tool" %}' +
+  "<tool_response>{{ message.content }}</tool_response>" +
+  "{% else %}{{ message.content }}{% if message.tool_calls %}{% for call in message.tool_calls %}" +
+  '<tool_call>{"name":"{{ call.function.name }}","arguments":' +
+  '{{ call.function.arguments | tojson(separators=(",", ":")) }}}</tool_call>' +
+  "{% endfor %}{% endif %}{% endif %}{{ eos_token }}{% endfor %}";
+
+/** The special tokens {@link CHAR_TOOL_CHAT_TEMPLATE} writes, after pad, bos and eos. */
+export const CHAR_TOOL_SPECIAL_TOKENS: readonly string[] = [
+  "<tools>",
+  "</tools>",
+  "<tool_call>",
+  "</tool_call>",
+  "<tool_response>",
+  "</tool_response>",
+];
+
 /** Variables the renderer sets itself; `ChatOptions.variables` may not override them. */
 const RESERVED_VARIABLES = ["messages", "tools", "add_generation_prompt"];
 
