@@ -52,7 +52,8 @@ function typedField<T>(
 ): T | undefined {
   const value = fields[key];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== type) {
+  const actual: string = typeof value;
+  if (actual !== type) {
     const expected = type === "string" ? "a string" : "true or false";
     throw badRequest(
       param,
