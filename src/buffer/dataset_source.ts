@@ -24,7 +24,7 @@ export interface DatasetSpec {
     promptType?: "messages" | "plaintext";
     promptKey: string;
     responseKey: string;
-    /** Row key of tool schemas: rows with tools are skipped. */
+    /** Row key of the tools a chat row's template is rendered with. */
     toolsKey: string;
     systemPrompt?: string;
     messagesKey?: string;
@@ -74,7 +74,7 @@ export async function datasetSource(
         chosenKey: chosenKey!,
         rejectedKey: rejectedKey!,
       })
-      : sftExperience(task, tokenizer, maxTokens);
+      : sftExperience(task, tokenizer, maxTokens, toolsKey);
   const taskset = await Taskset.open({
     path: dataset.path,
     split: dataset.split,
@@ -87,10 +87,6 @@ export async function datasetSource(
     // Each row is turned into experiences once at load, so a bad row is reported once, by its
     // file line, and never drawn.
     rowCheck: (row, rowFormat) => {
-      const tools = row[toolsKey];
-      if (Array.isArray(tools) ? tools.length > 0 : tools !== undefined && tools !== null) {
-        return `it has "${toolsKey}" (tools_key); rft renders its chat template without tools`;
-      }
       const exps = experiencesOf(loadTask(row, rowFormat, what));
       return "skipped" in exps ? exps.skipped : undefined;
     },

@@ -405,8 +405,7 @@ const TOP_FIELDS: Fields = {
               defaultDoc: '"message" when prompt_type is messages (Trinity\'s default)',
             }),
             tools_key: str(
-              "Row key of tool schemas; rows with tools are skipped (the chat " +
-                "template is rendered without tools)",
+              "Row key of a chat row's tools (a list or its JSON text), passed to the chat template",
               { default: "tools" },
             ),
             chosen_key: str("DPO: row key of the chosen response"),

@@ -32,7 +32,7 @@ export {
   RecordedConversation,
   type RecordedSample,
 } from "./recorded_conversation.ts";
-export { Episode, userTurnText } from "./episode.ts";
+export { Episode } from "./episode.ts";
 export {
   experienceFromRollout,
   experienceFromSequence,
