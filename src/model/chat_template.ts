@@ -217,15 +217,22 @@ export function argumentsObject(value: unknown, where: string): Record<string, u
 /**
  * `value` as JSON the way Python's `json.dumps` writes it by default (and so Jinja's `tojson`
  * in transformers, and vLLM's tool-call arguments): `", "` between items, `": "` after keys,
- * non-ASCII characters kept.
+ * non-ASCII characters kept, or written as `\uXXXX` escapes with `ensureAscii` (`json.dumps`'s
+ * own default).
  */
-export function pythonJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(pythonJson).join(", ")}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => `${JSON.stringify(k)}: ${pythonJson(v)}`);
-  return `{${entries.join(", ")}}`;
+export function pythonJson(value: unknown, { ensureAscii = false } = {}): string {
+  const text = (v: unknown): string => {
+    if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
+    if (Array.isArray(v)) return `[${v.map(text).join(", ")}]`;
+    const entries = Object.entries(v as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .map(([k, item]) => `${JSON.stringify(k)}: ${text(item)}`);
+    return `{${entries.join(", ")}}`;
+  };
+  const json = text(value);
+  return ensureAscii
+    ? json.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+    : json;
 }
 
 /** A stand-in assistant content no template writes by itself. */

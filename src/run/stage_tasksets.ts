@@ -12,6 +12,7 @@ import type { StageConfig, TasksetSection } from "../config/run_config.ts";
 import type { EvalTaskset } from "../explorer/evaluator.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import { InputError } from "../util/input_error.ts";
+import { WORKFLOWS } from "../workflow/mod.ts";
 
 /**
  * A `TasksetConfig` for `section` of `stage`; with `tokenizer`, a row whose prompt it cannot
@@ -45,9 +46,20 @@ export function tasksetConfig(
     rolloutArgs: { ...rolloutArgs, n: n ?? section.repeatTimes ?? (isEval ? 1 : repeatTimes) },
     workflowArgs: section.workflowArgs,
     isEval,
-    ...(tokenizer === undefined ? {} : {
-      rowCheck: (row, formatArgs) => promptEncodingProblem({ rawTask: row, formatArgs }, tokenizer),
-    }),
+    ...rowChecks(section.defaultWorkflowType ?? input.defaultWorkflowType, tokenizer),
+  };
+}
+
+/**
+ * How the rows of a taskset run by `workflow` are checked at load: by the workflow when it
+ * reads rows of its own layout, else by the format (and, with `tokenizer`, its prompt encoded).
+ */
+function rowChecks(workflow: string, tokenizer: Tokenizer | undefined): Partial<TasksetConfig> {
+  const own = WORKFLOWS.has(workflow) ? WORKFLOWS.get(workflow).rowProblem : undefined;
+  if (own) return { formatCheck: false, rowCheck: (row) => own(row) };
+  if (tokenizer === undefined) return {};
+  return {
+    rowCheck: (row, formatArgs) => promptEncodingProblem({ rawTask: row, formatArgs }, tokenizer),
   };
 }
 
