@@ -52,7 +52,7 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
   const log = options.log ?? ((line: string) => console.error(line));
   const signal = options.signal ?? new AbortController().signal;
   const first = config.stages[0];
-  validateComponents(config);
+  const algorithms = validateComponents(config);
   await checkStages(config, log);
   const runDir = await chooseRunDir(first);
   await Deno.mkdir(runDir, { recursive: true });
@@ -106,7 +106,7 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
           `stage ${stage.stageName}: mode ${stage.mode}, algorithm ${stage.algorithm.algorithmType}`,
         );
         await Deno.mkdir(dir, { recursive: true });
-        const outcome = await runStage(stage, {
+        const outcome = await runStage(stage, algorithms[i], {
           gpu,
           stageDir: dir,
           stepOffset,

@@ -21,15 +21,9 @@ import { WORKFLOWS } from "../workflow/mod.ts";
 export function tasksetConfig(
   stage: StageConfig,
   section: TasksetSection,
-  repeatTimes: number,
   isEval: boolean,
   tokenizer?: Tokenizer,
 ): TasksetConfig {
-  const input = stage.buffer.explorerInput;
-  const { n, ...sampling } = section.rolloutArgs;
-  const rolloutArgs = Object.fromEntries(
-    Object.entries(sampling).filter(([, v]) => v !== undefined),
-  );
   return {
     path: section.path,
     table: section.name,
@@ -41,12 +35,12 @@ export function tasksetConfig(
     selectorArgs: section.selectorArgs,
     totalEpochs: isEval ? 1 : stage.buffer.totalEpochs,
     seed: section.seed,
-    defaultWorkflowType: section.defaultWorkflowType ?? input.defaultWorkflowType,
-    defaultRewardFnType: section.defaultRewardFnType ?? input.defaultRewardFnType,
-    rolloutArgs: { ...rolloutArgs, n: n ?? section.repeatTimes ?? (isEval ? 1 : repeatTimes) },
+    defaultWorkflowType: section.defaultWorkflowType,
+    defaultRewardFnType: section.defaultRewardFnType,
+    rolloutArgs: section.rolloutArgs,
     workflowArgs: section.workflowArgs,
     isEval,
-    ...rowChecks(section.defaultWorkflowType ?? input.defaultWorkflowType, tokenizer),
+    ...rowChecks(section.defaultWorkflowType, tokenizer),
   };
 }
 
@@ -70,11 +64,10 @@ export async function openEvalTasksets(
   tokenizer?: Tokenizer,
 ): Promise<EvalTaskset[]> {
   return await Promise.all(stage.buffer.explorerInput.evalTasksets.map(async (section) => {
-    const config = tasksetConfig(stage, section, 1, true, tokenizer);
-    const taskset = await Taskset.open(config);
+    const taskset = await Taskset.open(tasksetConfig(stage, section, true, tokenizer));
     logSkipped(taskset, log);
-    const repeatTimes = config.rolloutArgs?.n ?? 1;
-    return { name: section.name, taskset, repeatTimes, rewardFnArgs: section.rewardFnArgs };
+    const { name, repeatTimes, rewardFnArgs } = section;
+    return { name, taskset, repeatTimes, rewardFnArgs };
   }));
 }
 

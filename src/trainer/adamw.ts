@@ -19,10 +19,8 @@ import { formatShape, sameShape, shapeSize, type Tensor, type Variable } from ".
 
 const WG = 256;
 
-/** Hyper-parameters of {@link AdamW}. */
+/** Hyper-parameters of {@link AdamW}; the learning rate comes with each `beginStep`. */
 export interface AdamWOptions {
-  /** Learning rate used when `beginStep` is given none (e.g. from a schedule). */
-  lr: number;
   /** (beta1, beta2), default (0.9, 0.999). */
   betas?: readonly [number, number];
   /** Added to sqrt(v_hat), default 1e-8. */
@@ -219,7 +217,7 @@ export class AdamW {
    * Starts the next optimizer step: t += 1 and writes [lr, 1 - beta1^t, 1 - beta2^t] for the
    * update kernels. Call once before each run of a graph holding `update`'s ops.
    */
-  beginStep(lr: number = this.options.lr): void {
+  beginStep(lr: number): void {
     if (!Number.isFinite(lr) || lr < 0) {
       throw new Error(`Cannot begin AdamW step: expected a finite lr >= 0, received ${lr}`);
     }
