@@ -48,6 +48,15 @@ export interface DynamicSampling {
   maxNumGenBatches: number;
 }
 
+/** The keys of `AlgorithmSection` naming a component (each with its `...Args`). */
+type ComponentKey =
+  | "sampleStrategy"
+  | "advantageFn"
+  | "policyLossFn"
+  | "klPenaltyFn"
+  | "klLossFn"
+  | "entropyLossFn";
+
 /** A component that can apply advantages: the explorer's experience pipeline or the trainer. */
 export type AdvantageSide = "explorer" | "trainer";
 
@@ -91,40 +100,25 @@ export function resolveAlgorithm(
 ): ResolvedAlgorithm {
   const type = ALGORITHM_TYPE.get(section.algorithmType);
   const component = <T extends Configurable>(
-    key: string,
+    key: ComponentKey,
     registry: Registry<T>,
-    name: string,
-    args: Args,
   ): Configured<T> => {
-    check(`algorithm.${key}`, () => registry.get(name));
-    return check(`algorithm.${key}_args`, () => configure(registry, name, args));
+    const name = section[key] ?? "none";
+    const at = `algorithm.${key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
+    check(at, () => registry.get(name));
+    return check(`${at}_args`, () => configure(registry, name, section[`${key}Args`]));
   };
   const s = section;
   const advantageFn = s.advantageFn === undefined
     ? undefined
-    : component("advantage_fn", ADVANTAGE_FN, s.advantageFn, s.advantageFnArgs);
-  const policyLoss = component(
-    "policy_loss_fn",
-    POLICY_LOSS_FN,
-    s.policyLossFn,
-    s.policyLossFnArgs,
-  );
+    : component("advantageFn", ADVANTAGE_FN);
+  const policyLoss = component("policyLossFn", POLICY_LOSS_FN);
   check("algorithm.policy_loss_fn_args", () => buildPolicyLoss(policyLoss));
-  const klLoss = component("kl_loss_fn", KL_FN, s.klLossFn, s.klLossFnArgs);
-  const klPenalty = component("kl_penalty_fn", KL_FN, s.klPenaltyFn, s.klPenaltyFnArgs);
-  const entropyLoss = component(
-    "entropy_loss_fn",
-    ENTROPY_LOSS_FN,
-    s.entropyLossFn,
-    s.entropyLossFnArgs,
-  );
+  const klLoss = component("klLossFn", KL_FN);
+  const klPenalty = component("klPenaltyFn", KL_FN);
+  const entropyLoss = component("entropyLossFn", ENTROPY_LOSS_FN);
   check("algorithm.entropy_loss_fn_args", () => buildEntropyLoss(entropyLoss));
-  const sampleStrategy = component(
-    "sample_strategy",
-    SAMPLE_STRATEGY,
-    s.sampleStrategy,
-    s.sampleStrategyArgs,
-  );
+  const sampleStrategy = component("sampleStrategy", SAMPLE_STRATEGY);
   return {
     name: s.algorithmType,
     type,

@@ -89,88 +89,72 @@ export type Fields = Readonly<Record<string, FieldSchema>>;
 /** The options of an entry: everything but its kind and doc line. */
 type Options<F> = Omit<F, "type" | "doc">;
 
-/** A string. */
-export const str = <const O extends Options<ScalarField> = Record<never, never>>(
-  doc: string,
-  o?: O,
-): { readonly type: "string"; readonly doc: string } & NoInfer<O> => ({
-  type: "string",
-  doc,
-  ...o!,
-});
+/** No options. */
+type None = Record<never, never>;
 
-/** An integer. */
-export const int = <const O extends Options<ScalarField> = Record<never, never>>(
-  doc: string,
-  o?: O,
-): { readonly type: "int"; readonly doc: string } & NoInfer<O> => ({ type: "int", doc, ...o! });
+/** An entry `B` with its options `O` (inferred from the options argument alone). */
+type Entry<B, O> = Readonly<B> & NoInfer<O>;
 
-/** A finite number. */
-export const num = <const O extends Options<ScalarField> = Record<never, never>>(
-  doc: string,
-  o?: O,
-): { readonly type: "number"; readonly doc: string } & NoInfer<O> => ({
-  type: "number",
-  doc,
-  ...o!,
-});
-
-/** true or false. */
-export const bool = <const O extends Options<ScalarField> = Record<never, never>>(
-  doc: string,
-  o?: O,
-): { readonly type: "bool"; readonly doc: string } & NoInfer<O> => ({ type: "bool", doc, ...o! });
-
-/** One of `values` (a list, or a function giving a registry's names when asked). */
-export const oneOf = <
-  const V extends string,
-  const O extends Omit<Options<EnumField>, "values"> = Record<never, never>,
->(
-  values: readonly V[] | (() => readonly V[]),
-  doc: string,
-  o?: O,
-):
-  & { readonly type: "enum"; readonly doc: string; readonly values: () => readonly V[] }
-  & NoInfer<O> => ({
-    type: "enum",
-    values: typeof values === "function" ? values : () => values,
+/** The helper writing scalars of `type`; `o` holds the entry's default, range, path, ... */
+const scalar =
+  <T extends ScalarField["type"]>(type: T) =>
+  <const O extends Options<ScalarField> = None>(
+    doc: string,
+    o?: O,
+  ): Entry<{ type: T; doc: string }, O> => ({
+    type,
     doc,
     ...o!,
   });
 
-/** A component's arguments. */
-export const args = <const O extends Options<ArgsField> = Record<never, never>>(
+/** A string. */
+export const str = scalar("string");
+/** An integer. */
+export const int = scalar("int");
+/** A finite number. */
+export const num = scalar("number");
+/** true or false. */
+export const bool = scalar("bool");
+
+/** One of `values` (a list, or a function giving a registry's names when asked). */
+export const oneOf = <
+  const V extends string,
+  const O extends Omit<Options<EnumField>, "values"> = None,
+>(
+  values: readonly V[] | (() => readonly V[]),
   doc: string,
   o?: O,
-): { readonly type: "args"; readonly doc: string } & NoInfer<O> => ({ type: "args", doc, ...o! });
+): Entry<{ type: "enum"; doc: string; values: () => readonly V[] }, O> => {
+  const names = typeof values === "function" ? values : () => values;
+  return { type: "enum", values: names, doc, ...o! };
+};
+
+/** A component's arguments. */
+export const args = <const O extends Options<ArgsField> = None>(
+  doc: string,
+  o?: O,
+): Entry<{ type: "args"; doc: string }, O> => ({ type: "args", doc, ...o! });
 
 /** A free mapping. */
 export const map = (doc: string): MapField => ({ type: "map", doc });
 
 /** A list of `of`. */
-export const list = <
+export function list<
   const F extends FieldSchema,
-  const O extends Omit<Options<ListField>, "of"> = Record<never, never>,
->(
-  of: F,
-  doc: string,
-  o?: O,
-): { readonly type: "list"; readonly of: F; readonly doc: string } & NoInfer<O> => ({
-  type: "list",
-  of,
-  doc,
-  ...o!,
-});
+  const O extends Omit<Options<ListField>, "of"> = None,
+>(of: F, doc: string, o?: O): Entry<{ type: "list"; of: F; doc: string }, O> {
+  return { type: "list", of, doc, ...o! };
+}
 
 /** A section of `fields`. */
 export const section = <
   const S extends Fields,
-  const O extends Omit<Options<SectionField>, "fields"> = Record<never, never>,
+  const O extends Omit<Options<SectionField>, "fields"> = None,
 >(
   fields: S,
   doc: string,
   o?: O,
-): { readonly type: "section"; readonly fields: S; readonly doc: string } & NoInfer<O> => ({
+): Entry<{ type: "section"; fields: S; doc: string }, O> => ({
   type: "section",
   fields,
   doc,
