@@ -25,6 +25,7 @@ export interface MonitorOptions {
 /** Logs a run's metrics to its files and the console. */
 export class Monitor {
   readonly #held = new Map<number, Record<string, number>>();
+  #stage: string | undefined;
 
   private constructor(
     private readonly metrics: MetricsLog,
@@ -44,6 +45,11 @@ export class Monitor {
     return new Monitor(metrics, tensorboard, progress);
   }
 
+  /** Names the stage of the rows logged from now on (runs of several stages). */
+  beginStage(name: string): void {
+    this.#stage = name;
+  }
+
   /** Holds `metrics` of `step` until that step is logged; they go first in its row. */
   hold(step: number, metrics: Record<string, number>): void {
     this.#held.set(step, { ...this.#held.get(step), ...metrics });
@@ -59,7 +65,7 @@ export class Monitor {
     const metrics = { ...this.#held.get(step), ...logged };
     this.#held.delete(step);
     const time = Date.now() / 1000;
-    await this.metrics.append(step, metrics, time);
+    await this.metrics.append(step, metrics, time, this.#stage);
     await this.tensorboard?.writeScalars(step, metrics, time);
     this.progress?.print(step, metrics);
   }

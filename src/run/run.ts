@@ -106,6 +106,7 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
           `stage ${stage.stageName}: mode ${stage.mode}, algorithm ${stage.algorithm.algorithmType}`,
         );
         await Deno.mkdir(dir, { recursive: true });
+        if (multi) monitor.beginStage(stage.stageName);
         const outcome = await runStage(stage, algorithms[i], {
           gpu,
           stageDir: dir,
