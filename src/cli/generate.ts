@@ -10,6 +10,7 @@ import { oneLineMessage } from "../util/input_error.ts";
 import { printLine } from "../util/status_lines.ts";
 import { CliError } from "./cli_error.ts";
 import { loadCliModel } from "./model_directory.ts";
+import { plainPromptNote, plainPromptRunConfig } from "./chat_template_note.ts";
 import { numberFlag } from "./number_flags.ts";
 import { parseFlags } from "./parse_flags.ts";
 
@@ -129,13 +130,17 @@ export async function generateCommand(args: string[]): Promise<number> {
     throw new CliError("at least one --prompt TEXT is required (./rft generate --help)");
   }
   const sampling = samplingFlags(values);
-  const { model } = await loadCliModel(values.model, values.adapter);
+  const { model, dir } = await loadCliModel(values.model, values.adapter);
   try {
     const tokenizer = model.tokenizer;
     if (!tokenizer) {
       throw new CliError(
         `--model ${values.model}: no tokenizer (tokenizer.json or char_tokenizer.json)`,
       );
+    }
+    if (values.chat) {
+      const plainConfig = await plainPromptRunConfig(dir);
+      if (plainConfig) printLine(plainPromptNote(values.model, plainConfig));
     }
     const prompts = encodePrompts(tokenizer, values.prompt, values.chat ?? false);
     const fit = fitMaxTokens(

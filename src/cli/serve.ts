@@ -15,6 +15,7 @@ import { loadPlugins } from "../run/run_plugins.ts";
 import { PolicyRolloutModel } from "../workflow/policy_rollout_model.ts";
 import { CliError } from "./cli_error.ts";
 import { loadCliModel } from "./model_directory.ts";
+import { plainPromptNote, plainPromptRunConfig } from "./chat_template_note.ts";
 import { intFlag, numberFlag } from "./number_flags.ts";
 import { parseFlags } from "./parse_flags.ts";
 import { oneLineMessage } from "../util/input_error.ts";
@@ -136,6 +137,8 @@ export async function serveCommand(args: string[]): Promise<number> {
       `cannot listen on ${values.host ?? "127.0.0.1"}:${port}: ${oneLineMessage(err)}`,
     );
   }
+  const plainConfig = await plainPromptRunConfig(dir);
+  if (plainConfig) printLine(plainPromptNote(id, plainConfig));
   const tools = served.toolCallParser
     ? `tool calls read as ${served.toolCallParser}`
     : "no tool-call parser";
