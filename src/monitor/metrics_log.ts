@@ -30,8 +30,16 @@ const RESERVED = ["step", "time", "stage"];
 
 /** How `MetricsLog.open` treats an existing file. */
 export interface MetricsLogOptions {
-  /** On resume, drop the rows with `step` greater than this, so no step appears twice. */
+  /**
+   * On resume, drop the rows with `step` greater than this (of `truncateStage` when given), so
+   * no step appears twice.
+   */
   truncateAfterStep?: number;
+  /**
+   * The stage being resumed: rows of stages before it stay, its rows up to `truncateAfterStep`
+   * stay, rows of any stage after it go.
+   */
+  truncateStage?: string;
 }
 
 /** The metrics file name inside a run directory. */
@@ -53,7 +61,7 @@ export class MetricsLog {
   static async open(runDir: string, options: MetricsLogOptions = {}): Promise<MetricsLog> {
     await Deno.mkdir(runDir, { recursive: true });
     const path = `${runDir}/${METRICS_FILE}`;
-    await tidyForResume(path, options.truncateAfterStep);
+    await tidyForResume(path, options);
     return new MetricsLog(await AppendFile.open(path));
   }
 
@@ -128,8 +136,8 @@ function parseRow(line: string): { row: MetricsRow; stage?: string } | undefined
   return numeric ? { row: row as MetricsRow, stage } : undefined;
 }
 
-/** Rewrites `path` without a partial last line and without rows after `afterStep`. */
-async function tidyForResume(path: string, afterStep: number | undefined): Promise<void> {
+/** Rewrites `path` without a partial last line and without the rows a resume replaces. */
+async function tidyForResume(path: string, options: MetricsLogOptions): Promise<void> {
   let text;
   try {
     text = await Deno.readTextFile(path);
@@ -139,9 +147,17 @@ async function tidyForResume(path: string, afterStep: number | undefined): Promi
   }
   const lines = text.split("\n");
   lines.pop(); // "" after the last newline, or a partial line
+  const { truncateAfterStep: after, truncateStage: resumed } = options;
+  let past = false; // a row of the resumed stage was seen, so later stages come after it
   const kept = lines.filter((line) => {
-    const step = parseRow(line)?.row.step;
-    return afterStep === undefined || step === undefined || step <= afterStep;
+    const parsed = parseRow(line);
+    if (after === undefined || parsed === undefined) return true;
+    if (resumed === undefined) return parsed.row.step <= after;
+    if (parsed.stage === resumed) {
+      past = true;
+      return parsed.row.step <= after;
+    }
+    return !past;
   });
   const tidy = kept.map((line) => line + "\n").join("");
   if (tidy !== text) await writeAtomic(path, tidy);
