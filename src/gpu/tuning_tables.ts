@@ -10,17 +10,7 @@
 import llvmpipeVulkan from "./tuning_tables/llvmpipe_vulkan_2threads.json" with { type: "json" };
 import llvmpipeGl from "./tuning_tables/llvmpipe_gl_2threads.json" with { type: "json" };
 import h100Vulkan from "./tuning_tables/h100_vulkan.json" with { type: "json" };
-
-/** One shipped measurement, as the autotune cache stores it. */
-export interface ShippedChoice {
-  adapter: string;
-  op: string;
-  shapeClass: string;
-  choice: string;
-  micros: Record<string, number>;
-  candidates?: string[];
-  at: string;
-}
+import type { TuneChoice } from "./autotune.ts";
 
 /** A shipped table: the adapter it was measured on and its choices by cache key. */
 export interface TuningTable {
@@ -31,7 +21,7 @@ export interface TuningTable {
   cpuThreads?: number;
   /** How the table was made. */
   source: string;
-  entries: Record<string, ShippedChoice>;
+  entries: Record<string, TuneChoice>;
 }
 
 /** Every shipped table. */

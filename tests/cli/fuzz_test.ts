@@ -163,15 +163,9 @@ Deno.test("rft fuzz: every subcommand's bad flags, files and prompts are one lin
 Deno.test("rft generate lowers --max-tokens to the model's positions with a note; an unknown word is the tokenizer's [UNK]", async () => {
   const dir = await makeFixture();
   try {
-    const long = await runRft([
-      "generate",
-      "--model",
-      `${dir}/char`,
-      "--prompt",
-      "12+34=",
-      "--temperature",
-      "0",
-    ]);
+    const generate = (model: string, prompt: string, flag: string, value: string) =>
+      runRft(["generate", "--model", `${dir}/${model}`, "--prompt", prompt, flag, value]);
+    const long = await generate("char", "12+34=", "--temperature", "0");
     assertEquals(long.code, 0, long.stderr);
     assertEquals(
       long.stderr.includes(
@@ -181,15 +175,7 @@ Deno.test("rft generate lowers --max-tokens to the model's positions with a note
       long.stderr,
     );
     assertEquals(/\((stop|length), \d+ tokens\)/.test(long.stdout), true, long.stdout);
-    const words = await runRft([
-      "generate",
-      "--model",
-      `${dir}/words`,
-      "--prompt",
-      "one plus zebra is",
-      "--max-tokens",
-      "2",
-    ]);
+    const words = await generate("words", "one plus zebra is", "--max-tokens", "2");
     assertEquals(words.code, 0, words.stderr);
     assertEquals(words.stdout.includes("one plus zebra is"), true, words.stdout);
   } finally {
