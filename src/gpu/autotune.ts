@@ -116,7 +116,7 @@ export function autotune(gpu: GpuContext, req: TuneRequest): Promise<string> {
   if (!req.cacheFile) loadShipped(gpu);
   // A measurement serves while it covers every candidate (a new one gets its chance); a shipped
   // one while its choice is still a candidate (new variants do not undo a first run's tables).
-  const measured = memory.get(key);
+  const measured = memory.get(key) ?? memory.get(legacyKey(gpu, req));
   const shippedChoice = req.cacheFile ? undefined : shipped.get(key);
   if (
     measured && names.includes(measured.choice) &&
@@ -139,6 +139,17 @@ export function autotune(gpu: GpuContext, req: TuneRequest): Promise<string> {
     inFlight.set(key, pending);
   }
   return pending;
+}
+
+/**
+ * The key caches written before the backend was inferred used for this adapter and request
+ * (`.../default` when `DENO_WEBGPU_BACKEND` was unset): their measurements still serve it.
+ */
+function legacyKey(gpu: GpuContext, req: TuneRequest): string {
+  const { vendor, description, backendSource } = gpu.summary;
+  return backendSource === "inferred"
+    ? `${vendor}/${description}/default|${req.op}|${req.shapeClass}`
+    : "";
 }
 
 /** Seconds of tuning one process spends at most: `RFT_AUTOTUNE_SECONDS`, default 120. */

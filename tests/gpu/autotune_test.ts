@@ -114,3 +114,37 @@ Deno.test("autotune budget: once spent, a new shape gets its default, unremember
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("autotune: a cache written before the backend was inferred (.../default) still serves", async () => {
+  const gpu = await getGpu();
+  if (gpu.summary.backendSource !== "inferred") return; // DENO_WEBGPU_BACKEND set: no legacy key
+  const dir = await Deno.makeTempDir();
+  const shapeClass = crypto.randomUUID();
+  const adapter = `${gpu.summary.vendor}/${gpu.summary.description}/default`;
+  const entry = {
+    adapter,
+    op: "legacy-test",
+    shapeClass,
+    choice: "y",
+    micros: { x: 2, y: 1 },
+    candidates: ["x", "y"],
+    at: "2026-11-25T00:00:00.000Z",
+  };
+  const cacheFile = `${dir}/autotune.json`;
+  await Deno.writeTextFile(
+    cacheFile,
+    JSON.stringify({ version: 1, entries: { [`${adapter}|legacy-test|${shapeClass}`]: entry } }),
+  );
+  const never = (name: string) => ({
+    name,
+    prepare: (): never => {
+      throw new Error("timed again");
+    },
+  });
+  try {
+    const request = { op: "legacy-test", shapeClass, candidates: [never("x"), never("y")] };
+    assertEquals(await autotune(gpu, { ...request, fallback: "x", cacheFile }), "y");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
