@@ -7,7 +7,7 @@
  * adds the clock. No colours.
  */
 
-import { printLine, printUpdatingLine, endUpdatingLine } from "../util/status_lines.ts";
+import { endUpdatingLine, printLine, printUpdatingLine } from "../util/status_lines.ts";
 import type { MetricsRecord, MetricsSink, StageInfo } from "./metrics_sink.ts";
 import { evalAccuracyTaskset, METRIC } from "./metric_keys.ts";
 

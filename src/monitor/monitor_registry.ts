@@ -47,6 +47,11 @@ export const MONITORS: Registry<MonitorFactory> = new Registry<MonitorFactory>("
   [
     "wandb",
     (ctx) =>
-      openWandbSink({ project: ctx.project, name: ctx.name, runDir: ctx.runDir, config: ctx.config }),
+      openWandbSink({
+        project: ctx.project,
+        name: ctx.name,
+        runDir: ctx.runDir,
+        config: ctx.config,
+      }),
   ],
 ]);
