@@ -70,7 +70,7 @@ async function runScript(script: BenchScript, args: readonly string[]): Promise<
   console.log(`\n=== ${script.name} (bench/${script.file} ${args.join(" ")})`);
   const config = new URL("../deno.json", import.meta.url).pathname;
   const { code } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--config", config, path, ...args],
+    args: ["run", "-P=dev", "--config", config, path, ...args],
     stdout: "inherit",
     stderr: "inherit",
   }).output();

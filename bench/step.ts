@@ -92,7 +92,7 @@ export async function benchRlSteps(options: StepBenchOptions): Promise<StepRecor
   if (trainStep.needsReference) fail("the loss needs a reference model (not timed)");
   const rollout = rolloutModel(stage, explorerModel, stage.seed);
   const generation = new GenerationTimer(rollout);
-  const taskset = await Taskset.open(tasksetConfig(stage, section, algorithm.repeatTimes, false));
+  const taskset = await Taskset.open(tasksetConfig(stage, section, false));
   const operators = createOperators(stage.dataProcessor.experiencePipeline.operators);
   const records: StepRecord[] = [];
   try {

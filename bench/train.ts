@@ -288,7 +288,7 @@ async function main() {
   const matmulGflops = Math.max(matmulBefore.gflops, matmulAfter.gflops);
   console.log(
     `\ntraining tokens/s, mean of ${options.reps} runs after a warm-up (train step: ` +
-      `${bench.algorithm.policyLossFn} loss, clip, AdamW as stage "${values.stage}" sets them)`,
+      `${bench.algorithm.policyLoss.name} loss, clip, AdamW as stage "${values.stage}" sets them)`,
   );
   console.log(formatTable<TrainResult>([
     ["model", (r) => r.model],

@@ -6,9 +6,9 @@
 # train bench under RFT_DEBUG=2: every dispatch's GPU time). Each step gets at most
 # its own cap and whatever is left of RFT_SUITE_SECONDS (default 520) in all.
 # RFT_SUITE_ONLY=decode,forward runs those steps alone (info always runs). A .gl/autotune.json
-# (an earlier run's cache), else bench/gpu/autotune_h100.json (the H100 lease of 2026-11-27),
-# becomes the autotune cache where there is none, so kernels are not timed again (entries of
-# another adapter are ignored).
+# (an earlier run's cache) becomes the autotune cache where there is none, so kernels are not
+# timed again (entries of another adapter are ignored); the H100 lease's table of 2026-11-27 ships
+# with rft (src/gpu/tuning_tables/h100_vulkan.json) and serves an H100 without it.
 # RFT_SUITE_SMALL=1 runs the same steps at tiny shapes (a dry run on a CPU adapter).
 # RFT_SUITE_BATCHES=32 sets decode's batches (default 1,32); RFT_SUITE_NO_NODE_WEBGPU=1 leaves out
 # ORT-node's WebGPU EP (minutes at batch 32); RFT_SUITE_DECODE_ARGS adds flags to decode's (say
@@ -42,8 +42,7 @@ export DENO_DIR=$rt/deno_dir
 export DENO_WEBGPU_BACKEND=${DENO_WEBGPU_BACKEND:-vulkan}
 export NO_COLOR=1
 tuned=.gl/autotune.json
-[ -f $tuned ] || tuned=bench/gpu/autotune_h100.json
-if [ ! -f ~/.cache/rft/autotune.json ]; then
+if [ -f $tuned ] && [ ! -f ~/.cache/rft/autotune.json ]; then
   mkdir -p ~/.cache/rft && cp $tuned ~/.cache/rft/autotune.json
 fi
 

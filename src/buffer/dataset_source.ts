@@ -20,11 +20,11 @@ export interface DatasetSpec {
   split: string;
   subsetName?: string;
   format: {
-    /** "messages" (rows hold a chat) or "plaintext"; default: messages when `messagesKey` is set. */
-    promptType?: "messages" | "plaintext";
+    /** "messages": rows hold a chat (under `messagesKey`); "plaintext": a prompt and response. */
+    promptType: "messages" | "plaintext";
     promptKey: string;
     responseKey: string;
-    /** Row key of tool schemas: rows with tools are skipped. */
+    /** Row key of the tools a chat row's template is rendered with. */
     toolsKey: string;
     systemPrompt?: string;
     messagesKey?: string;
@@ -48,8 +48,8 @@ export interface DatasetSourceOptions {
 }
 
 /**
- * Batches of demonstrations (sft) or preference pairs (dpo: `size` rows give `2 * size`
- * experiences, chosen then rejected), drawn as a shuffled taskset over `totalEpochs`.
+ * Batches of `size` rows: demonstrations (sft), or preference pairs (dpo: `size` rows give
+ * `2 * size` experiences, chosen then rejected), drawn as a shuffled taskset over `totalEpochs`.
  */
 export async function datasetSource(
   dataset: DatasetSpec,
@@ -62,10 +62,9 @@ export async function datasetSource(
       "trains dpo: buffer.trainer_input.sft_warmup_dataset.format needs chosen_key and rejected_key",
     );
   }
-  const chat = promptType === "messages" || (promptType === undefined && !!keys.messagesKey);
-  const format: Partial<TaskFormat> = chat
-    // A chat row holds its response as the last turn: no response key (Trinity's default key).
-    ? { ...keys, messagesKey: keys.messagesKey ?? "message", responseKey: undefined }
+  const format: Partial<TaskFormat> = promptType === "messages"
+    // A chat row holds its response as the last turn: no response key.
+    ? { ...keys, responseKey: undefined }
     // Preference rows have no single response.
     : { ...keys, messagesKey: undefined, responseKey: dpo ? undefined : keys.responseKey };
   const experiencesOf = (task: Task) =>
@@ -74,7 +73,7 @@ export async function datasetSource(
         chosenKey: chosenKey!,
         rejectedKey: rejectedKey!,
       })
-      : sftExperience(task, tokenizer, maxTokens);
+      : sftExperience(task, tokenizer, maxTokens, toolsKey);
   const taskset = await Taskset.open({
     path: dataset.path,
     split: dataset.split,
@@ -87,10 +86,6 @@ export async function datasetSource(
     // Each row is turned into experiences once at load, so a bad row is reported once, by its
     // file line, and never drawn.
     rowCheck: (row, rowFormat) => {
-      const tools = row[toolsKey];
-      if (Array.isArray(tools) ? tools.length > 0 : tools !== undefined && tools !== null) {
-        return `it has "${toolsKey}" (tools_key); rft renders its chat template without tools`;
-      }
       const exps = experiencesOf(loadTask(row, rowFormat, what));
       return "skipped" in exps ? exps.skipped : undefined;
     },

@@ -64,7 +64,7 @@ export function taskMessages(task: TaskRow): ChatMessage[] {
   const { messagesKey, systemPrompt } = task.formatArgs;
   const chat: ChatMessage[] = messagesKey === undefined
     ? [{ role: "user", content: taskPrompt(task) }]
-    : field(task, messagesKey, "messages_key") as ChatMessage[];
+    : field(task, messagesKey, "messages_key", parseJsonText) as ChatMessage[];
   if (systemPrompt === undefined || chat[0].role === "system") return chat;
   return [{ role: "system", content: systemPrompt }, ...chat];
 }
@@ -104,7 +104,9 @@ export function promptEncodingProblem(
   tokenizer: { encode(text: string): unknown },
 ): string | undefined {
   try {
-    for (const message of taskMessages(row)) tokenizer.encode(message.content);
+    for (const message of taskMessages(row)) {
+      if (typeof message.content === "string") tokenizer.encode(message.content);
+    }
   } catch (err) {
     return `the tokenizer cannot encode its prompt: ${(err as Error).message}`;
   }
@@ -114,12 +116,20 @@ export function promptEncodingProblem(
 const EXPECTED = {
   prompt_key: ["a string", (v: unknown) => typeof v === "string"],
   response_key: ["a string or number", (v: unknown) => typeof v === "string" || Number.isFinite(v)],
-  messages_key: ["a non-empty array of {role, content} strings", isChat],
+  messages_key: ["a non-empty array of {role, content} messages (or its JSON text)", isChat],
 } as const;
 
-/** `rawTask[key]`, checked as `option` says; the error names the key, option and value found. */
-function field(task: TaskRow, key: string, option: keyof typeof EXPECTED): unknown {
-  const value = task.rawTask[key];
+/**
+ * `rawTask[key]` (read through `read`), checked as `option` says; the error names the key,
+ * option and value found.
+ */
+function field(
+  task: TaskRow,
+  key: string,
+  option: keyof typeof EXPECTED,
+  read: (raw: unknown) => unknown = (raw) => raw,
+): unknown {
+  const value = read(task.rawTask[key]);
   if (value === undefined) {
     const keys = Object.keys(task.rawTask).slice(0, 8).map((k) => `"${k}"`).join(", ");
     throw new InputError(
@@ -137,12 +147,32 @@ function field(task: TaskRow, key: string, option: keyof typeof EXPECTED): unkno
   return value;
 }
 
+/** A string's JSON value when it parses (Trinity keeps chats as JSON text), else the value. */
+function parseJsonText(value: unknown): unknown {
+  if (typeof value !== "string") return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
+/** Whether `value` is a chat: a non-empty list of messages. */
 function isChat(value: unknown): boolean {
-  return Array.isArray(value) && value.length > 0 &&
-    value.every((m) =>
-      typeof m === "object" && m !== null && typeof m.role === "string" &&
-      typeof m.content === "string"
-    );
+  return Array.isArray(value) && value.length > 0 && value.every(isMessage);
+}
+
+/**
+ * Whether `m` is a message: a role and text content (or a list of parts); a tool result may be
+ * any JSON, an assistant turn with tool calls may have no content.
+ */
+function isMessage(m: unknown): boolean {
+  if (typeof m !== "object" || m === null) return false;
+  const { role, content, tool_calls } = m as Record<string, unknown>;
+  if (typeof role !== "string") return false;
+  if (typeof content === "string" || Array.isArray(content)) return true;
+  if (role === "tool") return content !== undefined;
+  return role === "assistant" && Array.isArray(tool_calls) && content == null;
 }
 
 function label(task: TaskRow): string {

@@ -57,6 +57,11 @@ export interface TasksetConfig {
    * reason to skip it, or undefined. Skipped rows are listed with their file line or row.
    */
   rowCheck?: (row: Readonly<Record<string, unknown>>, format: TaskFormat) => string | undefined;
+  /**
+   * Check each row's prompt, messages and answer as `format` says (default true); false when
+   * the workflow reads rows of its own layout (its `rowCheck` checks them).
+   */
+  formatCheck?: boolean;
 }
 
 /** The cursor of a taskset, as saved with a run; JSON-serialisable. */
@@ -133,7 +138,7 @@ export class Taskset {
     const skippedRows: ReadWarning[] = [];
     const rowOrigins: string[] = [];
     const take = (row: unknown, path: string, at: { line: number } | { row: number }) => {
-      const reason = rowProblem(row, format) ??
+      const reason = (config.formatCheck === false ? undefined : rowProblem(row, format)) ??
         config.rowCheck?.(row as Record<string, unknown>, format);
       if (reason === undefined) {
         rows.push(Object.freeze(row as Record<string, unknown>));

@@ -8,12 +8,13 @@
 
 import { exportOnnx, type OnnxExportResult } from "../export/export_onnx.ts";
 import { exportTransformersJs } from "../export/export_transformers_js.ts";
-import { loadModel, type PolicyModel } from "../model/policy.ts";
-import { findLatestCheckpoint } from "../trainer/checkpoint.ts";
+import { beginActivity } from "../util/activity.ts";
 import { CliError } from "./cli_error.ts";
+import { loadCliModel } from "./model_directory.ts";
 import { parseFlags } from "./parse_flags.ts";
 
-const HELP =
+/** `--help` of `rft export`. */
+export const EXPORT_HELP =
   `Usage: ./rft export (--onnx OUT.onnx | --transformers-js OUT_DIR) --model DIR [options]
 
 --onnx writes the model as an ONNX graph (opset 17): inputs input_ids and attention_mask (int64
@@ -25,8 +26,9 @@ tokenizer_config.json (a char tokenizer is converted), generation_config.json.
 Options:
   --onnx FILE              the ONNX file to write
   --transformers-js DIR    the transformers.js model directory to write
-  --model DIR              Hugging Face model directory, checkpoint directory (step_N), or run
-                           directory (its latest checkpoint, of the last stage written)
+  --model DIR              Hugging Face model directory, checkpoint (checkpoints/step_N), or a
+                           stage or run directory (its latest checkpoint; of a run of several
+                           stages, the stage written last)
   --adapter DIR            a PEFT LoRA adapter merged into the model first (default:
                            the model directory's own, as a LoRA run's checkpoints hold)
   --no-attention-mask      only input_ids (every sequence unpadded; --onnx only)
@@ -34,44 +36,6 @@ Options:
                            FILE.data, or onnx/model.onnx_data for transformers.js)
   --fp16                   float16 weights (cast to float32 in the graph): with --onnx, in FILE;
                            with --transformers-js, also onnx/model_fp16.onnx (dtype "fp16")`;
-
-/**
- * The model directory `dir` names: itself when it has config.json, else its latest checkpoint,
- * else (a run of several stages, one directory each) the most recently written checkpoint of
- * its stages.
- */
-async function modelDirectory(dir: string): Promise<string> {
-  try {
-    await Deno.stat(`${dir}/config.json`);
-    return dir;
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
-  }
-  const latest = await findLatestCheckpoint(dir) ?? await latestStageCheckpoint(dir);
-  if (!latest) {
-    throw new CliError(
-      `Cannot export ${dir}: expected a model directory (config.json) or a run directory with checkpoints, found neither`,
-    );
-  }
-  return latest;
-}
-
-/** The latest checkpoint of the subdirectory (stage) of `dir` whose one was written last. */
-async function latestStageCheckpoint(dir: string): Promise<string | undefined> {
-  let best: { path: string; written: number } | undefined;
-  try {
-    for await (const entry of Deno.readDir(dir)) {
-      if (!entry.isDirectory) continue;
-      const path = await findLatestCheckpoint(`${dir}/${entry.name}`);
-      if (!path) continue;
-      const written = (await Deno.stat(path)).mtime?.getTime() ?? 0;
-      if (!best || written > best.written) best = { path, written };
-    }
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
-  }
-  return best?.path;
-}
 
 /** Prints what an ONNX export wrote. */
 function reportOnnx(result: OnnxExportResult, from: string): void {
@@ -98,30 +62,27 @@ export async function exportCommand(args: string[]): Promise<number> {
       "external-data": { type: "boolean" },
       fp16: { type: "boolean" },
     },
-  }, HELP);
+  }, "export");
   const { values } = parsed;
   if (values.help) {
-    console.log(HELP);
+    console.log(EXPORT_HELP);
     return 0;
   }
   const tjsDir = values["transformers-js"];
   if (!values.onnx === !tjsDir) {
-    throw new CliError(`exactly one of --onnx FILE or --transformers-js DIR is required\n${HELP}`);
+    throw new CliError(
+      "exactly one of --onnx FILE or --transformers-js DIR is required (./rft export --help)",
+    );
   }
-  if (!values.model) throw new CliError(`--model DIR is required\n${HELP}`);
+  if (!values.model) throw new CliError("--model DIR is required (./rft export --help)");
   if (tjsDir && values["no-attention-mask"]) {
     throw new CliError(
       "--no-attention-mask applies to --onnx only: transformers.js feeds an attention_mask",
     );
   }
-  const dir = await modelDirectory(values.model);
-  let model: PolicyModel;
-  try {
-    model = await loadModel(dir, { adapterDir: values.adapter });
-  } catch (err) {
-    throw new CliError((err as Error).message);
-  }
+  const { model, dir } = await loadCliModel(values.model, values.adapter);
   const externalData: boolean | "auto" = values["external-data"] ? true : "auto";
+  using _exporting = beginActivity(`exporting ${dir} to ${tjsDir ?? values.onnx}`);
   try {
     if (tjsDir) {
       const options = { externalData, fp16: values.fp16 };

@@ -1,6 +1,7 @@
 /**
  * The `rft` command line: parses the command and hands over to its module. Each command lives
- * in its own file under `src/cli/`; this file only routes and prints usage.
+ * in its own file under `src/cli/`; this file routes, prints usage, keeps the heartbeat (a line
+ * when a command is quiet for 10 s) and turns any error into one line (`error_line.ts`).
  */
 
 import { VERSION } from "../version.ts";
@@ -10,7 +11,10 @@ import { infoCommand } from "./info.ts";
 import { runCommand } from "./run.ts";
 import { serveCommand } from "./serve.ts";
 import { plotCommand } from "./plot.ts";
-import { CliError } from "./cli_error.ts";
+import { errorExit } from "./error_line.ts";
+import { startHeartbeat } from "../monitor/heartbeat.ts";
+import { endUpdatingLine, printLine } from "../util/status_lines.ts";
+import { knownNames } from "../util/registry.ts";
 
 interface Command {
   summary: string;
@@ -23,7 +27,7 @@ const COMMANDS: Record<string, Command> = {
     run: runCommand,
   },
   generate: {
-    summary: "sample continuations of prompts from a Hugging Face model directory",
+    summary: "sample continuations of prompts from a model (HF directory, checkpoint or run)",
     run: generateCommand,
   },
   info: {
@@ -35,7 +39,8 @@ const COMMANDS: Record<string, Command> = {
     run: plotCommand,
   },
   export: {
-    summary: "write a model as an ONNX graph (--onnx OUT.onnx --model DIR)",
+    summary: "write a model as an ONNX graph (--onnx OUT.onnx) or a transformers.js " +
+      "directory (--transformers-js OUT_DIR)",
     run: exportCommand,
   },
   serve: {
@@ -60,6 +65,7 @@ Environment:
   DENO_WEBGPU_BACKEND=vulkan|gl   force a WebGPU backend
   RFT_DEBUG=2                     print the GPU time of every dispatch
   RFT_AUTOTUNE=0                  skip kernel autotuning, use default variants
+  RFT_AUTOTUNE_SECONDS=S          most seconds a process spends tuning kernels (default 120)
   RFT_CACHE_DIR=DIR               where autotune results are cached
 `;
 
@@ -76,19 +82,25 @@ export async function main(args: string[]): Promise<number> {
   }
   const command = COMMANDS[name];
   if (!command) {
-    console.error(
-      `rft: unknown command "${name}"; expected one of: ${Object.keys(COMMANDS).join(", ")}, test`,
+    const known = knownNames(name, [...Object.keys(COMMANDS), "test"]).replace(/^known: /, "");
+    printLine(
+      `rft: unknown command "${name}"; expected one of: ${
+        known.replace(/\. Did you mean (.*)\?$/, "; did you mean $1?")
+      } (./rft --help)`,
     );
     return 2;
   }
+  const heartbeat = startHeartbeat();
   try {
     return await command.run(rest);
   } catch (err) {
-    if (err instanceof CliError) {
-      console.error(`rft ${name}: ${err.message}`);
-      return err.exitCode;
-    }
-    throw err;
+    const { line, code } = errorExit(name, err);
+    endUpdatingLine();
+    printLine(line);
+    return code;
+  } finally {
+    heartbeat.stop();
+    endUpdatingLine();
   }
 }
 

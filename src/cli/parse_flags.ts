@@ -1,19 +1,52 @@
-/** Command-line flags of an `rft` command, parsed by `node:util`'s parseArgs. */
+/**
+ * Command-line flags of an `rft` command, parsed by `node:util`'s parseArgs, with its errors
+ * rewritten as one line each: an unknown flag with the known ones and the nearest as a
+ * suggestion, a flag missing its value, a value given to a switch, a stray argument.
+ */
 
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { knownNames } from "../util/registry.ts";
 import { CliError } from "./cli_error.ts";
 
 /**
- * `parseArgs(config)`; an unknown flag or a missing value becomes a CliError with the command's
- * `help` text after the message.
+ * `parseArgs(config)` for `./rft <command>`; a parse error becomes a one-line CliError that
+ * points at `./rft <command> --help`.
  */
 export function parseFlags<T extends ParseArgsConfig>(
   config: T,
-  help: string,
+  command: string,
 ): ReturnType<typeof parseArgs<T>> {
   try {
     return parseArgs(config);
   } catch (err) {
-    throw new CliError(`${(err as Error).message}\n${help}`);
+    throw new CliError(`${flagProblem(err, config)} (./rft ${command} --help lists the flags)`);
+  }
+}
+
+/** The flags of `config` as written on the command line (`--model`). */
+function flagNames(config: ParseArgsConfig): string[] {
+  return Object.keys(config.options ?? {}).map((name) => `--${name}`);
+}
+
+/** What is wrong, in one line, from a parseArgs error. */
+function flagProblem(err: unknown, config: ParseArgsConfig): string {
+  const { code, message } = err as { code?: string; message: string };
+  const quoted = /'([^']*)'/.exec(message)?.[1] ?? "";
+  const flag = quoted.split(" ")[0];
+  switch (code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION": {
+      const known = knownNames(flag.split("=")[0], flagNames(config)).replace(/^known: /, "");
+      return `unknown flag ${flag}; known: ${
+        known.replace(/\. Did you mean (.*)\?$/, "; did you mean $1?")
+      }`;
+    }
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      return message.includes("does not take an argument")
+        ? `${flag} is a switch and takes no value`
+        : `${flag} needs a value (${flag}=VALUE where the value starts with "-")`;
+    case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
+      return `unexpected argument "${flag}": this command takes only flags`;
+    default:
+      return message.split("\n")[0];
   }
 }

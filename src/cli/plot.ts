@@ -21,14 +21,18 @@ export async function plotCommand(args: string[]): Promise<number> {
     args,
     allowPositionals: true,
     options: { help: { type: "boolean", short: "h" }, out: { type: "string" } },
-  }, HELP);
+  }, "plot");
   const { values, positionals } = parsed;
   if (values.help) {
     console.log(HELP);
     return 0;
   }
   if (positionals.length !== 1) {
-    throw new CliError(`expected one RUN_DIR, received ${positionals.length}\n${HELP}`);
+    throw new CliError(
+      `expected one RUN_DIR, received ${
+        positionals.length ? positionals.map((p) => `"${p}"`).join(", ") : "none"
+      } (./rft plot --help)`,
+    );
   }
   let path;
   try {

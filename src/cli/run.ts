@@ -14,8 +14,10 @@ import { formatSummary, runConfig } from "../run/run.ts";
 import { isInputError, oneLineMessage } from "../util/input_error.ts";
 import { CliError } from "./cli_error.ts";
 import { parseFlags } from "./parse_flags.ts";
+import { printLine } from "../util/status_lines.ts";
 
-const USAGE = `Usage: ./rft run CONFIG.yaml [options]
+/** `--help` of `rft run`. */
+export const RUN_HELP = `Usage: ./rft run CONFIG.yaml [options]
 
 Options:
   --set KEY.PATH=VALUE   override a config key (YAML snake_case path), repeatable
@@ -32,15 +34,19 @@ export async function runCommand(args: string[]): Promise<number> {
       "plugin-dir": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
     },
-  }, USAGE);
+  }, "run");
   if (parsed.values.help) {
-    console.log(USAGE);
+    console.log(RUN_HELP);
     return 0;
   }
   if (parsed.positionals.length !== 1) {
-    throw new CliError(`expected one config file, received ${parsed.positionals.length}\n${USAGE}`);
+    throw new CliError(
+      `expected one config file, received ${
+        parsed.positionals.length ? parsed.positionals.map((p) => `"${p}"`).join(", ") : "none"
+      } (./rft run CONFIG.yaml; ./rft run --help)`,
+    );
   }
-  const log = (line: string) => console.error(line);
+  const log = printLine;
   try {
     const plugins = await loadPlugins([
       { path: "plugins", optional: true },

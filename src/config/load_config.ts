@@ -14,7 +14,7 @@
  * `explorer_input`'s, which fill them in when absent.
  */
 
-import { basename, dirname, extname, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { ALGORITHM_TYPE } from "../algorithm/algorithm_type.ts";
 import { ConfigError } from "./config_error.ts";
 import {
@@ -29,12 +29,8 @@ import { interpolate } from "./interpolate.ts";
 import { moveSftExperienceBuffer } from "./sft_dataset_key.ts";
 import { translateTrinityKeys } from "./trinity_compat.ts";
 import { applyOverrides } from "./overrides.ts";
-import {
-  exploredTasksets,
-  type RunConfig,
-  type StageConfig,
-  type TasksetSection,
-} from "./run_config.ts";
+import { type DerivedContext, withDerivedDefaults } from "./derived_defaults.ts";
+import { exploredTasksets, type RunConfig, type StageConfig } from "./run_config.ts";
 import { CONFIG_SCHEMA, STAGE_SCHEMA } from "./schema.ts";
 import { checkKnownKeys, resolveSection } from "./validate.ts";
 
@@ -102,18 +98,24 @@ export async function loadConfig(
       s.staged ? { ...s, tree: applyOverrides(s.tree, shared, STAGE_SCHEMA) } : s,
     )
   );
+  const context = { cwd: Deno.cwd(), env: lookup };
   return {
     file: absolute,
-    stages: stages.map((s, i) => resolveStaged(s, i, configDir)),
+    stages: stages.map((s, i) => resolveStaged(s, i, configDir, context)),
     ignoredTrinityKeys: ignored,
     notes,
   };
 }
 
 /** {@link resolveStage}; an override's error in a stage names the stage (`stages[i].key`). */
-function resolveStaged(s: StageTree, index: number, configDir: string): StageConfig {
+function resolveStaged(
+  s: StageTree,
+  index: number,
+  configDir: string,
+  context: DerivedContext,
+): StageConfig {
   try {
-    return resolveStage(s, configDir);
+    return resolveStage(s, configDir, context);
   } catch (err) {
     const overridden = err instanceof ConfigError && err.where.startsWith("--set") &&
       err.keyPath !== undefined && !err.keyPath.startsWith("stages");
@@ -170,13 +172,13 @@ function stageTrees(root: ConfigNode & { kind: "map" }): StageTree[] {
 }
 
 /** One stage validated, with every default filled and its keys checked against each other. */
-function resolveStage({ name, tree }: StageTree, configDir: string): StageConfig {
-  const stage = {
-    stageName: name,
-    ...resolveSection(STAGE_SCHEMA.fields, tree, tree.origin, configDir),
-  } as StageConfig;
-  stage.checkpointRootDir ??= resolve(Deno.cwd(), "runs");
-  const input = stage.buffer.explorerInput;
+function resolveStage(
+  { name, tree }: StageTree,
+  configDir: string,
+  context: DerivedContext,
+): StageConfig {
+  const validated = resolveSection(STAGE_SCHEMA.fields, tree, tree.origin, configDir);
+  const input = validated.buffer.explorerInput;
   if (input.taskset !== undefined && input.tasksets.length > 0) {
     const at = nearest(tree, ["buffer", "explorer_input", "tasksets"]);
     throw new ConfigError(
@@ -185,16 +187,7 @@ function resolveStage({ name, tree }: StageTree, configDir: string): StageConfig
       "expected either taskset or tasksets, found both (list the first taskset in tasksets)",
     );
   }
-  for (const taskset of [...exploredTasksets(input), ...input.evalTasksets]) {
-    const t = taskset as Partial<TasksetSection> & { path: string };
-    t.name ??= basename(t.path, extname(t.path));
-    t.seed ??= stage.seed;
-    t.defaultWorkflowType ??= input.defaultWorkflowType;
-    if (input.defaultRewardFnType !== undefined) {
-      t.defaultRewardFnType ??= input.defaultRewardFnType;
-    }
-  }
-  stage.explorer.evalOnStartup ??= input.evalTasksets.length > 0;
+  const stage = withDerivedDefaults({ stageName: name, ...validated }, context);
   checkStage(stage, tree);
   return stage;
 }

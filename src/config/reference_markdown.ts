@@ -84,7 +84,8 @@ function typeText(field: FieldSchema, listedAt: ReadonlyMap<FieldSchema, string>
 
 /** The default column: the value, the computed default in words, "required" or "-". */
 function defaultText(field: FieldSchema): string {
-  if (field.defaultDoc !== undefined) return field.defaultDoc;
+  const words = field.derived ?? field.defaultDoc;
+  if (words !== undefined) return words;
   if ("required" in field && field.required) return "required";
   if (field.type === "args" || field.type === "map") return "`{}`";
   if (field.type === "list") return `\`${JSON.stringify(field.default ?? [])}\``;

@@ -7,7 +7,7 @@
 import { stringify } from "yaml";
 import type { RunConfig, StageConfig } from "./run_config.ts";
 import { type FieldSchema, STAGE_SCHEMA } from "./schema.ts";
-import { camelCase } from "./validate.ts";
+import { camelCase } from "./schema_fields.ts";
 
 /**
  * `config` as YAML: the stage's keys at the top level for a single stage named "main", else a

@@ -1,142 +1,44 @@
 /**
  * The schema of `./rft run` configs, as one declarative table: for every YAML key its type,
- * default, range and a one-line description. The loader validates against it, the reference
- * table and the resolved YAML are generated from it. Defaults computed from other keys are
- * applied by `load_config.ts` and only described here (`defaultDoc`). No parsing here.
+ * default, range and a one-line description. The loader validates against it, the config types
+ * (`run_config.ts`), the reference table and the resolved YAML come from it. A default computed
+ * from other keys is marked `derived` (its words here) and filled by the loader's one pass in
+ * `derived_defaults.ts`. No parsing here.
  */
 
 import { ALGORITHM_TYPE } from "../algorithm/algorithm_type.ts";
 import { TASK_SELECTORS } from "../buffer/selectors/mod.ts";
+import {
+  args,
+  bool,
+  type Fields,
+  int,
+  list,
+  map,
+  num,
+  oneOf,
+  section,
+  type SectionField,
+  str,
+} from "./schema_fields.ts";
 
-/** Fields every schema entry has. */
-interface FieldBase {
-  /** One line for the reference table. */
-  readonly doc: string;
-  /** The default in words, when it is computed from other keys. */
-  readonly defaultDoc?: string;
-}
+export type { Fields, FieldSchema, SectionField } from "./schema_fields.ts";
 
-/** Bounds of a number: `min`/`max` inclusive, `above` exclusive. */
-export interface Range {
-  readonly min?: number;
-  readonly max?: number;
-  readonly above?: number;
-}
-
-/**
- * A scalar. `path` marks a file system path, resolved against the config file's directory:
- * `exists` must exist (file or directory), `model` must be a directory with a config.json,
- * `dataset` must exist; a `model` or `dataset` path not on disk may be a Hub id in the local
- * Hub cache. `resolve` is only resolved.
- */
-export interface ScalarField extends FieldBase, Range {
-  readonly type: "string" | "int" | "number" | "bool";
-  readonly default?: string | number | boolean;
-  readonly required?: boolean;
-  readonly path?: "exists" | "model" | "dataset" | "resolve";
-}
-
-/** One of a list of names; `aliases` maps other accepted spellings onto them. */
-export interface EnumField extends FieldBase {
-  readonly type: "enum";
-  readonly values: () => readonly string[];
-  readonly aliases?: Readonly<Record<string, string>>;
-  readonly default?: string;
-}
-
-/** A component's `*_args`: any keys, scalar values, kept as written. Default `{}`. */
-export interface ArgsField extends FieldBase {
-  readonly type: "args";
-}
-
-/** A free mapping (`workflow_args`): any keys and values, kept as written. Default `{}`. */
-export interface MapField extends FieldBase {
-  readonly type: "map";
-}
-
-/**
- * A list of `of`; `length` fixes its size, `maxLength` bounds it; with `scalarItem` a scalar
- * written alone is read as a list of one. Default `default`, else `[]`.
- */
-export interface ListField extends FieldBase {
-  readonly type: "list";
-  readonly of: FieldSchema;
-  readonly length?: number;
-  readonly maxLength?: number;
-  readonly scalarItem?: boolean;
-  readonly default?: readonly unknown[];
-}
-
-/** A mapping with known keys; an `optional` section is absent unless written. */
-export interface SectionField extends FieldBase {
-  readonly type: "section";
-  readonly fields: Fields;
-  readonly optional?: boolean;
-}
-
-/** One schema entry. */
-export type FieldSchema = ScalarField | EnumField | ArgsField | MapField | ListField | SectionField;
-
-/** The keys of a section, in YAML snake_case, in the order they are documented and written. */
-export type Fields = Readonly<Record<string, FieldSchema>>;
-
-type Options<F> = Omit<F, "type" | "doc">;
-const str = (doc: string, o: Options<ScalarField> = {}): ScalarField => ({
-  type: "string",
-  doc,
-  ...o,
-});
-const int = (doc: string, o: Options<ScalarField> = {}): ScalarField => ({
-  type: "int",
-  doc,
-  ...o,
-});
-const num = (doc: string, o: Options<ScalarField> = {}): ScalarField => ({
-  type: "number",
-  doc,
-  ...o,
-});
-const bool = (doc: string, o: Options<ScalarField> = {}): ScalarField => ({
-  type: "bool",
-  doc,
-  ...o,
-});
-const oneOf = (
-  values: readonly string[] | (() => readonly string[]),
-  doc: string,
-  o: Omit<Options<EnumField>, "values"> = {},
-): EnumField => ({
-  type: "enum",
-  values: typeof values === "function" ? values : () => values,
-  doc,
-  ...o,
-});
-const args = (doc: string): ArgsField => ({ type: "args", doc });
-const list = (of: FieldSchema, doc: string, o: Omit<Options<ListField>, "of"> = {}): ListField => ({
-  type: "list",
-  of,
-  doc,
-  ...o,
-});
-const section = (
-  fields: Fields,
-  doc: string,
-  o: Omit<Options<SectionField>, "fields"> = {},
-): SectionField => ({ type: "section", fields, doc, ...o });
-
-/** A component name and its `*_args`, for each algorithm component. */
-function component(key: string, what: string): Fields {
+/** A component name (the algorithm type's by default) and its `*_args`. */
+function component<K extends string>(key: K, what: string) {
   return {
-    [key]: str(`Name of the ${what}`, { defaultDoc: "the algorithm type's" }),
+    [key]: str(`Name of the ${what}`, { derived: "the algorithm type's" }),
     [`${key}_args`]: args(`Arguments of the ${what} over its defaults (scalars)`),
-  };
+  } as
+    & { [P in K]: ReturnType<typeof str<{ derived: string }>> }
+    & { [P in `${K}_args`]: ReturnType<typeof args> };
 }
 
 /** `buffer.explorer_input.taskset`, each entry of `tasksets` and of `eval_tasksets`. */
-const TASKSET = section(
+export const TASKSET_SCHEMA = section(
   {
     name: str("Name in logs and metric keys; the table of an `sqlite:///` path", {
-      defaultDoc: "the file name without extension",
+      derived: "the file name without extension",
     }),
     path: str(
       "A .jsonl / .parquet file, a dataset directory, a cached Hub id or an `sqlite:///` URL",
@@ -148,8 +50,7 @@ const TASKSET = section(
     split: str("Split read from a dataset directory", { default: "train" }),
     repeat_times: int("Samples per task (eval tasksets log mean@k and best@k for k samples)", {
       min: 1,
-      defaultDoc:
-        "rollout_args.n; else 1 for eval tasksets, algorithm.repeat_times for the taskset",
+      derived: "rollout_args.n; else 1 for eval tasksets, algorithm.repeat_times for the taskset",
     }),
     subset_name: str("Subset (config) folder of a Hub dataset directory", {
       defaultDoc: "none: the split's files at the top or under data/",
@@ -159,7 +60,7 @@ const TASKSET = section(
       "Task selector: which rows each draw takes (Trinity's data_selector.selector_type)",
       { default: "sequential" },
     ),
-    seed: int("Seed of the selector", { defaultDoc: "the run's seed" }),
+    seed: int("Seed of the selector", { derived: "the run's seed" }),
     feature_keys: list(
       str("A numeric row key"),
       "Row keys the selector reads (difficulty columns, anchor pass rates); their values " +
@@ -197,7 +98,7 @@ const TASKSET = section(
       messages_key: str("Row key of a ready chat (wins over the prompt)"),
     }, "Where rows keep their parts"),
     rollout_args: section({
-      n: int("Rollouts per task", { min: 1, defaultDoc: "algorithm.repeat_times" }),
+      n: int("Rollouts per task", { min: 1, derived: "repeat_times (one value; n wins)" }),
       temperature: num("Sampling temperature (0 = greedy)", {
         min: 0,
         defaultDoc: "model.temperature",
@@ -213,9 +114,9 @@ const TASKSET = section(
         defaultDoc: "model.max_response_tokens",
       }),
     }, "Sampling of this taskset's rollouts"),
-    workflow_args: { type: "map", doc: "Free arguments handed to the workflow" },
+    workflow_args: map("Free arguments handed to the workflow"),
     default_workflow_type: str("Workflow of the tasks (wins over explorer_input's)", {
-      defaultDoc: "buffer.explorer_input.default_workflow_type",
+      derived: "buffer.explorer_input.default_workflow_type",
     }),
     default_reward_fn_type: str("Reward fn of the tasks (wins over explorer_input's)", {
       defaultDoc: "buffer.explorer_input.default_reward_fn_type",
@@ -227,7 +128,7 @@ const TASKSET = section(
 );
 
 /** The keys of a stage, which are the top-level keys of a config. */
-const TOP_FIELDS: Fields = {
+const TOP_FIELDS = {
   mode: oneOf(["both", "explore", "train", "bench"], "What the run does", { default: "both" }),
   project: str("Project name: the run lives in <checkpoint_root_dir>/<project>/<name>/", {
     default: "rft",
@@ -235,7 +136,7 @@ const TOP_FIELDS: Fields = {
   name: str("Run name", { default: "run" }),
   checkpoint_root_dir: str("Root of run directories (relative: to the config file's directory)", {
     path: "resolve",
-    defaultDoc: "./runs, relative to the current directory",
+    derived: "./runs, relative to the current directory",
   }),
   plugin_dirs: list(
     str("A directory of plugins", { path: "exists" }),
@@ -289,10 +190,18 @@ const TOP_FIELDS: Fields = {
     algorithm_type: oneOf(() => ALGORITHM_TYPE.names(), "Algorithm (ALGORITHM_TYPE)", {
       default: "grpo",
     }),
-    repeat_times: int("Rollouts per task", { min: 1, defaultDoc: "the algorithm type's" }),
+    repeat_times: int("Rollouts per task", { min: 1, derived: "the algorithm type's" }),
     ...component("sample_strategy", "sample strategy"),
-    ...component("advantage_fn", "advantage fn"),
-    ...component("policy_loss_fn", "policy loss fn"),
+    advantage_fn: str("Name of the advantage fn", {
+      defaultDoc: "the algorithm type's (none for sft and dpo)",
+    }),
+    advantage_fn_args: args("Arguments of the advantage fn over its defaults (scalars)", {
+      derived: "the algorithm type's, under the keys given",
+    }),
+    policy_loss_fn: str("Name of the policy loss fn", { derived: "the algorithm type's" }),
+    policy_loss_fn_args: args("Arguments of the policy loss fn over its defaults (scalars)", {
+      derived: "the algorithm type's, under the keys given",
+    }),
     ...component("kl_penalty_fn", "KL fn of the reward penalty"),
     ...component("kl_loss_fn", "KL fn of the loss term"),
     ...component("entropy_loss_fn", "entropy loss fn"),
@@ -300,7 +209,7 @@ const TOP_FIELDS: Fields = {
       enable: bool(
         "DAPO's dynamic sampling: drop groups whose rewards are all equal and draw more tasks " +
           "until batch_size groups remain",
-        { defaultDoc: "true for dapo, false otherwise" },
+        { derived: "true for dapo, false otherwise" },
       ),
       max_num_gen_batches: int("Most batches of tasks drawn per explore step (0 = no limit)", {
         default: 10,
@@ -336,7 +245,7 @@ const TOP_FIELDS: Fields = {
     batch_size: int("Tasks per explore step", { default: 8, min: 1 }),
     train_batch_size: int("Experiences per train step", {
       min: 1,
-      defaultDoc: "batch_size * repeat_times",
+      derived: "batch_size * repeat_times",
     }),
     total_epochs: int("Passes over the taskset", { default: 1, min: 1 }),
     total_steps: int("Stop after this many steps", {
@@ -344,12 +253,12 @@ const TOP_FIELDS: Fields = {
       defaultDoc: "when the taskset's epochs are used up",
     }),
     explorer_input: section({
-      taskset: TASKSET,
+      taskset: TASKSET_SCHEMA,
       tasksets: list(
-        TASKSET,
+        TASKSET_SCHEMA,
         "Several tasksets mixed by weight, each with its selector and lesson (or one `taskset`)",
       ),
-      eval_tasksets: list(TASKSET, "Tasksets evaluated every explorer.eval_interval steps"),
+      eval_tasksets: list(TASKSET_SCHEMA, "Tasksets evaluated every explorer.eval_interval steps"),
       default_workflow_type: str("Workflow of the tasks of every taskset", {
         default: "math_workflow",
       }),
@@ -359,7 +268,8 @@ const TOP_FIELDS: Fields = {
       experience_buffer: section({
         capacity: int("Most experiences held", {
           min: 1,
-          defaultDoc: "4 * batch_size * repeat_times",
+          defaultDoc: "4 * batch_size * repeat_times in mode both; unbounded in modes explore " +
+            "and train",
         }),
         max_staleness: int("Drop experiences older than this many policy versions", {
           min: 0,
@@ -400,7 +310,7 @@ const TOP_FIELDS: Fields = {
           }),
           format: section({
             prompt_type: oneOf(["messages", "plaintext"], "Rows hold a chat or a prompt", {
-              defaultDoc: "messages when messages_key is set or the dataset is Trinity's " +
+              derived: "messages when messages_key is set or the dataset is Trinity's " +
                 "experience_buffer, else plaintext",
             }),
             prompt_key: str("Row key of the prompt", { default: "prompt" }),
@@ -410,8 +320,7 @@ const TOP_FIELDS: Fields = {
               defaultDoc: '"message" when prompt_type is messages (Trinity\'s default)',
             }),
             tools_key: str(
-              "Row key of tool schemas; rows with tools are skipped (the chat " +
-                "template is rendered without tools)",
+              "Row key of a chat row's tools (a list or its JSON text), passed to the chat template",
               { default: "tools" },
             ),
             chosen_key: str("DPO: row key of the chosen response"),
@@ -435,7 +344,7 @@ const TOP_FIELDS: Fields = {
       min: 0,
     }),
     eval_on_startup: bool("Evaluate before the first step", {
-      defaultDoc: "true when there are eval tasksets",
+      derived: "true when there are eval tasksets",
     }),
     auxiliary_models: list(
       section({
@@ -465,6 +374,14 @@ const TOP_FIELDS: Fields = {
       openai_api_key: str("Key every API request must send as a Bearer token", {
         defaultDoc: "none",
       }),
+      enable_auto_tool_choice: bool(
+        'Read the policy\'s replies as tool calls for tool_choice "auto" (false: such requests get a 400, as vLLM gives them)',
+        { default: true },
+      ),
+      tool_call_parser: str(
+        "How the API reads tool calls: hermes, llama3_json or a plugin's parser",
+        { defaultDoc: "the format the chat template writes" },
+      ),
       dtype: oneOf(
         ["auto", "float32", "bfloat16", "float16"],
         "Dtype of the explorer's copy of trained weights (auto: the checkpoint's torch_dtype)",
@@ -486,10 +403,10 @@ const TOP_FIELDS: Fields = {
   cluster: section({
     backend: oneOf(["none", "nats"], "Where explorers and the trainer meet", {
       default: "none",
-      defaultDoc: "nats when RFT_NATS_URL is set, else none (one process)",
+      derived: "nats when RFT_NATS_URL is set, else none (one process)",
     }),
     url: str("NATS server URL(s), comma-separated", {
-      defaultDoc: "RFT_NATS_URL, else nats://127.0.0.1:4222",
+      derived: "RFT_NATS_URL, else nats://127.0.0.1:4222",
     }),
     ack_wait: int("Seconds before a task batch of a silent explorer goes to another", {
       default: 60,
@@ -526,7 +443,7 @@ const TOP_FIELDS: Fields = {
     }),
     critic_lr: num("Peak learning rate of the critic (algorithms with one: ppo)", {
       above: 0,
-      defaultDoc: "algorithm.optimizer.lr",
+      derived: "algorithm.optimizer.lr",
     }),
     cliprange_value: num("Half-width of the critic's value clip around the rollout values", {
       default: 0.5,
@@ -548,7 +465,7 @@ const TOP_FIELDS: Fields = {
       ),
     }, "The experience pipeline"),
   }, "Data processing"),
-};
+} satisfies Fields;
 
 /** A stage: its name and any top-level key, deep-merged over the top level. */
 const STAGE = section({
@@ -565,4 +482,4 @@ export const CONFIG_SCHEMA: SectionField = section({
 }, "A run config");
 
 /** The top-level keys of one stage (the schema without `stages`). */
-export const STAGE_SCHEMA: SectionField = section(TOP_FIELDS, "One stage");
+export const STAGE_SCHEMA = section(TOP_FIELDS, "One stage");

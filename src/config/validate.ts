@@ -19,12 +19,15 @@ import {
   type Origin,
   toPlain,
 } from "./config_tree.ts";
-import type { Fields, FieldSchema, ListField, Range, ScalarField } from "./schema.ts";
-
-/** `snake_case` as `camelCase`. */
-export function camelCase(key: string): string {
-  return key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-}
+import {
+  camelCase,
+  type Fields,
+  type FieldSchema,
+  type ListField,
+  type Range,
+  type ScalarField,
+  type SectionOf,
+} from "./schema_fields.ts";
 
 /** What a field expects, in words (`an integer >= 1`, `one of a, b`, `a mapping`). */
 export function expectedText(field: FieldSchema): string {
@@ -72,10 +75,21 @@ function rangeText({ min, max, above }: Range): string {
 
 /**
  * The section `fields` read from `node` (undefined or null: not written) as a camelCase
- * object. `at` is where the section is (for keys that are missing); relative paths resolve
- * against `configDir`. Throws a ConfigError at the first problem.
+ * object of the schema's type (derived keys not filled yet). `at` is where the section is (for
+ * keys that are missing); relative paths resolve against `configDir`. Throws a ConfigError at
+ * the first problem.
  */
-export function resolveSection(
+export function resolveSection<S extends Fields>(
+  fields: S,
+  node: ConfigNode | undefined,
+  at: Origin,
+  configDir: string,
+): SectionOf<S, "input"> {
+  return readSection(fields, node, at, configDir) as SectionOf<S, "input">;
+}
+
+/** {@link resolveSection} as a plain object: the walk itself, on any schema. */
+function readSection(
   fields: Fields,
   node: ConfigNode | undefined,
   at: Origin,
@@ -140,7 +154,7 @@ function resolveField(
     case "section":
       return given === undefined && field.optional
         ? undefined
-        : resolveSection(field.fields, given, at, configDir);
+        : readSection(field.fields, given, at, configDir);
     case "list":
       return resolveList(field, given, at, configDir, fail);
     case "args":

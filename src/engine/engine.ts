@@ -41,10 +41,23 @@ import {
   RNG_WIDTH,
   sampleTokens,
   SETTINGS_WIDTH,
+  temperedLogprobs,
 } from "./sampler.ts";
+import type { Variable } from "../graph/tensor.ts";
+import {
+  clearCounts,
+  createCounts,
+  LogitsBatch,
+  type LogitsOptions,
+  needsLogitsProcessing,
+} from "./logits_batch.ts";
+import { countTokens, PENALTIES_WIDTH, processLogits } from "./logits_processor.ts";
 
-/** How to sample and when to stop. */
-export interface GenerateOptions {
+/**
+ * How to sample and when to stop. Penalties, logit bias and constraints (`LogitsOptions`) change
+ * which token is sampled, never the log-prob reported for it (the model's own, tempered).
+ */
+export interface GenerateOptions extends LogitsOptions {
   /** Samples per prompt (they share one prefill). Default 1. */
   n?: number;
   /** 0 = greedy. Default 1. */
@@ -93,6 +106,8 @@ interface StepGraph {
   exe: Executable;
   /** The KV caches the graph reads and writes (dropping them drops the graph). */
   caches: KvCacheSet;
+  /** With logits processors: their inputs and the token counts it updates. */
+  processors?: { bias: Tensor; penalties: Tensor; counts: Variable };
   ids: Tensor;
   positions: Tensor;
   settings: Tensor;
@@ -164,19 +179,26 @@ export interface WeightSource {
 export const ENGINE_GRAPHS = 4;
 /** KV cache sets an engine keeps: the slot and prompt caches of the two most recent shapes. */
 export const ENGINE_KV_CACHE_SETS = 4;
+/** Token-count variables an engine keeps (for penalties): those of the two latest slot counts. */
+const ENGINE_COUNTS = 2;
 
 /** Generation over a policy model's current weights. */
 export class GenerationEngine {
   readonly stats: EngineStats = { readbacks: 0, decodeSteps: 0, generatedTokens: 0 };
   readonly #graphs: LruCache<StepGraph | PrefillGraph>;
   readonly #caches: LruCache<KvCacheSet>;
+  readonly #counts: LruCache<Variable>;
 
-  /** `blockSize`: decode steps per readback. */
+  /** `blockSize`: decode steps per readback (1 in batches with a constrained request). */
   constructor(readonly model: WeightSource, readonly blockSize = 16) {
     this.#graphs = graphCache(model.gpu, ENGINE_GRAPHS);
     this.#caches = new LruCache(ENGINE_KV_CACHE_SETS, (set) => {
       this.#graphs.deleteWhere((graph) => graph.caches === set);
       destroyKvCacheSet(set);
+    });
+    this.#counts = new LruCache(ENGINE_COUNTS, (counts) => {
+      this.#graphs.deleteWhere((graph) => graph.processors?.counts === counts);
+      counts.buffer.destroy();
     });
   }
 
@@ -242,6 +264,12 @@ export class GenerationEngine {
     );
     const slotCaches = await this.#cache(slots, maxLen, "slot");
     const promptCaches = await this.#cache(promptCount, maxLen, "prompt");
+    const { device } = this.#gpu;
+    const processing = needsLogitsProcessing(requests)
+      ? new LogitsBatch(device, requests, plans.map((p) => p.request), cfg.vocabSize)
+      : undefined;
+    const counts = processing && await this.#countsOf(slots);
+    if (counts) clearCounts(device, counts);
 
     const settings = packSamplingSettings(
       plans.map(({ request }) => {
@@ -261,8 +289,7 @@ export class GenerationEngine {
     const steps = Math.max(...plans.map((p) => p.maxTokens));
 
     // History of one block: tokens and log-probs of each step, [blockSize, slots].
-    const block = Math.min(this.blockSize, steps);
-    const { device } = this.#gpu;
+    const block = processing?.constrained ? 1 : Math.min(this.blockSize, steps);
     const blockBuffer = (bytesPerStep: number) =>
       device.createBuffer({ size: block * bytesPerStep, usage: TENSOR_USAGE });
     const history = { tokens: blockBuffer(slots * 4), logprobs: blockBuffer(slots * 4) };
@@ -303,7 +330,7 @@ export class GenerationEngine {
     const finished = new Array<boolean>(slots).fill(false);
     try {
       // Prefill: all prompts at once; the first token of every slot is sampled from it.
-      const prefill = await this.#prefillGraph(promptCount, promptLen, slots, promptCaches);
+      const prefill = await this.#prefillGraph(promptCount, promptLen, slots, promptCaches, counts);
       const ids = new Int32Array(promptCount * promptLen);
       const positions = new Int32Array(promptCount * promptLen).fill(-1);
       requests.forEach(({ prompt }, i) =>
@@ -314,16 +341,14 @@ export class GenerationEngine {
       );
       const last = Int32Array.from(requests, ({ prompt }, i) => i * promptLen + prompt.length - 1);
       await prefill.exe.run(
-        new Map<
-          Tensor,
-          Int32Array<ArrayBuffer> | Uint32Array<ArrayBuffer> | Float32Array<ArrayBuffer>
-        >([
+        new Map<Tensor, Feed>([
           [prefill.ids, ids],
           [prefill.positions, positions],
           [prefill.last, last],
           [prefill.slotPrompt, slotPrompt],
           [prefill.settings, settings],
           [prefill.rng, packRngState(seeds, 0)],
+          ...processorFeeds(prefill, processing),
         ]),
         {
           after: (encoder) => {
@@ -332,7 +357,7 @@ export class GenerationEngine {
           },
         },
       );
-      const decode = await this.#decodeGraph(slots, slotCaches);
+      const decode = await this.#decodeGraph(slots, slotCaches, counts);
       let previous: StepGraph = prefill;
       let step = 1; // steps done (the prefill sampled step 0)
       let inBlock = 1;
@@ -343,6 +368,7 @@ export class GenerationEngine {
           if (encoder) device.queue.submit([encoder.finish()]);
           encoder = undefined;
           this.#collect(await this.#readHistory(history, inBlock, slots), samples, finished, plans);
+          processing?.update(samples.map((s) => s.tokens), finished);
           inBlock = 0;
           if (step === steps || finished.every(Boolean)) break;
         }
@@ -364,6 +390,7 @@ export class GenerationEngine {
             [decode.positions, { source: stepInputs.positions, offset: positionsAt }],
             [decode.settings, stepInputs.settings],
             [decode.rng, { source: stepInputs.rng, offset: rngAt }],
+            ...processorFeeds(decode, processing),
           ]),
           { after: record(decode, inBlock), encoder },
         );
@@ -376,6 +403,7 @@ export class GenerationEngine {
       for (const b of [history.tokens, history.logprobs, ...Object.values(stepInputs)]) {
         b.destroy();
       }
+      processing?.destroy();
     }
     return requests.map((_, r) => samples.filter((s) => s.prompt === r));
   }
@@ -419,6 +447,14 @@ export class GenerationEngine {
     }
   }
 
+  #countsOf(slots: number): Promise<Variable> {
+    const vocab = this.model.config.vocabSize;
+    return this.#counts.getOrCreate(
+      `${slots}x${vocab}`,
+      () => createCounts(this.#gpu.device, slots, vocab),
+    );
+  }
+
   #cache(slots: number, maxLen: number, label: string): Promise<KvCacheSet> {
     const key = `${label}:${slots}x${maxLen}`;
     return this.#caches.getOrCreate(
@@ -460,11 +496,14 @@ export class GenerationEngine {
     promptLen: number,
     slots: number,
     caches: KvCacheSet,
+    counts: Variable | undefined,
   ): Promise<PrefillGraph> {
-    const key = `prefill:${prompts}x${promptLen}->${slots}x${caches.maxLen}`;
+    const key = `prefill:${prompts}x${promptLen}->${slots}x${caches.maxLen}${
+      counts ? "+logits" : ""
+    }`;
     return await this.#graphs.getOrCreate(
       key,
-      () => this.#compilePrefill(key, prompts, promptLen, slots, caches),
+      () => this.#compilePrefill(key, prompts, promptLen, slots, caches, counts),
     ) as PrefillGraph;
   }
 
@@ -474,6 +513,7 @@ export class GenerationEngine {
     promptLen: number,
     slots: number,
     caches: KvCacheSet,
+    counts: Variable | undefined,
   ): Promise<PrefillGraph> {
     const cfg = this.model.config;
     const g = new Graph();
@@ -493,17 +533,41 @@ export class GenerationEngine {
     );
     const lastHidden = embedding(reshape(hidden, [prompts * promptLen, cfg.hiddenSize]), last);
     const slotLogits = embedding(lmHead(cfg, w, lastHidden), slotPrompt);
-    const { tokens, logprobs } = sampleTokens(slotLogits, settings, rng);
-    const exe = await compileGraph(this.#gpu, [tokens, logprobs], key);
-    return { exe, caches, ids, positions, last, slotPrompt, settings, rng, tokens, logprobs };
+    const { tokens, logprobs, processors, outputs } = sample(slotLogits, settings, rng, counts);
+    const exe = await compileGraph(this.#gpu, outputs, key);
+    return {
+      exe,
+      caches,
+      processors,
+      ids,
+      positions,
+      last,
+      slotPrompt,
+      settings,
+      rng,
+      tokens,
+      logprobs,
+    };
   }
 
-  async #decodeGraph(slots: number, caches: KvCacheSet): Promise<StepGraph> {
-    const key = `decode:${slots}x${caches.maxLen}`;
-    return await this.#graphs.getOrCreate(key, () => this.#compileDecode(key, slots, caches));
+  async #decodeGraph(
+    slots: number,
+    caches: KvCacheSet,
+    counts: Variable | undefined,
+  ): Promise<StepGraph> {
+    const key = `decode:${slots}x${caches.maxLen}${counts ? "+logits" : ""}`;
+    return await this.#graphs.getOrCreate(
+      key,
+      () => this.#compileDecode(key, slots, caches, counts),
+    );
   }
 
-  async #compileDecode(key: string, slots: number, caches: KvCacheSet): Promise<StepGraph> {
+  async #compileDecode(
+    key: string,
+    slots: number,
+    caches: KvCacheSet,
+    counts: Variable | undefined,
+  ): Promise<StepGraph> {
     const cfg = this.model.config;
     const g = new Graph();
     const ids = g.input([slots, 1], "u32", "ids");
@@ -519,9 +583,9 @@ export class GenerationEngine {
       inferenceBuild(this.#gpu, slots),
     );
     const logits = lmHead(cfg, w, reshape(hidden, [slots, cfg.hiddenSize]));
-    const { tokens, logprobs } = sampleTokens(logits, settings, rng);
-    const exe = await compileGraph(this.#gpu, [tokens, logprobs], key);
-    return { exe, caches, ids, positions, settings, rng, tokens, logprobs };
+    const { tokens, logprobs, processors, outputs } = sample(logits, settings, rng, counts);
+    const exe = await compileGraph(this.#gpu, outputs, key);
+    return { exe, caches, processors, ids, positions, settings, rng, tokens, logprobs };
   }
 
   /** Frees caches and compiled graphs. */
@@ -529,6 +593,37 @@ export class GenerationEngine {
     this.#caches.clear();
     this.#graphs.clear();
   }
+}
+
+/**
+ * The sampling tail of a step graph: tokens and their (unprocessed, tempered) log-probs from
+ * `logits` [slots, vocab]; with `counts`, the logits processors run before sampling (their
+ * inputs added to the graph) and the sampled tokens are counted. `outputs`: what to compile.
+ */
+function sample(logits: Tensor, settings: Tensor, rng: Tensor, counts: Variable | undefined) {
+  if (!counts) {
+    const { tokens, logprobs } = sampleTokens(logits, settings, rng);
+    return { tokens, logprobs, processors: undefined, outputs: [tokens, logprobs] };
+  }
+  const g = logits.graph;
+  const [slots, vocab] = logits.shape;
+  const bias = g.input([slots, vocab], "f32", "logit_bias");
+  const penalties = g.input([slots, PENALTIES_WIDTH], "f32", "penalties");
+  const seen = g.variable(counts);
+  const { tokens } = sampleTokens(processLogits(logits, bias, seen, penalties), settings, rng);
+  const logprobs = temperedLogprobs(logits, settings, tokens);
+  return {
+    tokens,
+    logprobs,
+    processors: { bias, penalties, counts },
+    outputs: [tokens, logprobs, countTokens(seen, tokens)],
+  };
+}
+
+/** The feeds of a graph's processor inputs from a batch's buffers (none without processors). */
+function processorFeeds(graph: StepGraph, batch: LogitsBatch | undefined): [Tensor, Feed][] {
+  if (!graph.processors || !batch) return [];
+  return [[graph.processors.bias, batch.bias], [graph.processors.penalties, batch.penalties]];
 }
 
 /** Copies each prompt's cached rows into the cache slots of its samples. */

@@ -3,7 +3,8 @@
  * `pipeline("text-generation", dir)` with `env.localModelPath`): `config.json`,
  * `onnx/model.onnx` with the KV-cached graph (weights in `onnx/model.onnx_data` past 2 GiB, which
  * `config.json`'s `transformers.js_config.use_external_data_format` announces), the tokenizer
- * files and chat template (a char tokenizer converted to `tokenizer.json`) and
+ * files and chat template (a char tokenizer converted to `tokenizer.json`; both encoding text as
+ * rft did in training, `training_tokenizer.ts`) and
  * `generation_config.json` (the model's, or config.json's bos/eos/pad ids); on request also
  * `onnx/model_fp16.onnx` with float16 weights. No quantized variants.
  */
@@ -15,6 +16,7 @@ import { HF_TOKENIZER_FILES } from "../model/tokenizer.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
 import { exportOnnx, type OnnxExportResult } from "./export_onnx.ts";
 import { hfCharTokenizerFiles } from "./hf_char_tokenizer.ts";
+import { trainingTokenizerFiles } from "./training_tokenizer.ts";
 
 /** The ONNX file transformers.js loads for dtype fp32, relative to the model directory. */
 export const TRANSFORMERS_JS_MODEL = "onnx/model.onnx";
@@ -69,7 +71,7 @@ function sideFiles(model: PolicyModel): Map<string, Uint8Array | string> {
       }),
     );
   }
-  return files;
+  return trainingTokenizerFiles(files);
 }
 
 /**

@@ -2,9 +2,11 @@
  * rft's character tokenizer (`char_tokenizer.json`) as Hugging Face tokenizer files that
  * transformers.js (and @huggingface/tokenizers, and Python's tokenizers) load: a BPE model with
  * one token per character and no merges, the special tokens as added tokens, a Fuse decoder
- * (tokens joined without spaces) and a post-processor adding `<bos>` only when special tokens
- * are asked for, like `CharTokenizer.encode`. A character outside the vocabulary, which rft
- * refuses, maps to `<unk>` here when there is one. Writes no files itself.
+ * (tokens joined without spaces) and no post-processor: text encodes to its characters alone,
+ * with or without `add_special_tokens`, as rft encoded prompts in training (`tokenizer_config.json`
+ * says the same: `add_bos_token: false`), so transformers.js's `AutoTokenizer` gives the ids
+ * `pipeline` and rft give. A character outside the vocabulary, which rft refuses, maps to `<unk>`
+ * here when there is one. Writes no files itself.
  */
 
 import type { CharTokenizer } from "../model/char_tokenizer.ts";
@@ -19,18 +21,6 @@ function addedToken(content: string, id: number) {
     rstrip: false,
     normalized: false,
     special: true,
-  };
-}
-
-/** `<bos>` then the text (and the pair), when the tokenizer has a `<bos>`; else none. */
-function bosProcessor(tokenizer: CharTokenizer) {
-  if (tokenizer.bosId === undefined) return null;
-  const bos = { SpecialToken: { id: "<bos>", type_id: 0 } };
-  return {
-    type: "TemplateProcessing",
-    single: [bos, { Sequence: { id: "A", type_id: 0 } }],
-    pair: [bos, { Sequence: { id: "A", type_id: 0 } }, { Sequence: { id: "B", type_id: 1 } }],
-    special_tokens: { "<bos>": { id: "<bos>", ids: [tokenizer.bosId], tokens: ["<bos>"] } },
   };
 }
 
@@ -49,7 +39,7 @@ export function hfCharTokenizerFiles(tokenizer: CharTokenizer): {
       added_tokens: tokenizer.special.map(addedToken),
       normalizer: null,
       pre_tokenizer: null,
-      post_processor: bosProcessor(tokenizer),
+      post_processor: null,
       decoder: { type: "Fuse" },
       model: {
         type: "BPE",

@@ -1,14 +1,21 @@
 /**
  * Picks the fastest of several kernel variants by timing them on the device, per adapter, op
  * and shape class, and remembers the choice in memory and in `autotune.json` in the cache dir.
- * `RFT_AUTOTUNE=0` skips timing and uses the caller's default. Knows nothing of specific ops:
- * callers describe candidates as prepared dispatches.
+ * Choices shipped for measured adapters (`tuning_tables.ts`) serve where the cache has none.
+ * Tuning what remains is bounded: at most `RFT_AUTOTUNE_SECONDS` (default 120) per process, then
+ * the caller's default serves (and is not cached: a later run tunes it), and it says so in a
+ * progress line (`tuning kernels for this adapter, first run only: ...`). `RFT_AUTOTUNE=0` skips
+ * timing and uses the caller's default. Knows nothing of specific ops: callers describe
+ * candidates as prepared dispatches.
  */
 
+import { beginActivity } from "../util/activity.ts";
+import { printLine, printUpdatingLine } from "../util/status_lines.ts";
 import { adapterKey, type GpuContext } from "./device.ts";
 import { encodeDispatches, type PreparedDispatch, releaseDispatch } from "./dispatch.ts";
 import { readBuffers } from "./readback.ts";
 import { submitLatency, wallMicros } from "./timing.ts";
+import { tablesFor } from "./tuning_tables.ts";
 
 /** One variant to time: prepares the dispatches of one run on buffers the caller owns. */
 export interface TuneCandidate {
@@ -48,8 +55,10 @@ interface CacheFile {
 }
 
 const memory = new Map<string, TuneChoice>();
+const shipped = new Map<string, TuneChoice>();
 const inFlight = new Map<string, Promise<string>>();
 const loadedFiles = new Set<string>();
+const loadedAdapters = new Set<string>();
 
 /** Whether autotuning times candidates (`RFT_AUTOTUNE` is not `0`). */
 export function autotuneEnabled(): boolean {
@@ -65,15 +74,25 @@ export function autotuneCachePath(): string {
 }
 
 /**
- * Every choice known in this process (measured here or loaded from the cache file), only those
- * of `gpu`'s adapter when given, sorted by op and shape class.
+ * Every choice known in this process (measured here or loaded from the cache file; with `gpu`,
+ * the shipped ones of its adapter too), only those of `gpu`'s adapter when given, sorted by op
+ * and shape class.
  */
 export function autotuneChoices(gpu?: GpuContext): TuneChoice[] {
   loadDisk(autotuneCachePath());
+  if (gpu) loadShipped(gpu);
   const adapter = gpu && adapterKey(gpu);
-  return [...memory.values()]
+  const all = new Map([...shipped, ...memory]);
+  return [...all.values()]
     .filter((c) => !adapter || c.adapter === adapter)
     .sort((x, y) => `${x.op}|${x.shapeClass}`.localeCompare(`${y.op}|${y.shapeClass}`));
+}
+
+/** How many choices the shipped tables hold for `gpu`'s adapter (0: none applies). */
+export function shippedChoiceCount(gpu: GpuContext): number {
+  loadShipped(gpu);
+  const adapter = adapterKey(gpu);
+  return [...shipped.values()].filter((c) => c.adapter === adapter).length;
 }
 
 /**
@@ -94,13 +113,25 @@ export function autotune(gpu: GpuContext, req: TuneRequest): Promise<string> {
   const key = `${adapterKey(gpu)}|${req.op}|${req.shapeClass}`;
   const cacheFile = req.cacheFile ?? autotuneCachePath();
   loadDisk(cacheFile);
-  const known = memory.get(key);
-  if (known && names.includes(known.choice) && names.every((n) => known.candidates?.includes(n))) {
-    return Promise.resolve(known.choice);
+  if (!req.cacheFile) loadShipped(gpu);
+  // A measurement serves while it covers every candidate (a new one gets its chance); a shipped
+  // one while its choice is still a candidate (new variants do not undo a first run's tables).
+  const measured = memory.get(key) ?? memory.get(legacyKey(gpu, req));
+  const shippedChoice = req.cacheFile ? undefined : shipped.get(key);
+  if (
+    measured && names.includes(measured.choice) &&
+    names.every((n) => measured.candidates?.includes(n))
+  ) {
+    return Promise.resolve(measured.choice);
+  }
+  if (shippedChoice && names.includes(shippedChoice.choice)) {
+    return Promise.resolve(shippedChoice.choice);
   }
   let pending = inFlight.get(key);
   if (!pending) {
-    pending = measure(gpu, req).then((choice) => {
+    if (budgetSpent()) return Promise.resolve(req.fallback);
+    pending = measureWithProgress(gpu, req).then((choice) => {
+      if (!choice) return req.fallback; // the budget ran out: not remembered, tuned next run
       memory.set(key, choice);
       saveDisk(cacheFile, key, choice);
       return choice.choice;
@@ -108,6 +139,79 @@ export function autotune(gpu: GpuContext, req: TuneRequest): Promise<string> {
     inFlight.set(key, pending);
   }
   return pending;
+}
+
+/**
+ * The key caches written before the backend was inferred used for this adapter and request
+ * (`.../default` when `DENO_WEBGPU_BACKEND` was unset): their measurements still serve it.
+ */
+function legacyKey(gpu: GpuContext, req: TuneRequest): string {
+  const { vendor, description, backendSource } = gpu.summary;
+  return backendSource === "inferred"
+    ? `${vendor}/${description}/default|${req.op}|${req.shapeClass}`
+    : "";
+}
+
+/** Seconds of tuning one process spends at most: `RFT_AUTOTUNE_SECONDS`, default 120. */
+export function autotuneBudgetSeconds(): number {
+  const raw = Deno.env.get("RFT_AUTOTUNE_SECONDS");
+  const value = raw === undefined || raw === "" ? 120 : Number(raw);
+  return Number.isFinite(value) && value >= 0 ? value : 120;
+}
+
+/** Tuning done in this process: seconds spent, shape classes tuned, whether the stop was said. */
+const tuning = { seconds: 0, classes: 0, stopSaid: false, lastLine: -Infinity };
+
+/** Whether this process has spent its tuning budget (saying so once, the first time). */
+function budgetSpent(): boolean {
+  const budget = autotuneBudgetSeconds();
+  if (tuning.seconds < budget) return false;
+  if (!tuning.stopSaid) {
+    tuning.stopSaid = true;
+    printLine(
+      `kernel tuning stopped at its budget of ${budget} s (RFT_AUTOTUNE_SECONDS): shapes not ` +
+        "tuned yet use default variants in this run and are tuned in the next",
+    );
+  }
+  return true;
+}
+
+/** How often (ms) a progress line of tuning is printed at most. */
+const TUNING_LINE_EVERY_MS = 5000;
+
+/**
+ * {@link measure}, counted against the budget, as an activity with a progress line; undefined
+ * when the budget ran out before every candidate was compiled.
+ */
+async function measureWithProgress(
+  gpu: GpuContext,
+  req: TuneRequest,
+): Promise<TuneChoice | undefined> {
+  const started = performance.now();
+  tuning.classes++;
+  const budget = autotuneBudgetSeconds();
+  const label = "tuning kernels for this adapter, first run only";
+  using activity = beginActivity(label, req.candidates.length);
+  const spent = () => tuning.seconds + (performance.now() - started) / 1000;
+  const next = (done: number) => {
+    activity.progress(done, `${req.op} ${req.shapeClass}`);
+    if (done > 0 && spent() >= budget) return false;
+    const now = performance.now();
+    if (now - tuning.lastLine >= TUNING_LINE_EVERY_MS) {
+      tuning.lastLine = now;
+      printUpdatingLine(
+        `${label}: ${done}/${req.candidates.length} variants of shape ${tuning.classes} ` +
+          `(${req.op} ${req.shapeClass}); ${Math.round(spent())} s of at most ${budget} s`,
+      );
+    }
+    return true;
+  };
+  try {
+    return await measure(gpu, req, next);
+  } finally {
+    tuning.seconds += (performance.now() - started) / 1000;
+    if (tuning.seconds >= budget) budgetSpent();
+  }
 }
 
 /** Rounds of timing per candidate, interleaved; the best round counts (the GPU may be shared). */
@@ -139,11 +243,20 @@ export function pickFastest(micros: Readonly<Record<string, number>>, fallback: 
   return kept !== undefined && kept <= best * (1 + FALLBACK_MARGIN) ? fallback : fastest;
 }
 
-async function measure(gpu: GpuContext, req: TuneRequest): Promise<TuneChoice> {
+/**
+ * Compiles and times every candidate of `req`; `next(done)` is asked before each candidate's
+ * compile, and a false answer (the budget ran out) ends the measurement with undefined.
+ */
+async function measure(
+  gpu: GpuContext,
+  req: TuneRequest,
+  next: (done: number) => boolean,
+): Promise<TuneChoice | undefined> {
   const micros: Record<string, number> = {};
   const prepared = new Map<string, { dispatches: PreparedDispatch[]; reps: number }>();
   try {
-    for (const candidate of req.candidates) {
+    for (const [index, candidate] of req.candidates.entries()) {
+      if (!next(index)) return undefined;
       let dispatches: PreparedDispatch[] = [];
       try {
         dispatches = await candidate.prepare();
@@ -157,6 +270,7 @@ async function measure(gpu: GpuContext, req: TuneRequest): Promise<TuneChoice> {
         );
       }
     }
+    next(req.candidates.length);
     for (let round = 0; round < ROUNDS; round++) {
       for (const [name, { dispatches, reps }] of prepared) {
         const t = await timeDispatches(gpu, dispatches, reps);
@@ -247,6 +361,16 @@ function readCacheFile(path: string): CacheFile {
   }
   console.error(`rft: ignoring autotune cache "${path}": expected version 1 JSON`);
   return { version: 1, entries: {} };
+}
+
+/** Takes the shipped choices of `gpu`'s adapter (once per adapter; none when tuning is off). */
+function loadShipped(gpu: GpuContext): void {
+  const adapter = adapterKey(gpu);
+  if (loadedAdapters.has(adapter) || !autotuneEnabled()) return;
+  loadedAdapters.add(adapter);
+  for (const table of tablesFor(adapter, gpu.summary.isFallback)) {
+    for (const [key, entry] of Object.entries(table.entries)) shipped.set(key, entry);
+  }
 }
 
 function loadDisk(path: string): void {

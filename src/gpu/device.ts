@@ -6,6 +6,7 @@
 import { VariableTextures } from "./variable_textures.ts";
 import { BufferPool } from "./buffer_pool.ts";
 import { MemoryLedger } from "./memory_ledger.ts";
+import { type BackendChoice, pickedBackend } from "./adapter_names.ts";
 
 /** Optional features rft asks for when the adapter has them. */
 export const WANTED_FEATURES: readonly GPUFeatureName[] = [
@@ -47,7 +48,10 @@ export interface AdapterSummary {
   vendor: string;
   architecture: string;
   isFallback: boolean;
+  /** The backend wgpu picked: `DENO_WEBGPU_BACKEND`, else inferred (`adapter_names.ts`). */
   backend: string;
+  /** Whether `backend` was set by `DENO_WEBGPU_BACKEND` or inferred. */
+  backendSource: BackendChoice["source"];
   features: string[];
 }
 
@@ -126,6 +130,7 @@ export async function createGpu(options: CreateGpuOptions = {}): Promise<GpuCont
   });
 
   const info = adapter.info;
+  const backend = pickedBackend(adapter.features);
   return {
     adapter,
     device,
@@ -134,7 +139,8 @@ export async function createGpu(options: CreateGpuOptions = {}): Promise<GpuCont
       vendor: info.vendor || "(unknown vendor)",
       architecture: info.architecture || "",
       isFallback: Boolean((info as unknown as { isFallbackAdapter?: boolean }).isFallbackAdapter),
-      backend: Deno.env.get("DENO_WEBGPU_BACKEND") ?? "default",
+      backend: backend.backend,
+      backendSource: backend.source,
       features: [...adapter.features].sort(),
     },
     limits,

@@ -5,6 +5,7 @@
  * `RFT_VALIDATE=1` a run goes one op at a time, checked against CPU references (`validate.ts`).
  */
 
+import { beginActivity } from "../util/activity.ts";
 import type { GpuContext } from "../gpu/device.ts";
 import {
   encodeDispatches,
@@ -362,7 +363,9 @@ export async function compileGraph(
   const dispatches: PreparedDispatch[] = [];
   const steps: OpStep[] = [];
   const inputs: Tensor[] = [];
-  for (const node of order) {
+  using compiling = beginActivity(`compiling kernels of graph "${label}"`, order.length);
+  for (const [index, node] of order.entries()) {
+    compiling.progress(index);
     const source = node.source;
     if (source.kind === "input") inputs.push(node);
     if (source.kind === "constant") device.queue.writeBuffer(bufferOf(node), 0, source.data);

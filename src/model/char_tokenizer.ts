@@ -102,7 +102,7 @@ export class CharTokenizer implements Tokenizer {
       const id = this.#ids.get(token) ?? this.unkId;
       if (id === undefined) {
         const code = token.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
-        throw new Error(
+        throw new InputError(
           `Cannot encode with the char tokenizer: character ${
             JSON.stringify(token)
           } (U+${code}) at index ${i} is not in its vocabulary, and it has no "<unk>"`,

@@ -75,6 +75,35 @@ export interface SpecialTokenTexts {
 export const CHAR_CHAT_TEMPLATE =
   "{{ bos_token }}{% for message in messages %}{{ message.content }}{{ eos_token }}{% endfor %}";
 
+/**
+ * A tool-aware template for char-level models, in the hermes format (so the `hermes` parser
+ * reads its calls): after the bos token, the offered tools' names in `<tools>a,b</tools>`; each
+ * message's content followed by the eos token, an assistant turn's calls written after its
+ * content as `<tool_call>{"name":"f","arguments":{...}}</tool_call>` (compact JSON), a tool
+ * result as `<tool_response>...</tool_response>`. The generation prompt adds nothing. Give the
+ * tokenizer `<tools>`, `</tools>`, `<tool_call>`, `</tool_call>`, `<tool_response>` and
+ * `</tool_response>` as special tokens, and the characters of JSON and of the tool names.
+ */
+export const CHAR_TOOL_CHAT_TEMPLATE = "{{ bos_token }}" +
+  "{% if tools %}<tools>{% for tool in tools %}{% if not loop.first %},{% endif %}" +
+  "{{ tool.function.name }}{% endfor %}</tools>{% endif %}" +
+  '{% for message in messages %}{% if message.role == "tool" %}' +
+  "<tool_response>{{ message.content }}</tool_response>" +
+  "{% else %}{{ message.content }}{% if message.tool_calls %}{% for call in message.tool_calls %}" +
+  '<tool_call>{"name":"{{ call.function.name }}","arguments":' +
+  '{{ call.function.arguments | tojson(separators=(",", ":")) }}}</tool_call>' +
+  "{% endfor %}{% endif %}{% endif %}{{ eos_token }}{% endfor %}";
+
+/** The special tokens {@link CHAR_TOOL_CHAT_TEMPLATE} writes, after pad, bos and eos. */
+export const CHAR_TOOL_SPECIAL_TOKENS: readonly string[] = [
+  "<tools>",
+  "</tools>",
+  "<tool_call>",
+  "</tool_call>",
+  "<tool_response>",
+  "</tool_response>",
+];
+
 /** Variables the renderer sets itself; `ChatOptions.variables` may not override them. */
 const RESERVED_VARIABLES = ["messages", "tools", "add_generation_prompt"];
 
@@ -188,15 +217,22 @@ export function argumentsObject(value: unknown, where: string): Record<string, u
 /**
  * `value` as JSON the way Python's `json.dumps` writes it by default (and so Jinja's `tojson`
  * in transformers, and vLLM's tool-call arguments): `", "` between items, `": "` after keys,
- * non-ASCII characters kept.
+ * non-ASCII characters kept, or written as `\uXXXX` escapes with `ensureAscii` (`json.dumps`'s
+ * own default).
  */
-export function pythonJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(pythonJson).join(", ")}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => `${JSON.stringify(k)}: ${pythonJson(v)}`);
-  return `{${entries.join(", ")}}`;
+export function pythonJson(value: unknown, { ensureAscii = false } = {}): string {
+  const text = (v: unknown): string => {
+    if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
+    if (Array.isArray(v)) return `[${v.map(text).join(", ")}]`;
+    const entries = Object.entries(v as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .map(([k, item]) => `${JSON.stringify(k)}: ${text(item)}`);
+    return `{${entries.join(", ")}}`;
+  };
+  const json = text(value);
+  return ensureAscii
+    ? json.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+    : json;
 }
 
 /** A stand-in assistant content no template writes by itself. */

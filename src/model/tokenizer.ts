@@ -74,6 +74,7 @@ export class HfTokenizer implements Tokenizer {
   readonly #cleanUpSpaces: boolean;
   readonly #decoderConfig: unknown;
   #tokenBytes?: (Uint8Array | null)[];
+  readonly #unkId: number | undefined;
 
   /**
    * Builds from parsed `tokenizer.json` and `tokenizer_config.json`; `dir` names them in
@@ -116,6 +117,9 @@ export class HfTokenizer implements Tokenizer {
     this.bosId = idOf("bos_token", tokens.bos);
     this.eosId = idOf("eos_token", tokens.eos);
     this.padId = idOf("pad_token", tokens.pad);
+    const modelUnk = (tokenizerJson as { model?: { unk_token?: unknown } }).model?.unk_token;
+    const unk = typeof modelUnk === "string" ? modelUnk : tokens.unk;
+    this.#unkId = unk === undefined ? undefined : this.#core.token_to_id(unk);
     const template = chatTemplate ?? templateInConfig(config, configPath);
     this.#chat = template && new ChatTemplate(template.source, template.origin, tokens);
     // transformers' current default; @huggingface/tokenizers would clean up unless told.
@@ -131,8 +135,23 @@ export class HfTokenizer implements Tokenizer {
     return this.#tokenBytes ??= hfTokenBytes(this.#core, this.vocabSize, this.#decoderConfig);
   }
 
+  /**
+   * The ids of `text`. A piece the vocabulary lacks is the unknown token when the tokenizer
+   * defines one (the model's `unk_token`, else the config's), as Hugging Face's tokenizers do;
+   * without one it is bad input naming the piece.
+   */
   encode(text: string, { addSpecialTokens = false }: EncodeOptions = {}): number[] {
-    return this.#core.encode(text, { add_special_tokens: addSpecialTokens }).ids;
+    const { ids, tokens } = this.#core.encode(text, { add_special_tokens: addSpecialTokens });
+    const missing = ids.findIndex((id) => id === undefined);
+    if (missing < 0) return ids;
+    if (this.#unkId === undefined) {
+      throw new InputError(
+        `Cannot encode ${
+          JSON.stringify(tokens[missing])
+        }: the tokenizer of ${this.dir} has no token for it and defines no unknown token (unk_token)`,
+      );
+    }
+    return ids.map((id) => id ?? this.#unkId!);
   }
 
   decode(ids: readonly number[], { skipSpecialTokens = false }: DecodeOptions = {}): string {

@@ -1,20 +1,26 @@
 /**
- * The console's one line per step: `step 12/100 [=>        ] 12% ETA 3m20s | reward 0.42 | ...`.
- * `formatProgressLine` is pure; `ProgressPrinter` adds the clock and prints to stderr. No
- * carriage-return redraws (the line must read well in a log file) and no colours.
+ * The console's progress: per stage `[sft] step 120/700 [=>        ] 17% 45s, ETA 3m40s | loss
+ * 1.58 | lr 0.0029 | tok/s 3810`, the numbers a practitioner watches (reward, loss, KL, entropy,
+ * learning rate, tokens/s, response length, staleness) when the step has them. On a terminal it
+ * is one line redrawn in place (`src/util/status_lines.ts`); in a log file, one line per step.
+ * Evaluations are lines of their own that stay. `formatProgressLine` is pure; `ConsoleSink`
+ * adds the clock. No colours.
  */
 
+import { endUpdatingLine, printLine, printUpdatingLine } from "../util/status_lines.ts";
+import type { MetricsRecord, MetricsSink, StageInfo } from "./metrics_sink.ts";
 import { evalAccuracyTaskset, METRIC } from "./metric_keys.ts";
 
-/** The metrics shown, in order, as [label, key]; a metric missing from the step is left out. */
-const SHOWN: readonly (readonly [string, string])[] = [
-  ["reward", METRIC.reward],
-  ["loss", METRIC.loss],
-  ["kl", METRIC.kl],
-  ["entropy", METRIC.entropy],
-  ["resp_len", METRIC.responseLength],
-  ["tok/s", METRIC.tokensPerSecond],
-  ["staleness", METRIC.staleness],
+/** The metrics shown, in order, as [label, keys]: the first key the step has is shown. */
+const SHOWN: readonly (readonly [string, readonly string[]])[] = [
+  ["reward", [METRIC.reward]],
+  ["loss", [METRIC.loss]],
+  ["kl", [METRIC.kl, "actor/ppo_kl"]],
+  ["entropy", [METRIC.entropy]],
+  ["lr", ["actor/lr"]],
+  ["tok/s", [METRIC.tokensPerSecond, "actor/tokens_per_s"]],
+  ["resp_len", [METRIC.responseLength]],
+  ["staleness", [METRIC.staleness]],
 ];
 
 const BAR_WIDTH = 10;
@@ -34,38 +40,50 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, "0")}m`;
 }
 
+/** Where a stage stands: its name, the step and total, time spent, where this process began. */
+export interface StageProgress {
+  stage?: string;
+  step: number;
+  total?: number;
+  /** Seconds since this process took the stage up. */
+  elapsedSeconds: number;
+  /** The step the stage resumed from (0 for a fresh one); the ETA counts the steps after it. */
+  startStep?: number;
+}
+
 /**
- * The progress line after `step` steps of `total` (undefined: no bar, percent or ETA), with
- * the well-known metrics present and every eval accuracy (`eval <taskset> acc 0.42`).
- * `elapsedSeconds` covers the steps after `startStep` (the step a resumed run started from);
- * the ETA assumes the remaining steps take as long as those.
+ * The progress line of `progress` with the well-known metrics present and every eval accuracy
+ * (`eval <taskset> acc 0.42`). The ETA assumes the remaining steps take as long as those done.
  *
  * @example
  * ```ts
- * formatProgressLine(12, 100, 30, { "rollout/reward_mean": 0.42 });
- * // "step 12/100 [=>        ] 12% ETA 3m40s | reward 0.42"
+ * formatProgressLine({ stage: "grpo", step: 12, total: 100, elapsedSeconds: 30 },
+ *   { "rollout/reward_mean": 0.42 });
+ * // "[grpo] step 12/100 [=>        ] 12% 30s, ETA 3m40s | reward 0.42"
  * ```
  */
 export function formatProgressLine(
-  step: number,
-  total: number | undefined,
-  elapsedSeconds: number,
+  progress: StageProgress,
   metrics: Record<string, number>,
-  startStep = 0,
 ): string {
-  let head = `step ${step}`;
+  const { stage, step, total, elapsedSeconds, startStep = 0 } = progress;
+  let head = `${stage ? `[${stage}] ` : ""}step ${step}`;
   if (total !== undefined && total > 0) {
     const fraction = Math.min(1, Math.max(0, step / total));
     const filled = Math.floor(fraction * BAR_WIDTH);
     const bar = filled === BAR_WIDTH
       ? "=".repeat(BAR_WIDTH)
       : "=".repeat(filled) + ">" + " ".repeat(BAR_WIDTH - filled - 1);
-    head += `/${total} [${bar}] ${Math.floor(fraction * 100)}%`;
+    head += `/${total} [${bar}] ${Math.floor(fraction * 100)}% ${formatDuration(elapsedSeconds)}`;
     const done = step - startStep;
-    if (done > 0) head += ` ETA ${formatDuration((elapsedSeconds / done) * (total - step))}`;
+    if (done > 0) head += `, ETA ${formatDuration((elapsedSeconds / done) * (total - step))}`;
+  } else {
+    head += ` ${formatDuration(elapsedSeconds)}`;
   }
-  const parts = SHOWN.filter(([, key]) => key in metrics)
-    .map(([label, key]) => `${label} ${formatMetric(metrics[key])}`);
+  const parts = SHOWN.flatMap(([label, keys]) => {
+    const key = keys.find((k) => k in metrics);
+    return key === undefined ? [] : [`${label} ${formatMetric(metrics[key])}`];
+  });
   const evals = Object.keys(metrics).flatMap((key) => {
     const taskset = evalAccuracyTaskset(key);
     return taskset === undefined ? [] : [`eval ${taskset} acc ${formatMetric(metrics[key])}`];
@@ -73,16 +91,40 @@ export function formatProgressLine(
   return [head, ...parts, ...evals].join(" | ");
 }
 
-/** Prints one progress line per step to stderr, timing from its construction. */
-export class ProgressPrinter {
-  readonly #started = performance.now();
+/** Whether a row holds evaluations only (it is printed as a line that stays). */
+function evalOnly(metrics: Record<string, number>): boolean {
+  const keys = Object.keys(metrics);
+  return keys.length > 0 && keys.every((k) => k.startsWith("eval/") || k.startsWith("time/eval"));
+}
 
-  /** `total`: the run's last step, if known; `startStep`: where a resumed run picked up. */
-  constructor(readonly total?: number, readonly startStep = 0) {}
+/** The console monitor: the progress line of each step (see the file comment). */
+export class ConsoleSink implements MetricsSink {
+  #stage: StageInfo = { startStep: 0 };
+  #started = performance.now();
 
-  /** Prints the line for `step` with its `metrics`. */
-  print(step: number, metrics: Record<string, number>): void {
-    const elapsed = (performance.now() - this.#started) / 1000;
-    console.error(formatProgressLine(step, this.total, elapsed, metrics, this.startStep));
+  beginStage(stage: StageInfo): void {
+    endUpdatingLine();
+    this.#stage = stage;
+    this.#started = performance.now();
+  }
+
+  log({ step, metrics }: MetricsRecord): void {
+    const line = formatProgressLine({
+      stage: this.#stage.name,
+      step,
+      total: this.#stage.totalSteps,
+      elapsedSeconds: (performance.now() - this.#started) / 1000,
+      startStep: this.#stage.startStep,
+    }, metrics);
+    if (evalOnly(metrics)) printLine(line);
+    else printUpdatingLine(line);
+  }
+
+  endStage(): void {
+    endUpdatingLine();
+  }
+
+  close(): void {
+    endUpdatingLine();
   }
 }

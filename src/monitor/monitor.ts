@@ -1,47 +1,98 @@
 /**
- * A run's monitor: each `log(step, metrics)` appends a row to `<runDir>/metrics.jsonl`, writes
- * the scalars to TensorBoard under `<runDir>/tensorboard/` and prints a console line, each
- * optional but the metrics file. Parts of a step's row produced elsewhere (the explorer's, in a
- * stage whose trainer writes the row) are held until that step is logged, so each step keeps
- * one row. It computes no metrics itself; the run loop hands them in.
+ * A run's monitor: the monitors it writes to (`monitor_registry.ts`: metrics.jsonl always, plus
+ * the console, TensorBoard, W&B, a plugin's), each handed every step's row. Asking for one never
+ * drops another, and one that cannot open (W&B without its package or network) says so in a line
+ * while the others go on. Parts of a step's row produced elsewhere (the explorer's, in a stage
+ * whose trainer writes the row) are held until that step is logged, so each step keeps one row.
+ * It computes no metrics itself; the run loop hands them in.
  */
 
-import { ProgressPrinter } from "./console_progress.ts";
-import { MetricsLog } from "./metrics_log.ts";
-import { TensorBoardWriter } from "./tensorboard.ts";
+import { printLine } from "../util/status_lines.ts";
+import type { MetricsLogOptions } from "./metrics_log.ts";
+import type { MetricsSink, StageInfo } from "./metrics_sink.ts";
+import { MONITORS } from "./monitor_registry.ts";
 
-/** What `Monitor.open` writes besides metrics.jsonl, and how a resumed run continues. */
+/** What `Monitor.open` writes to, and how a resumed run continues. */
 export interface MonitorOptions {
-  /** Also write TensorBoard event files under `<runDir>/tensorboard/`. */
-  tensorboard: boolean;
-  /** Also print a progress line per step to stderr. */
-  console: boolean;
-  /** The run's last step, for the progress bar and ETA. */
-  totalSteps?: number;
+  /** Also write TensorBoard event files under `<runDir>/tensorboard/` (monitor `tensorboard`). */
+  tensorboard?: boolean;
+  /** Also print the progress line (monitor `console`). */
+  console?: boolean;
+  /** More monitors by name (`wandb`, a plugin's), besides those above and metrics.jsonl. */
+  monitors?: readonly string[];
   /** A resumed run's last finished step: later rows are dropped from metrics.jsonl. */
   resumeAfterStep?: number;
+  /** The stage that step belongs to (runs of several stages). */
+  resumeStage?: string;
+  /** Names the run for monitors that name runs (W&B): default the run directory's. */
+  project?: string;
+  name?: string;
+  /** The resolved config, for monitors that record it. */
+  config?: unknown;
 }
 
-/** Logs a run's metrics to its files and the console. */
+/** The monitor names `options` asks for, metrics.jsonl first, each once. */
+export function monitorNames(options: MonitorOptions): string[] {
+  return [
+    ...new Set([
+      "jsonl",
+      ...(options.console ? ["console"] : []),
+      ...(options.tensorboard ? ["tensorboard"] : []),
+      ...(options.monitors ?? []),
+    ]),
+  ];
+}
+
+/** Logs a run's metrics to its monitors. */
 export class Monitor {
   readonly #held = new Map<number, Record<string, number>>();
+  #stage: string | undefined;
 
   private constructor(
-    private readonly metrics: MetricsLog,
-    private readonly tensorboard: TensorBoardWriter | undefined,
-    private readonly progress: ProgressPrinter | undefined,
+    private readonly sinks: readonly MetricsSink[],
+    /** The monitors writing, by name. */
+    readonly names: readonly string[],
   ) {}
 
-  /** Opens the monitor of the run in `runDir` (created when missing). */
-  static async open(runDir: string, options: MonitorOptions): Promise<Monitor> {
-    const metrics = await MetricsLog.open(runDir, { truncateAfterStep: options.resumeAfterStep });
-    const tensorboard = options.tensorboard
-      ? await TensorBoardWriter.open(`${runDir}/tensorboard`)
-      : undefined;
-    const progress = options.console
-      ? new ProgressPrinter(options.totalSteps, options.resumeAfterStep)
-      : undefined;
-    return new Monitor(metrics, tensorboard, progress);
+  /** Opens the monitors of the run in `runDir` (created when missing). */
+  static async open(runDir: string, options: MonitorOptions = {}): Promise<Monitor> {
+    const resume: MetricsLogOptions = {
+      truncateAfterStep: options.resumeAfterStep,
+      truncateStage: options.resumeStage,
+    };
+    const parts = runDir.split("/").filter((p) => p);
+    const ctx = {
+      runDir,
+      project: options.project ?? parts.at(-2) ?? "rft",
+      name: options.name ?? parts.at(-1) ?? "run",
+      config: options.config,
+      resume,
+    };
+    const sinks: MetricsSink[] = [];
+    const names: string[] = [];
+    const wanted = monitorNames(options);
+    for (const name of wanted) {
+      const opened = await MONITORS.get(name)(ctx);
+      if ("sink" in opened) {
+        sinks.push(opened.sink);
+        names.push(name);
+      } else {
+        const others = wanted.filter((n) => n !== name).join(", ");
+        printLine(`monitor ${name} is off: ${opened.unavailable}; ${others} go on`);
+      }
+    }
+    return new Monitor(sinks, names);
+  }
+
+  /** Notes that a stage begins: its rows carry its name, the console shows its progress. */
+  async beginStage(stage: StageInfo): Promise<void> {
+    this.#stage = stage.name;
+    for (const sink of this.sinks) await sink.beginStage?.(stage);
+  }
+
+  /** Notes that the current stage ended. */
+  async endStage(): Promise<void> {
+    for (const sink of this.sinks) await sink.endStage?.();
   }
 
   /** Holds `metrics` of `step` until that step is logged; they go first in its row. */
@@ -58,15 +109,12 @@ export class Monitor {
   async log(step: number, logged: Record<string, number>): Promise<void> {
     const metrics = { ...this.#held.get(step), ...logged };
     this.#held.delete(step);
-    const time = Date.now() / 1000;
-    await this.metrics.append(step, metrics, time);
-    await this.tensorboard?.writeScalars(step, metrics, time);
-    this.progress?.print(step, metrics);
+    const record = { step, stage: this.#stage, time: Date.now() / 1000, metrics };
+    for (const sink of this.sinks) await sink.log(record);
   }
 
-  /** Closes the files. */
-  close(): void {
-    this.metrics.close();
-    this.tensorboard?.close();
+  /** Closes every monitor. */
+  async close(): Promise<void> {
+    for (const sink of this.sinks) await sink.close();
   }
 }

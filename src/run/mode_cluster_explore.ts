@@ -44,7 +44,6 @@ export async function runClusterExplorer(
     const sink = new ExperiencePublisher(link, () => queue.claimedSteps[0] ?? 0);
     await using side = await openStageExplorer(stage, algorithm, ctx, model, {
       startVersion: 0,
-      defaultCapacity: Number.MAX_SAFE_INTEGER,
       remote: { tasks: queue, sink },
     });
     const { explorer, rollout } = side;

@@ -11,7 +11,6 @@
  * and their explore steps not run again.
  */
 
-import { configureSampleStrategy } from "../algorithm/sample_strategy.ts";
 import { ExperienceBuffer } from "../buffer/experience_buffer.ts";
 import { logSkipped } from "../buffer/skipped_rows.ts";
 import { Taskset } from "../buffer/taskset.ts";
@@ -49,7 +48,7 @@ export async function runClusterTrainer(
   const startStep = policy.resumed?.trainerState.step ?? 0;
   await using link = await openStageLink(stage, url, ctx);
   const taskset = await Taskset.open(
-    tasksetConfig(stage, section, algorithm.repeatTimes, false, model.tokenizer),
+    tasksetConfig(stage, section, false, model.tokenizer),
   );
   logSkipped(taskset, log);
   const totalSteps = stage.buffer.totalSteps ?? Infinity;
@@ -105,15 +104,12 @@ export async function runClusterTrainer(
     const evaluator = rollout &&
       stageEvaluator(stage, ctx, evalTasksets, rollout, { startVersion: startStep });
     const buffers = { experience: buffer };
-    const strategy = configureSampleStrategy(
-      algorithm.sampleStrategy,
-      algorithm.sampleStrategyArgs,
-      buffers,
-    );
+    const strategy = algorithm.sampleStrategy;
+    strategy.entry.check(strategy.args, buffers);
     const steps = await trainer.trainer.run(
       sampleStrategySource(strategy, buffers, () => ingest.allDone),
       {
-        batchSize: stage.buffer.trainBatchSize ?? stage.buffer.batchSize * algorithm.repeatTimes,
+        batchSize: stage.buffer.trainBatchSize,
         startStep,
         totalSteps,
         sync,

@@ -7,7 +7,6 @@
  * Everything a stage opens is freed (`using`) however it ends.
  */
 
-import { configureSampleStrategy } from "../algorithm/sample_strategy.ts";
 import type { StageConfig } from "../config/run_config.ts";
 import { Synchronizer } from "../sync/synchronizer.ts";
 import { copyWeights } from "../sync/weight_copy.ts";
@@ -32,10 +31,8 @@ export async function runExploreTrain(
   using trainerModel = policy.model;
   using explorerModel = await cloneModel(trainerModel, rolloutDtype(stage, trainerModel));
   const startVersion = policy.resumed?.trainerState.step ?? 0;
-  const stepSize = stage.buffer.batchSize * algorithm.repeatTimes;
   await using side = await openStageExplorer(stage, algorithm, ctx, explorerModel, {
     startVersion,
-    defaultCapacity: Math.max(4, stage.synchronizer.syncOffset + 2) * stepSize,
     resumedRetired: (policy.resumed?.trainerState.buffer_retired ?? []) as string[],
   });
   const { explorer, evaluator, buffer, rollout } = side;
@@ -44,7 +41,8 @@ export async function runExploreTrain(
     checkpointSources: { bufferDir: `${stageDir}/experiences` },
     memoryModels: { explorer: explorerModel },
   });
-  await using expert = algorithm.sampleStrategy === "mix"
+  const strategy = algorithm.sampleStrategy;
+  await using expert = strategy.name === "mix"
     ? await openExpertBuffer(`${stageDir}/expert`, ...stageDataset(stage, trainerModel, log, 1))
     : undefined;
   const controller = new AbortController();
@@ -64,11 +62,7 @@ export async function runExploreTrain(
     signal,
   });
   const buffers = { experience: buffer, expert };
-  const strategy = configureSampleStrategy(
-    algorithm.sampleStrategy,
-    algorithm.sampleStrategyArgs,
-    buffers,
-  );
+  strategy.entry.check(strategy.args, buffers);
   const totalSteps = stage.buffer.totalSteps ?? Infinity;
   const [, steps] = await bothOrAbort(controller, [
     explorer.run({
@@ -78,7 +72,7 @@ export async function runExploreTrain(
       report: (step, metrics) => Promise.resolve(monitor.hold(stepOffset + step, metrics)),
     }),
     trainer.trainer.run(sampleStrategySource(strategy, buffers, () => sync.explorerDone), {
-      batchSize: stage.buffer.trainBatchSize ?? stepSize,
+      batchSize: stage.buffer.trainBatchSize,
       startStep: startVersion,
       totalSteps,
       sync,
@@ -108,10 +102,7 @@ export async function runExploreOnly(
   });
   ctx.log(`policy from ${policy.source}`);
   using model = policy.model;
-  await using side = await openStageExplorer(stage, algorithm, ctx, model, {
-    startVersion: 0,
-    defaultCapacity: Number.MAX_SAFE_INTEGER,
-  });
+  await using side = await openStageExplorer(stage, algorithm, ctx, model, { startVersion: 0 });
   const { explorer, evaluator, buffer } = side;
   const steps = await explorer.run({
     totalSteps: stage.buffer.totalSteps ?? Infinity,

@@ -50,7 +50,7 @@ export async function runTrainOnly(
       services: evalServices?.services,
     });
   const steps = await trainer.trainer.run(source, {
-    batchSize: stage.buffer.trainBatchSize ?? stage.buffer.batchSize,
+    batchSize: stage.buffer.trainBatchSize,
     startStep,
     totalSteps: stage.buffer.totalSteps ?? Infinity,
     beforeStep: async (version) => {

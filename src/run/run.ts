@@ -52,7 +52,7 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
   const log = options.log ?? ((line: string) => console.error(line));
   const signal = options.signal ?? new AbortController().signal;
   const first = config.stages[0];
-  validateComponents(config);
+  const algorithms = validateComponents(config);
   await checkStages(config, log);
   const runDir = await chooseRunDir(first);
   await Deno.mkdir(runDir, { recursive: true });
@@ -106,7 +106,13 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
           `stage ${stage.stageName}: mode ${stage.mode}, algorithm ${stage.algorithm.algorithmType}`,
         );
         await Deno.mkdir(dir, { recursive: true });
-        const outcome = await runStage(stage, {
+        const total = stage.buffer.totalSteps;
+        await monitor.beginStage({
+          name: multi ? stage.stageName : undefined,
+          totalSteps: total === undefined ? undefined : stepOffset + total,
+          startStep: Math.max(stepOffset, resumeAfter),
+        });
+        const outcome = await runStage(stage, algorithms[i], {
           gpu,
           stageDir: dir,
           stepOffset,
@@ -126,6 +132,7 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
             JSON.stringify(doneRecord, null, 2) + "\n",
           );
         }
+        await monitor.endStage();
         summary.push({ name: stage.stageName, outcome });
       }
       const last = summary.at(-1)!.outcome;
@@ -133,7 +140,7 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
       stepOffset += last.steps;
     }
   } finally {
-    monitor.close();
+    await monitor.close();
   }
   const plot = await writePlot(runDir);
   return { runDir, stages: summary, seconds: (performance.now() - started) / 1000, plot };

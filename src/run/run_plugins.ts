@@ -17,6 +17,7 @@ import { TASK_SELECTORS } from "../buffer/selectors/mod.ts";
 import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
 import { InputError, oneLineMessage } from "../util/input_error.ts";
 import { resolve } from "node:path";
+import { TOOL_CALL_PARSERS } from "../tool_calls/mod.ts";
 import { pathToFileURL } from "node:url";
 
 /** The registries a plugin may add to, by what the log calls their entries. */
@@ -31,6 +32,7 @@ const REGISTRIES: [string, Registry<unknown>][] = [
   ["sample strategy", SAMPLE_STRATEGY],
   ["operator", EXPERIENCE_OPERATORS],
   ["task selector", TASK_SELECTORS],
+  ["tool call parser", TOOL_CALL_PARSERS],
 ] as [string, Registry<unknown>][];
 
 /** What one plugin file registered. */

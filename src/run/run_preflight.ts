@@ -16,7 +16,6 @@ import { loraTargets } from "../model/lora.ts";
 import { openCheckpoint } from "../model/safetensors.ts";
 import { loadTokenizer, type Tokenizer } from "../model/tokenizer.ts";
 import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
-import { resolveAlgorithm } from "../algorithm/resolve_algorithm.ts";
 import { datasetSource } from "../buffer/dataset_source.ts";
 import { logSkipped } from "../buffer/skipped_rows.ts";
 import { stageDataset, tasksetConfig } from "./stage_tasksets.ts";
@@ -45,8 +44,6 @@ export async function checkStages(
         );
       }
     };
-    let repeatTimes = 1;
-    await check("algorithm", () => repeatTimes = resolveAlgorithm(stage.algorithm).repeatTimes);
     const dir = stage.model.modelPath;
     let tokenizer: Tokenizer | undefined;
     let maxPositions = 0;
@@ -82,11 +79,7 @@ export async function checkStages(
     for (const { key, section, isEval } of sections) {
       await check(key, async () => {
         checkComponents(section.defaultWorkflowType, section.defaultRewardFnType);
-        const repeats = isEval ? 1 : repeatTimes;
-        logSkipped(
-          await Taskset.open(tasksetConfig(stage, section, repeats, isEval, tokenizer)),
-          log,
-        );
+        logSkipped(await Taskset.open(tasksetConfig(stage, section, isEval, tokenizer)), log);
       });
     }
     if (usesDataset(stage) && tokenizer) {

@@ -1,12 +1,12 @@
 /**
- * Runs one resolved stage in its mode: resolves the algorithm and hands over to the mode's
- * runner. With a cluster backend (`cluster.backend: nats`, or `RFT_NATS_URL` set), mode
+ * Runs one loaded stage with its resolved algorithm in its mode: hands over to the mode's
+ * runner. With a cluster backend (`cluster.backend: nats`, which `RFT_NATS_URL` sets), mode
  * `explore` runs one explorer of the cluster run and mode `train` (of an RL algorithm) its
  * trainer.
  */
 
 import { exploredTasksets, type StageConfig } from "../config/run_config.ts";
-import { resolveAlgorithm } from "../algorithm/resolve_algorithm.ts";
+import type { ResolvedAlgorithm } from "../algorithm/resolve_algorithm.ts";
 import { runBench } from "./mode_bench.ts";
 import { runClusterExplorer } from "./mode_cluster_explore.ts";
 import { runClusterTrainer } from "./mode_cluster_train.ts";
@@ -16,9 +16,12 @@ import { runTrainOnly } from "./mode_train.ts";
 import { InputError } from "../util/input_error.ts";
 
 /** Runs `stage` (see the file comment). */
-export async function runStage(stage: StageConfig, ctx: StageContext): Promise<StageOutcome> {
-  const algorithm = resolveAlgorithm(stage.algorithm);
-  const natsUrl = clusterUrl(stage);
+export async function runStage(
+  stage: StageConfig,
+  algorithm: ResolvedAlgorithm,
+  ctx: StageContext,
+): Promise<StageOutcome> {
+  const natsUrl = stage.cluster.backend === "nats" ? stage.cluster.url : undefined;
   if (natsUrl && stage.mode === "explore") {
     return await runClusterExplorer(stage, algorithm, ctx, natsUrl);
   }
@@ -41,13 +44,6 @@ export async function runStage(stage: StageConfig, ctx: StageContext): Promise<S
     case "bench":
       return await runBench(stage, ctx);
   }
-}
-
-/** The NATS URL of a cluster run, or undefined in one process (see the file comment). */
-export function clusterUrl(stage: StageConfig): string | undefined {
-  const env = Deno.env.get("RFT_NATS_URL");
-  if (stage.cluster.backend !== "nats" && !env) return undefined;
-  return stage.cluster.url ?? env ?? "nats://127.0.0.1:4222";
 }
 
 /**

@@ -42,8 +42,6 @@ export interface StageExplorer extends AsyncDisposable {
 export interface StageExplorerOptions {
   /** The version the model holds (a resumed trainer's checkpoint step; 0 when fresh). */
   startVersion: number;
-  /** Experiences the buffer holds when the config sets no capacity. */
-  defaultCapacity: number;
   /**
    * Set when a trainer resumed from a checkpoint: the buffer is rewound to the experiences the
    * checkpoint had consumed and the explorer to the last step that sampled no newer policy.
@@ -72,7 +70,7 @@ export async function openStageExplorer(
   const tasks = new TasksetScheduler(
     await Promise.all(sections.map(async (section) => {
       const taskset = await Taskset.open(
-        tasksetConfig(stage, section, algorithm.repeatTimes, false, model.tokenizer),
+        tasksetConfig(stage, section, false, model.tokenizer),
       );
       logSkipped(taskset, log);
       const { name, weight, lesson, featureKeys } = section;
@@ -92,7 +90,7 @@ export async function openStageExplorer(
   const bufferSection = stage.buffer.trainerInput.experienceBuffer;
   const buffer = owned.use(
     await ExperienceBuffer.open(bufferDir, {
-      capacity: bufferSection.capacity ?? options.defaultCapacity,
+      capacity: bufferSection.capacity ?? Number.MAX_SAFE_INTEGER,
       maxStaleness: bufferSection.maxStaleness,
       policyVersion: startVersion,
       replay: bufferSection.replay,

@@ -12,6 +12,7 @@ import type { StageConfig, TasksetSection } from "../config/run_config.ts";
 import type { EvalTaskset } from "../explorer/evaluator.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import { InputError } from "../util/input_error.ts";
+import { WORKFLOWS } from "../workflow/mod.ts";
 
 /**
  * A `TasksetConfig` for `section` of `stage`; with `tokenizer`, a row whose prompt it cannot
@@ -20,15 +21,9 @@ import { InputError } from "../util/input_error.ts";
 export function tasksetConfig(
   stage: StageConfig,
   section: TasksetSection,
-  repeatTimes: number,
   isEval: boolean,
   tokenizer?: Tokenizer,
 ): TasksetConfig {
-  const input = stage.buffer.explorerInput;
-  const { n, ...sampling } = section.rolloutArgs;
-  const rolloutArgs = Object.fromEntries(
-    Object.entries(sampling).filter(([, v]) => v !== undefined),
-  );
   return {
     path: section.path,
     table: section.name,
@@ -40,14 +35,25 @@ export function tasksetConfig(
     selectorArgs: section.selectorArgs,
     totalEpochs: isEval ? 1 : stage.buffer.totalEpochs,
     seed: section.seed,
-    defaultWorkflowType: section.defaultWorkflowType ?? input.defaultWorkflowType,
-    defaultRewardFnType: section.defaultRewardFnType ?? input.defaultRewardFnType,
-    rolloutArgs: { ...rolloutArgs, n: n ?? section.repeatTimes ?? (isEval ? 1 : repeatTimes) },
+    defaultWorkflowType: section.defaultWorkflowType,
+    defaultRewardFnType: section.defaultRewardFnType,
+    rolloutArgs: section.rolloutArgs,
     workflowArgs: section.workflowArgs,
     isEval,
-    ...(tokenizer === undefined ? {} : {
-      rowCheck: (row, formatArgs) => promptEncodingProblem({ rawTask: row, formatArgs }, tokenizer),
-    }),
+    ...rowChecks(section.defaultWorkflowType, tokenizer),
+  };
+}
+
+/**
+ * How the rows of a taskset run by `workflow` are checked at load: by the workflow when it
+ * reads rows of its own layout, else by the format (and, with `tokenizer`, its prompt encoded).
+ */
+function rowChecks(workflow: string, tokenizer: Tokenizer | undefined): Partial<TasksetConfig> {
+  const own = WORKFLOWS.has(workflow) ? WORKFLOWS.get(workflow).rowProblem : undefined;
+  if (own) return { formatCheck: false, rowCheck: (row) => own(row) };
+  if (tokenizer === undefined) return {};
+  return {
+    rowCheck: (row, formatArgs) => promptEncodingProblem({ rawTask: row, formatArgs }, tokenizer),
   };
 }
 
@@ -58,11 +64,10 @@ export async function openEvalTasksets(
   tokenizer?: Tokenizer,
 ): Promise<EvalTaskset[]> {
   return await Promise.all(stage.buffer.explorerInput.evalTasksets.map(async (section) => {
-    const config = tasksetConfig(stage, section, 1, true, tokenizer);
-    const taskset = await Taskset.open(config);
+    const taskset = await Taskset.open(tasksetConfig(stage, section, true, tokenizer));
     logSkipped(taskset, log);
-    const repeatTimes = config.rolloutArgs?.n ?? 1;
-    return { name: section.name, taskset, repeatTimes, rewardFnArgs: section.rewardFnArgs };
+    const { name, repeatTimes, rewardFnArgs } = section;
+    return { name, taskset, repeatTimes, rewardFnArgs };
   }));
 }
 

@@ -14,7 +14,8 @@ import type { StageConfig } from "../config/run_config.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import { loadCriticCheckpoint } from "../trainer/checkpoint.ts";
 import { createCritic, CriticStep } from "../trainer/critic.ts";
-import { TrainStep, type TrainStepConfig } from "../trainer/train_step.ts";
+import type { OptimizerConfig } from "../trainer/optimizer_graph.ts";
+import { TrainStep } from "../trainer/train_step.ts";
 import { advantageFnFor, type ResolvedAlgorithm } from "../algorithm/resolve_algorithm.ts";
 import { loadStagePolicy, rolloutDtype, type StagePolicy } from "./stage_policy.ts";
 import { matricesDtype } from "../model/weight_transfer.ts";
@@ -51,7 +52,7 @@ export async function openStageTrainer(
   { resumed, checkpointSources = {}, memoryModels }: StageTrainerOptions = {},
 ): Promise<StageTrainer> {
   using owned = new DisposableStack();
-  const trainStep = owned.use(trainStepFor(stage, algorithm, model, stage.buffer.totalSteps));
+  const trainStep = owned.use(trainStepFor(stage, algorithm, model));
   if (resumed) trainStep.optimizer.loadState(resumed.optimizerState);
   // With a LoRA adapter the frozen base is the stage's initial weights: the reference shares it.
   const reference = trainStep.needsReference
@@ -112,9 +113,8 @@ async function createStageCritic(
     saved?.parameters ?? await model.readParameters(),
     { gpu: model.gpu },
   );
-  const lr = stage.trainer.criticLr ?? stage.algorithm.optimizer.lr;
   const step = new CriticStep(critic, {
-    optimizer: optimizerFor(stage, lr, stage.buffer.totalSteps),
+    optimizer: { ...optimizerFor(stage), lr: stage.trainer.criticLr },
     gradClip: gradClipFor(stage),
     cliprangeValue: stage.trainer.cliprangeValue,
   });
@@ -122,24 +122,9 @@ async function createStageCritic(
   return step;
 }
 
-/** AdamW and schedule settings of the stage's `algorithm.optimizer`, at peak rate `lr`. */
-export function optimizerFor(
-  stage: StageConfig,
-  lr: number,
-  totalSteps?: number,
-): TrainStepConfig["optimizer"] {
-  const o = stage.algorithm.optimizer;
-  return {
-    lr,
-    betas: o.betas,
-    eps: o.eps,
-    weightDecay: o.weightDecay,
-    momentsDtype: o.momentsDtype === "bfloat16" ? "bf16" : "f32",
-    lr_warmup_steps: o.lrWarmupSteps,
-    warmup_style: o.warmupStyle,
-    min_lr_ratio: o.minLrRatio,
-    total_training_steps: totalSteps,
-  };
+/** The stage's `algorithm.optimizer`, its decays spanning `buffer.total_steps`. */
+function optimizerFor(stage: StageConfig): OptimizerConfig {
+  return { ...stage.algorithm.optimizer, totalSteps: stage.buffer.totalSteps };
 }
 
 /** The stage's gradient-norm clip (`algorithm.optimizer.grad_clip`; 0 = none). */
@@ -153,18 +138,14 @@ export function trainStepFor(
   stage: StageConfig,
   algorithm: ResolvedAlgorithm,
   model: PolicyModel,
-  totalSteps?: number,
 ): TrainStep {
   return new TrainStep(model, {
-    policyLossFn: algorithm.policyLossFn,
-    policyLossArgs: algorithm.policyLossFnArgs,
-    optimizer: optimizerFor(stage, stage.algorithm.optimizer.lr, totalSteps),
+    policyLoss: algorithm.policyLoss,
+    optimizer: optimizerFor(stage),
     gradClip: gradClipFor(stage),
     temperature: stage.model.temperature > 0 ? stage.model.temperature : 1,
-    klLossFn: algorithm.klLossFn,
-    klLossArgs: algorithm.klLossFnArgs,
-    entropyLossFn: algorithm.entropyLossFn,
-    entropyLossArgs: algorithm.entropyLossFnArgs,
+    klLoss: algorithm.klLoss,
+    entropyLoss: algorithm.entropyLoss,
     maxTokensPerMicroBatch: stage.trainer.maxTokensPerMicroBatch,
     packSequences: stage.trainer.packSequences,
     gradientCheckpointing: stage.trainer.gradientCheckpointing ?? "auto",

@@ -1,12 +1,35 @@
 /**
  * Reads the JSON body of `POST /v1/chat/completions` and `POST /v1/completions` into one
- * checked {@link CompletionRequest}: every field typed and within the server's limits, unknown
- * fields refused, so a bad request is a 400 naming the field before any model work. Does not
- * tokenize (the prompt length is checked where the prompt is encoded) and does not sample.
+ * checked {@link CompletionRequest}: every field typed and within the server's limits, so a bad
+ * request is a 400 naming the field before any model work. Every field the OpenAI API defines
+ * is decided here: implemented, accepted and ignored because it changes nothing rft computes
+ * (as vLLM does: `metadata`, `store`, `service_tier`, `user`, ...), or refused with a reason
+ * (audio, web search, the deprecated `functions`); fields outside the API (and vLLM's few
+ * extensions: `top_k`, `chat_template_kwargs`, `return_token_ids`) are a 400. Does not tokenize
+ * (the prompt length is checked where the prompt is encoded) and does not sample.
  */
 
-import type { ChatMessage } from "../model/chat_template.ts";
+import type { ChatMessage, ToolDefinition } from "../model/chat_template.ts";
 import { badRequest } from "./api_error.ts";
+import { parseMessages } from "./chat_messages.ts";
+import {
+  booleanField,
+  choiceField,
+  describe,
+  type Fields,
+  integerField,
+  isObject,
+  numberField,
+  objectAt,
+  stringField,
+} from "./request_fields.ts";
+import {
+  parseResponseFormat,
+  parseToolChoice,
+  parseTools,
+  type ResponseFormat,
+  type ToolChoice,
+} from "./tool_request.ts";
 
 /** Limits a request must stay within (the served model's settings). */
 export interface RequestLimits {
@@ -40,6 +63,23 @@ export interface CompletionRequest {
   /** Streaming: send a last chunk with the token usage. */
   includeUsage: boolean;
   seed?: number;
+  /** OpenAI's penalties (0: off) and logit bias by token id. */
+  frequencyPenalty: number;
+  presencePenalty: number;
+  logitBias: Record<number, number>;
+  /** Chat: the tools offered (none: []) and how the model may use them. */
+  tools: ToolDefinition[];
+  toolChoice: ToolChoice;
+  /** Chat: more than one tool call per reply allowed. */
+  parallelToolCalls: boolean;
+  /** Chat: the reply's required shape. */
+  responseFormat: ResponseFormat;
+  /** Chat: extra chat-template variables (`chat_template_kwargs`, `reasoning_effort`). */
+  templateVariables: Record<string, unknown>;
+  /** Text completions: samples drawn per prompt, the `n` most likely returned (`best_of`). */
+  bestOf: number;
+  /** Return the prompt's and each choice's token ids (vLLM's `return_token_ids`). */
+  returnTokenIds: boolean;
 }
 
 /** Most alternatives per token a request may ask for (OpenAI's limit). */
@@ -48,6 +88,10 @@ export const MAX_TOP_LOGPROBS = 20;
 /** Most stop texts per request (OpenAI's limit). */
 const MAX_STOP = 4;
 
+/** Most entries of `logit_bias` (OpenAI's limit). */
+const MAX_LOGIT_BIAS = 300;
+
+/** Fields rft implements, both endpoints (`top_k`, `return_token_ids`: vLLM's). */
 const SHARED_FIELDS = [
   "model",
   "n",
@@ -60,17 +104,76 @@ const SHARED_FIELDS = [
   "stream",
   "stream_options",
   "seed",
-  "user",
+  "frequency_penalty",
+  "presence_penalty",
+  "logit_bias",
+  "return_token_ids",
 ];
-const CHAT_FIELDS = new Set([
-  ...SHARED_FIELDS,
+
+/**
+ * OpenAI fields that change nothing rft computes, accepted and ignored as vLLM does: request
+ * bookkeeping (`metadata`, `store`, `user`, `safety_identifier`), serving hints (`service_tier`,
+ * prompt caching, `prediction`, which speeds up but never changes a reply) and `verbosity`, a
+ * hint a model without such training cannot follow.
+ */
+const IGNORED_FIELDS = [
+  "metadata",
+  "store",
+  "service_tier",
+  "user",
+  "safety_identifier",
+  "prompt_cache_key",
+  "prompt_cache_retention",
+  "prompt_cache_options",
+  "prediction",
+  "verbosity",
+];
+
+/** Chat fields beyond the shared ones (`chat_template_kwargs`: vLLM's). */
+const CHAT_FIELDS = [
   "messages",
   "top_logprobs",
   "max_completion_tokens",
-]);
-const TEXT_FIELDS = new Set([...SHARED_FIELDS, "prompt"]);
-const MESSAGE_ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
-const MESSAGE_FIELDS = new Set(["role", "content", "name", "tool_call_id"]);
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "response_format",
+  "reasoning_effort",
+  "chat_template_kwargs",
+  "modalities",
+  "audio",
+  "web_search_options",
+  "functions",
+  "function_call",
+];
+
+/** Text-completion fields beyond the shared ones. */
+const TEXT_FIELDS = ["prompt", "best_of", "echo", "suffix"];
+
+const KNOWN: Record<"chat" | "text", ReadonlySet<string>> = {
+  chat: new Set([...SHARED_FIELDS, ...IGNORED_FIELDS, ...CHAT_FIELDS]),
+  text: new Set([...SHARED_FIELDS, ...IGNORED_FIELDS, ...TEXT_FIELDS]),
+};
+
+/**
+ * OpenAI fields rft cannot honour, refused with a reason unless absent or at a value that asks
+ * for nothing (`isNoOp`).
+ */
+const REFUSED: Record<string, { isNoOp: (v: unknown) => boolean; why: string }> = {
+  functions: { isNoOp: (v) => v === undefined, why: "it is deprecated; send tools" },
+  function_call: { isNoOp: (v) => v === undefined, why: "it is deprecated; send tool_choice" },
+  audio: { isNoOp: (v) => v === null, why: "audio replies need an audio model" },
+  modalities: {
+    isNoOp: (v) => Array.isArray(v) && v.every((m) => m === "text"),
+    why: 'this server replies with text only (["text"])',
+  },
+  web_search_options: { isNoOp: (v) => v === null, why: "this server has no web search" },
+  echo: { isNoOp: (v) => v === false, why: "echoing the prompt is not supported" },
+  suffix: { isNoOp: (v) => v === null || v === "", why: "insertion (a suffix) is not supported" },
+};
+
+/** Values of `reasoning_effort` (passed to the chat template as `reasoning_effort`). */
+const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
 
 /**
  * Checks `body` (parsed JSON) as a request of `kind`; throws a 400 {@link badRequest} naming
@@ -93,19 +196,8 @@ export function parseCompletionRequest(
       `Cannot read the request: expected a JSON object, received ${describe(body)}`,
     );
   }
-  const fields = body as Record<string, unknown>;
-  const known = kind === "chat" ? CHAT_FIELDS : TEXT_FIELDS;
-  for (const key of Object.keys(fields)) {
-    if (!known.has(key)) {
-      throw badRequest(
-        key,
-        `Cannot read the request: unknown or unsupported field "${key}"; supported: ${
-          [...known].join(", ")
-        }`,
-        "unknown_parameter",
-      );
-    }
-  }
+  const fields = body as Fields;
+  checkFieldNames(kind, fields);
   const n = integerField(fields, "n", 1, limits.maxN) ?? 1;
   const maxTokens = integerField(fields, "max_completion_tokens", 1, limits.maxTokens) ??
     integerField(fields, "max_tokens", 1, limits.maxTokens) ?? limits.maxTokens;
@@ -119,6 +211,11 @@ export function parseCompletionRequest(
     throw badRequest("top_logprobs", "Cannot read the request: top_logprobs needs logprobs: true");
   }
   const stream = booleanField(fields, "stream") ?? false;
+  const tools = kind === "chat" ? parseTools(fields.tools) : [];
+  const bestOf = integerField(fields, "best_of", n, limits.maxN) ?? n;
+  if (bestOf > n && stream) {
+    throw badRequest("best_of", 'Cannot read "best_of": it cannot be used with "stream": true');
+  }
   return {
     kind,
     model: stringField(fields, "model"),
@@ -135,71 +232,74 @@ export function parseCompletionRequest(
     stream,
     includeUsage: parseStreamOptions(fields.stream_options, stream),
     seed: integerField(fields, "seed", 0, 2 ** 32 - 1),
+    frequencyPenalty: numberField(fields, "frequency_penalty", -2, 2) ?? 0,
+    presencePenalty: numberField(fields, "presence_penalty", -2, 2) ?? 0,
+    logitBias: parseLogitBias(fields.logit_bias),
+    tools,
+    toolChoice: parseToolChoice(fields.tool_choice, tools),
+    parallelToolCalls: booleanField(fields, "parallel_tool_calls") ?? true,
+    responseFormat: parseResponseFormat(fields.response_format),
+    templateVariables: parseTemplateVariables(fields),
+    bestOf,
+    returnTokenIds: booleanField(fields, "return_token_ids") ?? false,
   };
 }
 
-/** `messages`: a non-empty list of `{role, content}` with text content. */
-function parseMessages(value: unknown): ChatMessage[] {
-  if (!Array.isArray(value) || value.length === 0) {
-    throw badRequest(
-      "messages",
-      `Cannot read "messages": expected a non-empty list, received ${describe(value)}`,
-    );
+/** Throws on a field outside the API, or one of {@link REFUSED} asking for something. */
+function checkFieldNames(kind: "chat" | "text", fields: Fields): void {
+  for (const [key, value] of Object.entries(fields)) {
+    if (!KNOWN[kind].has(key)) {
+      throw badRequest(
+        key,
+        `Cannot read the request: unknown field "${key}"; the ${
+          kind === "chat" ? "chat completions" : "completions"
+        } API has: ${[...KNOWN[kind]].join(", ")}`,
+        "unknown_parameter",
+      );
+    }
+    const refused = REFUSED[key];
+    if (refused && !refused.isNoOp(value)) {
+      throw badRequest(
+        key,
+        `Cannot serve "${key}": ${refused.why} (received ${describe(value)})`,
+        "unsupported_parameter",
+      );
+    }
   }
-  return value.map((message, i) => {
-    const param = `messages[${i}]`;
-    if (typeof message !== "object" || message === null || Array.isArray(message)) {
-      throw badRequest(
-        param,
-        `Cannot read "${param}": expected an object, received ${describe(message)}`,
-      );
-    }
-    const m = message as Record<string, unknown>;
-    const unknown = Object.keys(m).find((k) => !MESSAGE_FIELDS.has(k));
-    if (unknown !== undefined) {
-      throw badRequest(
-        `${param}.${unknown}`,
-        `Cannot read "${param}": unsupported field "${unknown}"; supported: ${
-          [...MESSAGE_FIELDS].join(", ")
-        }`,
-      );
-    }
-    if (typeof m.role !== "string" || !MESSAGE_ROLES.has(m.role)) {
-      throw badRequest(
-        `${param}.role`,
-        `Cannot read "${param}.role": expected one of ${[...MESSAGE_ROLES].join(", ")}, received ${
-          describe(m.role)
-        }`,
-      );
-    }
-    return { role: m.role, content: messageText(m.content, `${param}.content`) };
-  });
 }
 
-/** A message's content: a string, null (an empty assistant turn) or a list of text parts. */
-function messageText(content: unknown, param: string): string {
-  if (typeof content === "string") return content;
-  if (content === null || content === undefined) return "";
-  if (Array.isArray(content)) {
-    return content.map((part, i) => {
-      const p = part as Record<string, unknown> | null;
-      if (p?.type !== "text" || typeof p.text !== "string") {
-        throw badRequest(
-          `${param}[${i}]`,
-          `Cannot read "${param}[${i}]": expected a text part {"type": "text", "text": string}, received ${
-            describe(part)
-          }`,
-        );
-      }
-      return p.text;
-    }).join("");
+/** `logit_bias`: token ids (as JSON keys) to biases in [-100, 100]. */
+function parseLogitBias(value: unknown): Record<number, number> {
+  if (value === undefined || value === null) return {};
+  const entries = Object.entries(objectAt(value, "logit_bias"));
+  if (entries.length > MAX_LOGIT_BIAS) {
+    throw badRequest("logit_bias", `Cannot read "logit_bias": at most ${MAX_LOGIT_BIAS} entries`);
   }
-  throw badRequest(
-    param,
-    `Cannot read "${param}": expected a string or a list of text parts, received ${
-      describe(content)
-    }`,
-  );
+  const bias: Record<number, number> = {};
+  for (const [key, v] of entries) {
+    const id = Number(key);
+    if (!/^\d+$/.test(key) || typeof v !== "number" || !(v >= -100 && v <= 100)) {
+      throw badRequest(
+        "logit_bias",
+        `Cannot read "logit_bias": expected token ids mapped to numbers in [-100, 100], received ${
+          describe({ [key]: v })
+        }`,
+      );
+    }
+    bias[id] = v;
+  }
+  return bias;
+}
+
+/** The chat template's extra variables: `chat_template_kwargs`, then `reasoning_effort`. */
+function parseTemplateVariables(fields: Fields): Record<string, unknown> {
+  const kwargs = fields.chat_template_kwargs;
+  const variables: Record<string, unknown> = kwargs === undefined || kwargs === null
+    ? {}
+    : { ...objectAt(kwargs, "chat_template_kwargs") };
+  const effort = choiceField(fields, "reasoning_effort", REASONING_EFFORTS);
+  if (effort !== undefined) variables.reasoning_effort = effort;
+  return variables;
 }
 
 /** `prompt`: a text, a list of texts, a list of token ids, or a list of such lists. */
@@ -244,13 +344,15 @@ function parseStop(value: unknown): string[] {
 function parseStreamOptions(value: unknown, stream: boolean): boolean {
   if (value === undefined || value === null) return false;
   const options = value as Record<string, unknown>;
-  const valid = typeof value === "object" && !Array.isArray(value) &&
-    Object.keys(options).every((k) => k === "include_usage") &&
-    (options.include_usage === undefined || typeof options.include_usage === "boolean");
+  const flags = ["include_usage", "include_obfuscation"]; // obfuscation: rft adds none
+  const valid = isObject(value) &&
+    Object.entries(options).every(([k, v]) =>
+      flags.includes(k) && (v === undefined || typeof v === "boolean")
+    );
   if (!valid) {
     throw badRequest(
       "stream_options",
-      `Cannot read "stream_options": expected {"include_usage": boolean}, received ${
+      `Cannot read "stream_options": expected {"include_usage": boolean, "include_obfuscation": boolean}, received ${
         describe(value)
       }`,
     );
@@ -262,72 +364,4 @@ function parseStreamOptions(value: unknown, stream: boolean): boolean {
     );
   }
   return options.include_usage === true;
-}
-
-function stringField(fields: Record<string, unknown>, key: string): string | undefined {
-  const value = fields[key];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") {
-    throw badRequest(key, `Cannot read "${key}": expected a string, received ${describe(value)}`);
-  }
-  return value;
-}
-
-function booleanField(fields: Record<string, unknown>, key: string): boolean | undefined {
-  const value = fields[key];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "boolean") {
-    throw badRequest(
-      key,
-      `Cannot read "${key}": expected true or false, received ${describe(value)}`,
-    );
-  }
-  return value;
-}
-
-/** A number in [min, max] (`aboveMin`: min excluded); absent or null: undefined. */
-function numberField(
-  fields: Record<string, unknown>,
-  key: string,
-  min: number,
-  max: number,
-  aboveMin = false,
-): number | undefined {
-  const value = fields[key];
-  if (value === undefined || value === null) return undefined;
-  const low = aboveMin ? value as number > min : value as number >= min;
-  if (typeof value !== "number" || !Number.isFinite(value) || !low || value > max) {
-    const range = `${aboveMin ? "(" : "["}${min}, ${max}]`;
-    throw badRequest(
-      key,
-      `Cannot read "${key}": expected a number in ${range}, received ${describe(value)}`,
-    );
-  }
-  return value;
-}
-
-/** An integer in [min, max]; absent or null: undefined. */
-function integerField(
-  fields: Record<string, unknown>,
-  key: string,
-  min: number,
-  max: number,
-): number | undefined {
-  const value = fields[key];
-  if (value === undefined || value === null) return undefined;
-  if (!Number.isInteger(value) || (value as number) < min || (value as number) > max) {
-    throw badRequest(
-      key,
-      `Cannot read "${key}": expected an integer in [${min}, ${max}], received ${describe(value)}`,
-      (value as number) > max ? "limit_exceeded" : undefined,
-    );
-  }
-  return value as number;
-}
-
-/** A short rendering of a received value for messages. */
-function describe(value: unknown): string {
-  if (value === undefined) return "nothing";
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

@@ -1,7 +1,8 @@
 /**
  * The OpenAI-compatible HTTP server (Deno.serve, no framework): `POST /v1/chat/completions`,
  * `POST /v1/completions` (both with `stream: true` as server-sent events), `GET /v1/models`,
- * `GET /health`. Requests of all clients go to the served models' rollout models, whose batcher
+ * `GET /health`, and `GET /metrics` (Prometheus text: requests, tool calls returned, malformed
+ * tool calls left as text, per model). Requests of all clients go to the served models' rollout models, whose batcher
  * merges them into shared engine batches. Listens on 127.0.0.1 unless told otherwise, checks an
  * optional API key, caps concurrent requests (429 beyond), and answers every bad request with a
  * 4xx OpenAI error object. Recorded conversations (`/conversations/<id>/v1/...`) keep each call
@@ -14,7 +15,7 @@ import { OpenAIConversation, type OpenAIEndpoint } from "../workflow/openai_clie
 import { RecordedConversation } from "../workflow/recorded_conversation.ts";
 import { ApiError, badRequest, errorResponse } from "./api_error.ts";
 import { parseCompletionRequest } from "./completion_request.ts";
-import { completionBody, completionChunks, responseHeader } from "./response_format.ts";
+import { completionBody, completionChunks, responseHeader } from "./response_objects.ts";
 import type { ServedModel } from "./served_model.ts";
 
 /** Options of {@link OpenAIServer.start}. */
@@ -156,6 +157,7 @@ export class OpenAIServer implements OpenAIEndpoint {
       if (path === "/health") {
         return this.#only(request, "GET", () => Response.json({ status: "ok" }));
       }
+      if (path === "/metrics") return this.#only(request, "GET", () => this.#metrics());
       this.#authorize(request);
       switch (path) {
         case "/v1/models":
@@ -253,14 +255,15 @@ export class OpenAIServer implements OpenAIEndpoint {
         );
       }
       const parsed = parseCompletionRequest(kind, body, model.limits);
-      const generating = model.complete(parsed);
+      const recorded = model.trained ? recording : undefined;
+      const generating = model.complete(parsed, recorded);
       const completion = await untilAborted(generating, request.signal);
       if (completion === undefined) {
         generating.catch(() => {}); // the client is gone; nobody reads the outcome
         return new Response(null, { status: 499 });
       }
-      if (recording && model.trained && completion.prompts.length === 1) {
-        recording.record(model.recordedCall(completion));
+      if (recorded && completion.prompts.length === 1) {
+        recorded.record(model.recordedCall(completion));
       }
       const header = responseHeader(kind, model.id);
       const tokenizer = model.rollout.tokenizer;
@@ -275,6 +278,27 @@ export class OpenAIServer implements OpenAIEndpoint {
     } finally {
       release();
     }
+  }
+
+  /** The served models' counters in Prometheus' text format. */
+  #metrics(): Response {
+    const counters = [
+      ["rft_requests_total", "Completion requests served", "requests"],
+      ["rft_tool_calls_total", "Tool calls returned to clients", "toolCalls"],
+      [
+        "rft_malformed_tool_calls_total",
+        "Tool-call blocks of replies left as text",
+        "malformedToolCalls",
+      ],
+    ] as const;
+    const lines = counters.flatMap(([name, help, key]) => [
+      `# HELP ${name} ${help}.`,
+      `# TYPE ${name} counter`,
+      ...[...this.#models.values()].map((m) => `${name}{model="${m.id}"} ${m.stats[key]}`),
+    ]);
+    return new Response(lines.join("\n") + "\n", {
+      headers: { "content-type": "text/plain; version=0.0.4" },
+    });
   }
 
   async #readJson(request: Request): Promise<unknown> {

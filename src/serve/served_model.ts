@@ -1,18 +1,28 @@
 /**
  * A model as the OpenAI-compatible server serves it: a {@link PolicyRolloutModel} (so requests
  * share its generation batches with everything else that samples from it, and carry its policy
- * version) with the server's limits. Turns a checked request into samples: applies the chat
- * template, encodes, refuses prompts beyond the limit (no silent truncation), ends samples at
- * stop texts (one-token texts stop the engine; longer ones cut the sample where they appear),
- * and adds top log-probs on request. Knows nothing of HTTP or JSON shapes.
+ * version) with the server's limits and its tool-call parser. Turns a checked request into
+ * samples: renders the chat (`chat_prompt.ts`), refuses prompts beyond the limit (no silent
+ * truncation), decodes under the request's output plan (`output_plan.ts`: tool calls, JSON),
+ * applies penalties and logit bias, ends samples at stop texts (one-token texts stop the engine;
+ * longer ones cut the sample where they appear), reads tool calls from replies, keeps the best
+ * of `best_of`, and adds top log-probs on request. Knows nothing of HTTP or JSON shapes.
  */
 
+import { pythonJson, type ToolCall } from "../model/chat_template.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
+import { chooseToolCallParser, toolCallId } from "../tool_calls/mod.ts";
 import type { PolicyRolloutModel } from "../workflow/policy_rollout_model.ts";
-import type { RecordedCall } from "../workflow/recorded_conversation.ts";
-import type { Rollout } from "../workflow/rollout_model.ts";
+import type {
+  RecordedCall,
+  RecordedChat,
+  RecordedConversation,
+} from "../workflow/recorded_conversation.ts";
+import type { Rollout, RolloutOptions } from "../workflow/rollout_model.ts";
 import { ApiError, badRequest } from "./api_error.ts";
+import { chatPrompt } from "./chat_prompt.ts";
 import type { CompletionRequest, RequestLimits } from "./completion_request.ts";
+import { type OutputPlan, OutputPlanner, readReply } from "./output_plan.ts";
 import { type TokenLogprob, TopLogprobs } from "./top_logprobs.ts";
 
 /** Default most samples per prompt a request may ask for. */
@@ -28,9 +38,13 @@ export interface CompletionChoice {
   logprobs: number[];
   /** Per token, the most likely alternatives (when the request asked for them). */
   topLogprobs?: TokenLogprob[][];
-  /** The text returned to the client (without the stop text). */
+  /** The text generated (without the stop text). */
   text: string;
-  finishReason: "stop" | "length";
+  /** Chat: the reply as the client gets it (content and tool calls, arguments as JSON text). */
+  reply?: { content: string | null; toolCalls: ToolCall[] };
+  /** Chat: call blocks left as text (unreadable, or not a call of an offered tool). */
+  malformedToolCalls: number;
+  finishReason: "stop" | "length" | "tool_calls";
 }
 
 /** The samples of a request. */
@@ -40,23 +54,65 @@ export interface Completion {
   /** Samples in OpenAI's order: prompt 0's n samples, then prompt 1's, ... */
   choices: CompletionChoice[];
   policyVersion: number;
+  /** Chat: the conversation as it is recorded. */
+  chat?: RecordedChat;
+}
+
+/** Options of a {@link ServedModel}. */
+export interface ServedModelOptions {
+  /** Most samples per prompt a request may ask for. Default {@link DEFAULT_MAX_N}. */
+  maxN?: number;
+  /** Calls may be recorded as training data (the policy of a run; not auxiliary models). */
+  trained?: boolean;
+  /** The tool-call parser (absent: the one whose format the chat template writes, if any). */
+  toolCallParser?: string;
+  /** Read replies as tool calls for `tool_choice: "auto"` (false: a 400). Default true. */
+  autoToolChoice?: boolean;
+}
+
+/** What a served model has answered since it started. */
+export interface ServedStats {
+  requests: number;
+  /** Tool calls returned to clients. */
+  toolCalls: number;
+  /** Call blocks of replies left as text (malformed). */
+  malformedToolCalls: number;
 }
 
 /** A model the server answers requests with. */
 export class ServedModel {
+  readonly maxN: number;
+  readonly trained: boolean;
+  readonly stats: ServedStats = { requests: 0, toolCalls: 0, malformedToolCalls: 0 };
   readonly #topLogprobs: TopLogprobs;
+  readonly #planner: OutputPlanner;
 
   /**
-   * `id`: the name clients pass as `model`; `maxN`: most samples per prompt; `trained`: calls
-   * may be recorded as training data (the policy of a run; not auxiliary models).
+   * `id`: the name clients pass as `model`. Throws on an unknown `toolCallParser` name (listing
+   * the known ones).
    */
   constructor(
     readonly id: string,
     readonly rollout: PolicyRolloutModel,
-    readonly maxN: number = DEFAULT_MAX_N,
-    readonly trained = false,
+    { maxN = DEFAULT_MAX_N, trained = false, toolCallParser, autoToolChoice = true }:
+      ServedModelOptions = {},
   ) {
+    this.maxN = maxN;
+    this.trained = trained;
     this.#topLogprobs = new TopLogprobs(rollout.model);
+    const tokenizer = rollout.tokenizer;
+    const parser = chooseToolCallParser(toolCallParser, tokenizer.chatTemplateSource);
+    this.#planner = new OutputPlanner(
+      tokenizer,
+      parser,
+      rollout.model.config.eosTokenIds,
+      autoToolChoice,
+    );
+  }
+
+  /** The name of the tool-call parser replies are read with, if any. */
+  get toolCallParser(): string | undefined {
+    return this.#planner.parser?.name;
   }
 
   /** The request limits of this model. */
@@ -68,29 +124,31 @@ export class ServedModel {
     return this.rollout.tokenizer;
   }
 
-  /** Samples `request` (checked against {@link limits} by its parser). */
-  async complete(request: CompletionRequest): Promise<Completion> {
-    const prompts = request.kind === "chat"
-      ? [this.#chatPrompt(request)]
+  /**
+   * Samples `request` (checked against {@link limits} by its parser); a chat request on a
+   * recorded conversation continues its earlier calls token for token.
+   */
+  async complete(
+    request: CompletionRequest,
+    recording?: RecordedConversation,
+  ): Promise<Completion> {
+    const chat = request.kind === "chat"
+      ? chatPrompt(this.#tokenizer, request, recording)
+      : undefined;
+    const prompts = chat
+      ? [this.#checkLength(chat.tokens, "messages")]
       : request.prompts.map((p, i) =>
         this.#textPrompt(p, request.prompts.length > 1 ? `prompt[${i}]` : "prompt")
       );
-    const textStops = request.stop.filter((s) => !isOneToken(this.#tokenizer, s));
-    const options = {
-      n: request.n,
-      temperature: request.temperature,
-      topP: request.topP,
-      topK: request.topK,
-      maxTokens: request.maxTokens,
-      stop: request.stop.filter((s) => isOneToken(this.#tokenizer, s)),
-      seed: request.seed,
-    };
-    const results = await Promise.all(prompts.map((p) => this.rollout.generate(p, options)));
+    const plan = request.kind === "chat" ? this.#planner.plan(request) : undefined;
+    const results = await Promise.all(
+      prompts.map((p) => this.rollout.generate(p, this.#rolloutOptions(request, plan))),
+    );
     const temperature = request.temperature ?? this.rollout.options.defaults.temperature;
     const choices: CompletionChoice[] = [];
     for (const [promptIndex, rollouts] of results.entries()) {
-      for (const rollout of rollouts) {
-        const choice = { promptIndex, ...cutAtStopText(this.#tokenizer, rollout, textStops) };
+      for (const rollout of bestOf(rollouts, request.n)) {
+        const choice = this.#choice(promptIndex, rollout, request, plan);
         if (request.topLogprobs > 0) {
           choice.topLogprobs = await this.#topLogprobs.compute(
             prompts[promptIndex],
@@ -102,10 +160,12 @@ export class ServedModel {
         choices.push(choice);
       }
     }
+    this.stats.requests++;
     return {
       prompts,
       choices,
       policyVersion: Math.min(...results.flat().map((r) => r.policyVersion)),
+      chat: chat?.chat,
     };
   }
 
@@ -118,8 +178,14 @@ export class ServedModel {
         logprobs: c.logprobs,
         text: c.text,
         finishReason: c.finishReason,
+        ...(c.reply && {
+          reply: { content: c.reply.content, tool_calls: c.reply.toolCalls },
+          toolCalls: c.reply.toolCalls.length,
+          malformedToolCalls: c.malformedToolCalls,
+        }),
       })),
       policyVersion: completion.policyVersion,
+      ...(completion.chat && { chat: completion.chat }),
     };
   }
 
@@ -128,14 +194,55 @@ export class ServedModel {
     this.#topLogprobs.destroy();
   }
 
-  #chatPrompt(request: CompletionRequest): number[] {
-    let text: string;
-    try {
-      text = this.#tokenizer.applyChatTemplate(request.messages, { addGenerationPrompt: true });
-    } catch (err) {
-      throw badRequest("messages", (err as Error).message);
+  /** The rollout options of `request`: sampling, stops, penalties, bias, the plan's grammar. */
+  #rolloutOptions(request: CompletionRequest, plan: OutputPlan | undefined): RolloutOptions {
+    const vocab = this.rollout.model.config.vocabSize;
+    const outside = Object.keys(request.logitBias).find((id) => Number(id) >= vocab);
+    if (outside !== undefined) {
+      throw badRequest(
+        "logit_bias",
+        `Cannot read "logit_bias": token id ${outside} is outside the vocabulary of ${vocab} ids`,
+      );
     }
-    return this.#checkLength(this.#encode(text, "messages"), "messages");
+    const grammar = plan?.grammar;
+    return {
+      n: request.bestOf,
+      temperature: request.temperature,
+      topP: request.topP,
+      topK: request.topK,
+      maxTokens: request.maxTokens,
+      stop: request.stop.filter((s) => isOneToken(this.#tokenizer, s)),
+      seed: request.seed,
+      frequencyPenalty: request.frequencyPenalty,
+      presencePenalty: request.presencePenalty,
+      logitBias: request.logitBias,
+      constraint: grammar && (() => grammar.constraint()),
+    };
+  }
+
+  /** A sample as a choice: cut at stop texts, its reply read under `plan`. */
+  #choice(
+    promptIndex: number,
+    rollout: Rollout,
+    request: CompletionRequest,
+    plan: OutputPlan | undefined,
+  ): CompletionChoice {
+    const textStops = request.stop.filter((s) => !isOneToken(this.#tokenizer, s));
+    const cut = cutAtStopText(this.#tokenizer, rollout, textStops);
+    const choice: CompletionChoice = { promptIndex, ...cut, malformedToolCalls: 0 };
+    if (!plan) return choice;
+    const read = readReply(plan, cut.text, cut.finishReason === "length");
+    const toolCalls = read.calls.map((call): ToolCall => ({
+      id: toolCallId(),
+      type: "function",
+      function: { name: call.name, arguments: pythonJson(call.arguments) },
+    }));
+    this.stats.toolCalls += toolCalls.length;
+    this.stats.malformedToolCalls += read.malformed;
+    choice.reply = { content: read.content, toolCalls };
+    choice.malformedToolCalls = read.malformed;
+    if (toolCalls.length > 0 && cut.finishReason === "stop") choice.finishReason = "tool_calls";
+    return choice;
   }
 
   #textPrompt(prompt: string | number[], param: string): number[] {
@@ -184,6 +291,17 @@ function isOneToken(tokenizer: Tokenizer, text: string): boolean {
 }
 
 /**
+ * The `n` samples of `rollouts` with the highest total log-prob, in their order (`best_of`: all
+ * of them when there are `n`).
+ */
+function bestOf(rollouts: Rollout[], n: number): Rollout[] {
+  if (rollouts.length <= n) return rollouts;
+  const total = (r: Rollout) => r.logprobs.reduce((a, b) => a + b, 0);
+  const kept = new Set([...rollouts].sort((a, b) => total(b) - total(a)).slice(0, n));
+  return rollouts.filter((r) => kept.has(r));
+}
+
+/**
  * `rollout` as a choice, cut at the first of `stops` its text contains: the tokens up to the
  * one that completes the stop text are kept (as a stop token would be), the text ends before it.
  */
@@ -191,7 +309,7 @@ function cutAtStopText(
   tokenizer: Tokenizer,
   rollout: Rollout,
   stops: readonly string[],
-): Omit<CompletionChoice, "promptIndex"> {
+): Pick<CompletionChoice, "tokens" | "logprobs" | "text" | "finishReason"> {
   const whole = {
     tokens: rollout.responseTokens,
     logprobs: rollout.logprobs,

@@ -24,7 +24,12 @@ export async function startStageServer(
 ): Promise<OpenAIServer | undefined> {
   const settings = stage.explorer.rolloutModel;
   if (!settings.enableOpenaiApi) return undefined;
-  const policy = new ServedModel(POLICY_MODEL_ID, rollout, DEFAULT_MAX_N, true);
+  const policy = new ServedModel(POLICY_MODEL_ID, rollout, {
+    maxN: DEFAULT_MAX_N,
+    trained: true,
+    toolCallParser: settings.toolCallParser,
+    autoToolChoice: settings.enableAutoToolChoice,
+  });
   const auxiliary = auxiliaryModels.generators().map(([name, r]) => new ServedModel(name, r));
   const server = await OpenAIServer.start({
     models: [policy, ...auxiliary],

@@ -29,10 +29,8 @@ import {
 
 const WG = 256;
 
-/** Hyper-parameters of {@link AdamW}. */
+/** Hyper-parameters of {@link AdamW}; the learning rate comes with each `beginStep`. */
 export interface AdamWOptions {
-  /** Learning rate used when `beginStep` is given none (e.g. from a schedule). */
-  lr: number;
   /** (beta1, beta2), default (0.9, 0.999). */
   betas?: readonly [number, number];
   /** Added to sqrt(v_hat), default 1e-8. */
@@ -41,8 +39,8 @@ export interface AdamWOptions {
   weightDecay?: number;
   /** Parameters (by name) that get no weight decay, e.g. norms and biases. */
   noDecay?: (name: string) => boolean;
-  /** How the moments are stored: f32 (default) or bf16. */
-  momentsDtype?: "f32" | "bf16";
+  /** How the moments are stored (`algorithm.optimizer.moments_dtype`): float32 (default) or bfloat16. */
+  momentsDtype?: "float32" | "bfloat16";
 }
 
 /** rft's no-decay rule: biases and norm weights get no weight decay (as in most recipes). */
@@ -185,7 +183,7 @@ export class AdamW {
     this.#eps = options.eps ?? 1e-8;
     this.#weightDecay = options.weightDecay ?? 0.01;
     this.#noDecay = options.noDecay ?? (() => false);
-    const dtype = options.momentsDtype ?? "f32";
+    const dtype = options.momentsDtype === "bfloat16" ? "bf16" : "f32";
     this.#moments = params.map((p) => ({
       m: zeroVariable(gpu, `${p.name}.exp_avg`, p.shape, dtype),
       v: zeroVariable(gpu, `${p.name}.exp_avg_sq`, p.shape, dtype),
@@ -244,7 +242,7 @@ export class AdamW {
    * Starts the next optimizer step: t += 1 and writes [lr, 1 - beta1^t, 1 - beta2^t] for the
    * update kernels. Call once before each run of a graph holding `update`'s ops.
    */
-  beginStep(lr: number = this.options.lr): void {
+  beginStep(lr: number): void {
     if (!Number.isFinite(lr) || lr < 0) {
       throw new Error(`Cannot begin AdamW step: expected a finite lr >= 0, received ${lr}`);
     }

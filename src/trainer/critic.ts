@@ -31,9 +31,14 @@ import {
 import { uploadTensor } from "../model/upload.ts";
 import type { LruCache } from "../util/lru_cache.ts";
 import { Mutex } from "../util/mutex.ts";
-import { AdamW, type AdamWOptions, defaultNoDecay } from "./adamw.ts";
-import { compileOptimizerGraph, type OptimizerGraph, runOptimizerStep } from "./optimizer_graph.ts";
-import type { LrScheduleConfig } from "./lr_schedule.ts";
+import type { AdamW } from "./adamw.ts";
+import {
+  compileOptimizerGraph,
+  createOptimizer,
+  type OptimizerConfig,
+  type OptimizerGraph,
+  runOptimizerStep,
+} from "./optimizer_graph.ts";
 
 /** Name of the value head parameter, [1, hidden] (HF `AutoModelForTokenClassification`). */
 export const VALUE_HEAD = "score.weight";
@@ -240,8 +245,8 @@ export function clippedValueLoss(inputs: ValueLossInputs, cliprangeValue: number
 
 /** How a critic step optimizes. */
 export interface CriticStepConfig {
-  /** AdamW hyper-parameters; `lr` is the schedule's peak. */
-  optimizer: Omit<AdamWOptions, "noDecay"> & Omit<LrScheduleConfig, "lr">;
+  /** AdamW and its learning-rate schedule. */
+  optimizer: OptimizerConfig;
   /** Clip the global gradient norm to this (none when absent). */
   gradClip?: number;
   /** Half-width of the clip around the old values; default {@link DEFAULT_CLIPRANGE_VALUE}. */
@@ -272,10 +277,7 @@ export class CriticStep {
       );
     }
     const params = criticParameterSpecs(critic.config).map((s) => critic.params.get(s.name)!);
-    this.optimizer = new AdamW(critic.gpu, params, {
-      ...config.optimizer,
-      noDecay: defaultNoDecay,
-    });
+    this.optimizer = createOptimizer(critic.gpu, params, config.optimizer);
   }
 
   /**

@@ -55,8 +55,8 @@ export interface MemoryReportOptions {
   explorer?: WeightDtype;
   /** A KL reference beside the trained weights (full-parameter training only). */
   reference?: boolean;
-  /** AdamW's moments' dtype; default f32. */
-  momentsDtype?: "f32" | "bf16";
+  /** AdamW's moments' dtype; default float32. */
+  momentsDtype?: "float32" | "bfloat16";
 }
 
 /** Bytes of `cfg`'s weights with their matrices stored as `dtype` (vectors f32). */
@@ -71,7 +71,7 @@ function weightsBytes(cfg: ModelConfig, dtype: WeightDtype): number {
 /** The memory report of a policy with config `cfg` (see the file comment). */
 export function memoryReport(cfg: ModelConfig, options: MemoryReportOptions = {}): MemoryReport {
   const parameters = parameterSpecs(cfg).reduce((n, spec) => n + shapeSize(spec.shape), 0);
-  const { lora, frozenDtype = "f32", explorer, momentsDtype = "f32" } = options;
+  const { lora, frozenDtype = "f32", explorer, momentsDtype = "float32" } = options;
   const adapter = lora
     ? loraTargets(cfg, lora.targetModules).reduce((n, t) => n + lora.rank * (t.inDim + t.outDim), 0)
     : 0;
@@ -79,7 +79,7 @@ export function memoryReport(cfg: ModelConfig, options: MemoryReportOptions = {}
   const frozenBase = lora ? weightsBytes(cfg, frozenDtype) : 0;
   const weightBytes = lora ? frozenBase + 4 * adapter : 4 * parameters;
   const gradientBytes = 4 * trainableParameters;
-  const optimizerBytes = (momentsDtype === "bf16" ? 4 : 8) * trainableParameters;
+  const optimizerBytes = (momentsDtype === "bfloat16" ? 4 : 8) * trainableParameters;
   const explorerBytes = explorer === undefined
     ? 0
     : lora

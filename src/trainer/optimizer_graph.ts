@@ -12,10 +12,31 @@ import { compileGraph, type Executable, type Feed } from "../graph/executable.ts
 import type { Tensor } from "../graph/tensor.ts";
 import type { LossTerm } from "../algorithm/loss_agg.ts";
 import { Graph } from "../graph/graph.ts";
-import type { AdamW } from "./adamw.ts";
+import { AdamW, type AdamWOptions, defaultNoDecay } from "./adamw.ts";
 import type { GradAccumulator } from "./grad_accumulator.ts";
 import { clipGradNorm, NORM_INDEX } from "./grad_clip.ts";
-import { learningRate, type LrScheduleConfig } from "./lr_schedule.ts";
+import { learningRate, type LrSchedule } from "./lr_schedule.ts";
+
+/**
+ * AdamW and its learning-rate schedule, keys as `algorithm.optimizer` spells them (`lr` the
+ * schedule's peak, held there alone).
+ */
+export type OptimizerConfig = Omit<AdamWOptions, "noDecay"> & LrSchedule;
+
+/** AdamW over `params` with `config`'s hyper-parameters and rft's no-decay rule. */
+export function createOptimizer(
+  gpu: GpuContext,
+  params: ConstructorParameters<typeof AdamW>[1],
+  { betas, eps, weightDecay, momentsDtype }: OptimizerConfig,
+): AdamW {
+  return new AdamW(gpu, params, {
+    betas,
+    eps,
+    weightDecay,
+    momentsDtype,
+    noDecay: defaultNoDecay,
+  });
+}
 
 /** A compiled optimizer step: the executable and the named scalar metrics it computes. */
 export interface OptimizerGraph {
@@ -78,7 +99,7 @@ export async function compileUpdateGraph(
 export async function readOptimizerMetrics(
   graph: UpdateGraph,
   optimizer: AdamW,
-  schedule: LrScheduleConfig,
+  schedule: LrSchedule,
   lrStep: number | undefined,
   afterRun: () => void,
 ): Promise<{ lr: number; gradNorm: number }> {
@@ -90,7 +111,7 @@ export async function readOptimizerMetrics(
 }
 
 /** Begins the optimizer's next step at the rate of schedule step `lrStep`; returns the rate. */
-function beginStep(optimizer: AdamW, schedule: LrScheduleConfig, lrStep?: number): number {
+function beginStep(optimizer: AdamW, schedule: LrSchedule, lrStep?: number): number {
   const lr = learningRate(schedule, lrStep ?? optimizer.stepCount);
   optimizer.beginStep(lr);
   return lr;
@@ -104,7 +125,7 @@ function beginStep(optimizer: AdamW, schedule: LrScheduleConfig, lrStep?: number
 export async function runOptimizerStep(
   graph: OptimizerGraph,
   optimizer: AdamW,
-  schedule: LrScheduleConfig,
+  schedule: LrSchedule,
   feeds: ReadonlyMap<Tensor, Feed>,
   lrStep?: number,
 ): Promise<Record<string, number>> {

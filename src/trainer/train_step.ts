@@ -27,12 +27,12 @@ import { Graph } from "../graph/graph.ts";
 import { graphCache } from "../graph/graph_cache.ts";
 import type { Tensor } from "../graph/tensor.ts";
 import { add, mul } from "../ops/binary.ts";
-import { type Args, configure } from "../util/registry.ts";
+import type { Args, Configured } from "../util/registry.ts";
 import type { LruCache } from "../util/lru_cache.ts";
-import { ENTROPY_LOSS_FN } from "../algorithm/entropy.ts";
-import { KL_FN, type KlArgs, klLoss } from "../algorithm/kl.ts";
+import type { EntropyLossFn } from "../algorithm/entropy.ts";
+import { type KlArgs, type KlFn, klLoss } from "../algorithm/kl.ts";
 import { LOSS_AGG_MODES, type LossAggMode, type LossTerm } from "../algorithm/loss_agg.ts";
-import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
+import type { PolicyLossFn } from "../algorithm/policy_loss/mod.ts";
 import type { Experience } from "../buffer/experience.ts";
 import {
   bucketStart,
@@ -44,43 +44,39 @@ import {
 import type { PolicyModel } from "../model/policy.ts";
 import { tokenScores } from "../model/token_scores.ts";
 import { scoredHidden } from "../model/transformer.ts";
-import { AdamW, type AdamWOptions, defaultNoDecay } from "./adamw.ts";
+import type { AdamW } from "./adamw.ts";
 import { GradAccumulator } from "./grad_accumulator.ts";
 import { storedActivationBytes } from "./memory_report.ts";
 import { type MicroBatch, planMicroBatches } from "./micro_batch_plan.ts";
 import {
   compileOptimizerGraph,
   compileUpdateGraph,
+  createOptimizer,
+  type OptimizerConfig,
   type OptimizerGraph,
   readOptimizerMetrics,
   runOptimizerStep,
   type UpdateGraph,
 } from "./optimizer_graph.ts";
-import type { LrScheduleConfig } from "./lr_schedule.ts";
 
 /** What a training step optimizes and how. */
 export interface TrainStepConfig {
-  /** Registered policy loss fn name (`POLICY_LOSS_FN`), e.g. "ppo", "sft". */
-  policyLossFn: string;
-  /** Its `policy_loss_fn_args`. */
-  policyLossArgs?: Readonly<Record<string, unknown>>;
-  /** AdamW hyper-parameters; `lr` is the schedule's peak. */
-  optimizer: Omit<AdamWOptions, "noDecay"> & Omit<LrScheduleConfig, "lr">;
+  /** The policy loss fn with its args: `configure(POLICY_LOSS_FN, "ppo", args)`. */
+  policyLoss: Configured<PolicyLossFn>;
+  /** AdamW and its learning-rate schedule. */
+  optimizer: OptimizerConfig;
   /** Clip the global gradient norm to this (none when absent). */
   gradClip?: number;
   /** Logits are divided by this before the log-softmax: the rollout temperature. Default 1. */
   temperature?: number;
   /**
-   * Registered KL fn (`KL_FN`) of a KL loss against each experience's `referenceLogprobs`;
-   * absent or "none": no KL loss. Aggregated with the policy loss's `loss_agg_mode`.
+   * The KL fn (`KL_FN`, with `kl_coef`) of a KL loss against each experience's
+   * `referenceLogprobs`; absent or "none": no KL loss. Aggregated with the policy loss's
+   * `loss_agg_mode`.
    */
-  klLossFn?: string;
-  /** Its `kl_loss_fn_args` (`kl_coef`). */
-  klLossArgs?: Args;
-  /** Registered entropy loss fn (`ENTROPY_LOSS_FN`); absent or "none": no entropy term. */
-  entropyLossFn?: string;
-  /** Its `entropy_loss_fn_args`. */
-  entropyLossArgs?: Args;
+  klLoss?: Configured<KlFn>;
+  /** The entropy loss fn (`ENTROPY_LOSS_FN`); absent or "none": no entropy term. */
+  entropyLoss?: Configured<EntropyLossFn>;
   /** Most tokens (rows x row length) per micro-batch; absent: the whole batch at once. */
   maxTokensPerMicroBatch?: number;
   /** Pack several sequences per row when every loss term is a token-mean over tokens. */
@@ -165,19 +161,15 @@ export class TrainStep {
   constructor(readonly model: PolicyModel, readonly config: TrainStepConfig) {
     this.#graphs = graphCache(model.gpu, STEP_GRAPHS);
     this.#microGraphs = graphCache(model.gpu, MICRO_GRAPHS);
-    this.#loss = configure(POLICY_LOSS_FN, config.policyLossFn, config.policyLossArgs);
+    this.#loss = config.policyLoss;
     // A KL loss with kl_coef 0 adds nothing: no term, and no reference model (as TRL's beta 0).
-    const kl = config.klLossFn && config.klLossFn !== "none"
-      ? configure(KL_FN, config.klLossFn, config.klLossArgs)
-      : undefined;
+    const kl = config.klLoss?.name === "none" ? undefined : config.klLoss;
     this.#kl = kl && (kl.args as KlArgs).kl_coef !== 0 ? kl : undefined;
-    this.#entropy = config.entropyLossFn && config.entropyLossFn !== "none"
-      ? configure(ENTROPY_LOSS_FN, config.entropyLossFn, config.entropyLossArgs)
-      : undefined;
+    this.#entropy = config.entropyLoss?.name === "none" ? undefined : config.entropyLoss;
     const needs: LossInput[] = [...this.#loss.entry.needs];
     if (this.#kl && !needs.includes("refLogp")) needs.push("refLogp");
     // corrected_k3 weighs the KL by the importance ratio.
-    if (config.klLossFn === "corrected_k3" && !needs.includes("oldLogp")) needs.push("oldLogp");
+    if (this.#kl?.name === "corrected_k3" && !needs.includes("oldLogp")) needs.push("oldLogp");
     this.#needs = needs;
     // A term in seq-mean-token-sum-norm without a scale factor divides by the batch's width;
     // the KL term takes the policy loss's mode, never its scale factor.
@@ -186,10 +178,7 @@ export class TrainStep {
       (factorless || args.loss_scale_factor == null);
     this.#skipsPrompts = !byWidth(this.#loss.args, this.#kl !== undefined) &&
       !byWidth(this.#entropy?.args);
-    this.optimizer = new AdamW(model.gpu, model.trainableVariables(), {
-      ...config.optimizer,
-      noDecay: defaultNoDecay,
-    });
+    this.optimizer = createOptimizer(model.gpu, model.trainableVariables(), config.optimizer);
   }
 
   /** Whether a step reads `referenceLogprobs` of the experiences (a KL loss or DPO). */
@@ -221,7 +210,7 @@ export class TrainStep {
     if (experiences.length === 0) throw new Error("Cannot train on an empty batch");
     if (this.needsExpertFlags && options.isExpert?.length !== experiences.length) {
       throw new Error(
-        `Cannot train with policy loss fn "${this.config.policyLossFn}": expected an expert flag per experience (${experiences.length}), received ${
+        `Cannot train with policy loss fn "${this.#loss.name}": expected an expert flag per experience (${experiences.length}), received ${
           options.isExpert?.length ?? "none"
         }`,
       );

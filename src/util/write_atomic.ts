@@ -26,6 +26,6 @@ export async function writeAtomic(
     await Deno.rename(temp, path);
   } catch (err) {
     await Deno.remove(temp).catch(() => {});
-    throw new Error(`Cannot write ${path}: ${(err as Error).message}`);
+    throw new Error(`Cannot write ${path}: ${(err as Error).message}`, { cause: err });
   }
 }

@@ -1,14 +1,15 @@
 /**
  * A multi-turn episode as one token sequence: the model acts (its tokens and log-probs are
- * kept with action mask 1), the environment replies (its text is tokenized and appended with
- * mask 0), and the whole transcript becomes one experience. Knows no environment: a workflow
- * decides what to reply and when to stop (see `workflows/guess_number.ts`).
+ * kept with action mask 1), the environment replies (user turns or tool results, rendered by
+ * the chat template after the model's turn and appended with mask 0), and the whole transcript
+ * becomes one experience. The model's turns are never re-rendered or re-tokenised: only the
+ * text a template writes after a turn is added (see `assistantTurnEnd`). Knows no environment:
+ * a workflow decides what to reply and when to stop (see `workflows/guess_number.ts`).
  */
 
 import type { Experience } from "../buffer/experience.ts";
 import type { Task } from "../buffer/task.ts";
-import type { ChatMessage } from "../model/chat_template.ts";
-import type { Tokenizer } from "../model/tokenizer.ts";
+import { assistantTurnEnd, type ChatMessage, type ChatOptions } from "../model/chat_template.ts";
 import { experienceFromSequence, type SampledSequence } from "./experience_from_rollout.ts";
 import type { Rollout, RolloutModel, RolloutOptions } from "./rollout_model.ts";
 
@@ -17,6 +18,10 @@ export class Episode {
   readonly #model: RolloutModel;
   readonly #prompt: string | readonly ChatMessage[];
   readonly #options: RolloutOptions;
+  readonly #template: Omit<ChatOptions, "addGenerationPrompt">;
+  /** A chat episode's conversation so far (the model's turns as text). */
+  readonly #messages: ChatMessage[];
+  #last?: Rollout;
   readonly #sequence: SampledSequence = {
     tokens: [],
     promptLength: 0,
@@ -27,18 +32,22 @@ export class Episode {
   #turns = 0;
 
   /**
-   * An episode opening with `prompt`: a chat (sent through the model's chat template, and the
-   * environment's replies are rendered as user turns) or a text (sent as is, and replies are
-   * plain lines). `options` are the sampling options of every turn (`n` is always 1).
+   * An episode opening with `prompt`: a chat (sent through the model's chat template with
+   * `template`'s tools and variables; the environment's replies are rendered as its turns) or a
+   * text (sent as is, and replies are plain lines). `options` are the sampling options of every
+   * turn (`n` is always 1).
    */
   constructor(
     model: RolloutModel,
     prompt: string | readonly ChatMessage[],
     options: RolloutOptions = {},
+    template: Omit<ChatOptions, "addGenerationPrompt"> = {},
   ) {
     this.#model = model;
     this.#prompt = prompt;
     this.#options = { ...options, n: 1 };
+    this.#template = template;
+    this.#messages = typeof prompt === "string" ? [] : [...prompt];
   }
 
   /** Model turns taken so far. */
@@ -56,7 +65,7 @@ export class Episode {
       ? await this.#model.generate(seq.tokens, this.#options)
       : typeof this.#prompt === "string"
       ? await this.#model.generate(this.#prompt, this.#options)
-      : await this.#model.chat(this.#prompt, this.#options);
+      : await this.#model.chat(this.#prompt, this.#options, this.#template);
     if (this.#turns === 0) {
       this.#append(rollout.promptTokens, 0);
       seq.promptLength = rollout.promptTokens.length;
@@ -70,15 +79,44 @@ export class Episode {
     this.#append(rollout.responseTokens, 1, rollout.logprobs);
     seq.policyVersion = Math.min(seq.policyVersion, rollout.policyVersion);
     this.#turns++;
+    this.#last = rollout;
+    this.#messages.push({ role: "assistant", content: rollout.text });
     return rollout;
   }
 
   /** Appends the environment's reply `content` (a user turn in a chat, else a line). */
   observe(content: string): void {
+    if (typeof this.#prompt === "string") {
+      this.#append(this.#model.tokenizer.encode(`\n${content}\n`), 0);
+    } else this.observeMessages([{ role: "user", content }]);
+  }
+
+  /**
+   * Appends the results of the model's tool calls (chat episodes), in call order: each a
+   * `tool` turn answering `tool_call_id` when given.
+   */
+  observeToolResults(results: readonly { content: string; tool_call_id?: string }[]): void {
+    this.observeMessages(results.map((r) => ({ role: "tool", ...r })));
+  }
+
+  /**
+   * Appends `messages` (user turns, tool results) after the model's last turn, as the chat
+   * template writes them there, with the next turn's generation prompt; the model's own tokens
+   * stay as sampled (its stop token is the turn's end when the template ends turns with it).
+   */
+  observeMessages(messages: readonly ChatMessage[]): void {
+    const last = this.#last;
+    if (typeof this.#prompt === "string" || !last) {
+      throw new Error("Cannot observe chat messages: the episode is not a chat after a model turn");
+    }
     const tokenizer = this.#model.tokenizer;
-    const text = typeof this.#prompt === "string"
-      ? `\n${content}\n`
-      : userTurnText(tokenizer, content);
+    const render = tokenizer.applyChatTemplate.bind(tokenizer);
+    let text = assistantTurnEnd(render, this.#messages, messages, this.#template);
+    const stopText = last.finishReason === "stop"
+      ? tokenizer.decode(last.responseTokens.slice(-1))
+      : "";
+    if (stopText !== "" && text.startsWith(stopText)) text = text.slice(stopText.length);
+    this.#messages.push(...messages);
     this.#append(tokenizer.encode(text), 0);
   }
 
@@ -110,28 +148,4 @@ export class Episode {
     seq.actionMask.push(...tokens.map(() => mask));
     seq.logprobs.push(...(logprobs ?? tokens.map(() => 0)));
   }
-}
-
-/**
- * The text a chat template adds for a user turn `content` after an assistant turn, with the
- * generation prompt of the next assistant turn: the difference between rendering a short chat
- * with and without that user turn. Text a template puts after an assistant turn's end token
- * (e.g. a newline) belongs to the shorter chat, so it is not in the reply. Throws when the
- * template does not render the longer chat as a continuation of the shorter one.
- */
-export function userTurnText(tokenizer: Tokenizer, content: string): string {
-  const before: ChatMessage[] = [
-    { role: "user", content: "?" },
-    { role: "assistant", content: "?" },
-  ];
-  const base = tokenizer.applyChatTemplate(before);
-  const full = tokenizer.applyChatTemplate([...before, { role: "user", content }], {
-    addGenerationPrompt: true,
-  });
-  if (!full.startsWith(base)) {
-    throw new Error(
-      "Cannot render an environment reply as a user turn: the chat template does not render a longer chat as a continuation of a shorter one",
-    );
-  }
-  return full.slice(base.length);
 }

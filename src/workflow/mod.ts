@@ -13,6 +13,7 @@ import { mathBoxedWorkflow } from "./workflows/math_boxed_workflow.ts";
 import { mathRmWorkflow } from "./workflows/math_rm_workflow.ts";
 import { mathWorkflow } from "./workflows/math_workflow.ts";
 import { simpleWorkflow } from "./workflows/simple_workflow.ts";
+import { toolcallWorkflow } from "./workflows/toolcall_workflow.ts";
 
 export {
   resolveRewardFn,
@@ -32,7 +33,7 @@ export {
   RecordedConversation,
   type RecordedSample,
 } from "./recorded_conversation.ts";
-export { Episode, userTurnText } from "./episode.ts";
+export { Episode } from "./episode.ts";
 export {
   experienceFromRollout,
   experienceFromSequence,
@@ -45,7 +46,7 @@ export * from "./rewards/mod.ts";
 
 /**
  * Workflows by name: `countdown`, `guess_number`, `math_boxed_workflow`, `math_rm_workflow`,
- * `math_workflow`, `simple_workflow`.
+ * `math_workflow`, `simple_workflow`, `toolcall_workflow`.
  */
 export const WORKFLOWS: Registry<WorkflowFactory> = new Registry<WorkflowFactory>("workflow", [
   ["simple_workflow", simpleWorkflow],
@@ -54,6 +55,7 @@ export const WORKFLOWS: Registry<WorkflowFactory> = new Registry<WorkflowFactory
   ["math_rm_workflow", mathRmWorkflow],
   ["countdown", countdownWorkflow],
   ["guess_number", guessNumberWorkflow],
+  ["toolcall_workflow", toolcallWorkflow],
 ]);
 
 /**

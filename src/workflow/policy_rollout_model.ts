@@ -8,7 +8,7 @@
 
 import { GenerationEngine, type GenerationRequest } from "../engine/engine.ts";
 import { type BatcherStats, GenerationBatcher } from "../engine/generation_batcher.ts";
-import type { ChatMessage } from "../model/chat_template.ts";
+import type { ChatMessage, ChatOptions } from "../model/chat_template.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 import { mulberry32 } from "../util/random.ts";
@@ -91,8 +91,15 @@ export class PolicyRolloutModel implements RolloutModel {
     );
   }
 
-  chat(messages: readonly ChatMessage[], options: RolloutOptions = {}): Promise<Rollout[]> {
-    const text = this.tokenizer.applyChatTemplate(messages, { addGenerationPrompt: true });
+  chat(
+    messages: readonly ChatMessage[],
+    options: RolloutOptions = {},
+    template: Omit<ChatOptions, "addGenerationPrompt"> = {},
+  ): Promise<Rollout[]> {
+    const text = this.tokenizer.applyChatTemplate(messages, {
+      ...template,
+      addGenerationPrompt: true,
+    });
     return this.#sample(this.tokenizer.encode(text), options);
   }
 
@@ -122,6 +129,10 @@ export class PolicyRolloutModel implements RolloutModel {
       ],
       // Drawn before the first await, so seeds follow call order.
       seed: options.seed ?? Math.floor(this.#random() * 2 ** 32),
+      frequencyPenalty: options.frequencyPenalty,
+      presencePenalty: options.presencePenalty,
+      logitBias: options.logitBias,
+      constraint: options.constraint,
     };
     const { samples, policyVersion } = await this.#batcher.submit(request);
     return samples.map((s) => ({

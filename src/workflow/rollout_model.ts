@@ -6,11 +6,16 @@
  * (`policy_rollout_model.ts`); tests may implement this interface with a scripted model.
  */
 
-import type { ChatMessage } from "../model/chat_template.ts";
+import type { LogitsOptions } from "../engine/logits_batch.ts";
+import type { ChatMessage, ChatOptions } from "../model/chat_template.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
 
-/** Sampling options of one call; absent ones take the run's defaults (`model` section). */
-export interface RolloutOptions {
+/**
+ * Sampling options of one call; absent ones take the run's defaults (`model` section).
+ * Penalties, logit bias and a token constraint (`LogitsOptions`) change which tokens are
+ * sampled, not the log-probs reported.
+ */
+export interface RolloutOptions extends LogitsOptions {
   /** Samples of the prompt. Default 1. */
   n?: number;
   /** 0 = greedy. */
@@ -48,6 +53,13 @@ export interface RolloutModel {
   readonly tokenizer: Tokenizer;
   /** `n` samples continuing a text prompt (encoded as is) or token ids. */
   generate(prompt: string | readonly number[], options?: RolloutOptions): Promise<Rollout[]>;
-  /** `n` samples of the assistant's reply to `messages` (the model's chat template applied). */
-  chat(messages: readonly ChatMessage[], options?: RolloutOptions): Promise<Rollout[]>;
+  /**
+   * `n` samples of the assistant's reply to `messages` (the model's chat template applied, with
+   * `template.tools` and `template.variables` when given).
+   */
+  chat(
+    messages: readonly ChatMessage[],
+    options?: RolloutOptions,
+    template?: Omit<ChatOptions, "addGenerationPrompt">,
+  ): Promise<Rollout[]>;
 }

@@ -58,6 +58,11 @@ export interface WorkflowFactory extends Configurable {
   readonly defaultRewardFn?: string;
   /** A workflow running `task`; throws naming the task on bad `workflow_args` or a bad row. */
   create(task: Task, context: WorkflowContext): Workflow;
+  /**
+   * For a workflow that reads rows of its own layout (not the format's prompt and answer): why
+   * `row` cannot be run, or undefined; such rows are skipped at load.
+   */
+  rowProblem?(row: Readonly<Record<string, unknown>>): string | undefined;
 }
 
 /**

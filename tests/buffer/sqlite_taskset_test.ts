@@ -126,7 +126,7 @@ Deno.test("sqlite taskset: a Trinity config with storage_type sql loads, passes 
     const lines: string[] = [];
     await checkStages(config, (line) => lines.push(line));
     assertEquals(lines, []);
-    const taskset = await Taskset.open(tasksetConfig(stage, section, 2, false));
+    const taskset = await Taskset.open(tasksetConfig(stage, section, false));
     assertEquals(taskset.rows.map((r) => [r.prompt, r.answer]), sums);
   });
 });

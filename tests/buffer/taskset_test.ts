@@ -371,7 +371,7 @@ Deno.test("taskset: messages_key and system_prompt build the chat", async () => 
     assertEquals(taskMessages(second), [{ role: "system", content: "own" }, ...chat]);
     assertEquals(
       taskset.skippedRows[0].reason.endsWith(
-        "expected a non-empty array of {role, content} strings",
+        "expected a non-empty array of {role, content} messages (or its JSON text)",
       ),
       true,
     );

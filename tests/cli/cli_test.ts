@@ -31,6 +31,9 @@ Deno.test("rft info prints the adapter and passes its self-check", async () => {
   assertEquals(result.code, 0, result.stdout + result.stderr);
   assertEquals(/^adapter\s+\S/m.test(result.stdout), true, result.stdout);
   assertEquals(/^features\s+shader-f16 (yes|no), timestamp-query/m.test(result.stdout), true);
+  // The vendor by name (Mesa (65541) for the CPU adapter), the backend WebGPU picked.
+  assertEquals(/^vendor\s+[A-Za-z][^\n]* \(\d+\)/m.test(result.stdout), true, result.stdout);
+  assertEquals(/^backend\s+(vulkan|gl) \(picked by WebGPU/m.test(result.stdout), true);
   assertEquals(result.stdout.trim().endsWith("self-check ok"), true, result.stdout);
 });
 
@@ -40,4 +43,5 @@ Deno.test("rft info without an adapter exits 2 with one line and a hint", async 
   assertEquals(result.stderr.startsWith("rft info: No WebGPU adapter found"), true, result.stderr);
   assertEquals(result.stderr.includes("HINT: "), true, result.stderr);
   assertEquals(result.stderr.includes("mesa-vulkan-drivers"), true, result.stderr);
+  assertEquals(result.stderr.trimEnd().split("\n").length, 1, result.stderr);
 });

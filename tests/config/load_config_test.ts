@@ -4,7 +4,7 @@ import type { StageConfig } from "../../src/config/run_config.ts";
 import { assertEquals } from "../_asserts.ts";
 import { BASE, loadError, withFixture, writeConfig } from "./_fixture.ts";
 
-/** The stage `BASE` resolves to in `dir`: every default spelled out. */
+/** The stage `BASE` resolves to in `dir`: every default spelled out, derived ones (grpo's) too. */
 function baseStage(dir: string): StageConfig {
   return {
     stageName: "main",
@@ -27,13 +27,20 @@ function baseStage(dir: string): StageConfig {
     },
     algorithm: {
       algorithmType: "grpo",
+      repeatTimes: 2,
+      sampleStrategy: "default",
       sampleStrategyArgs: {},
+      advantageFn: "grpo",
       advantageFnArgs: {},
+      policyLossFn: "ppo",
       policyLossFnArgs: {},
+      klPenaltyFn: "none",
       klPenaltyFnArgs: {},
+      klLossFn: "k2",
       klLossFnArgs: {},
+      entropyLossFn: "default",
       entropyLossFnArgs: {},
-      dynamicSampling: { maxNumGenBatches: 10 },
+      dynamicSampling: { enable: false, maxNumGenBatches: 10 },
       optimizer: {
         lr: 1e-6,
         betas: [0.9, 0.999],
@@ -48,18 +55,20 @@ function baseStage(dir: string): StageConfig {
     },
     buffer: {
       batchSize: 8,
+      trainBatchSize: 16,
       totalEpochs: 1,
       explorerInput: {
         taskset: {
           name: "train",
           path: `${dir}/data/train.jsonl`,
           split: "train",
+          repeatTimes: 2,
           selector: "sequential",
           seed: 42,
           featureKeys: [],
           selectorArgs: {},
           format: { promptKey: "prompt" },
-          rolloutArgs: {},
+          rolloutArgs: { n: 2 },
           workflowArgs: {},
           defaultWorkflowType: "math_workflow",
           rewardFnArgs: {},
@@ -68,7 +77,7 @@ function baseStage(dir: string): StageConfig {
         evalTasksets: [],
         defaultWorkflowType: "math_workflow",
       },
-      trainerInput: { experienceBuffer: {} },
+      trainerInput: { experienceBuffer: { capacity: 4 * 16 } },
     },
     explorer: {
       runnerNum: 4,
@@ -81,12 +90,19 @@ function baseStage(dir: string): StageConfig {
         enableOpenaiApi: false,
         openaiApiHost: "127.0.0.1",
         openaiApiPort: 0,
+        enableAutoToolChoice: true,
         dtype: "auto",
       },
     },
     synchronizer: { syncInterval: 1, syncOffset: 0, syncStyle: "fixed" },
-    cluster: { backend: "none", ackWait: 60, weightDtype: "f32" },
-    trainer: { saveInterval: 0, ppoEpochs: 1, packSequences: false, cliprangeValue: 0.5 },
+    cluster: { backend: "none", url: "nats://127.0.0.1:4222", ackWait: 60, weightDtype: "f32" },
+    trainer: {
+      saveInterval: 0,
+      ppoEpochs: 1,
+      packSequences: false,
+      criticLr: 1e-6,
+      cliprangeValue: 0.5,
+    },
     monitor: { tensorboard: true, console: true },
     dataProcessor: { experiencePipeline: { operators: [] } },
   };
@@ -98,7 +114,6 @@ Deno.test('loadConfig: a minimal config gets every default as one stage "main"',
     const config = await loadConfig(file, { env: {} });
     assertEquals(config.file, file);
     assertEquals(config.stages, [baseStage(dir)]);
-    assertEquals(config.stages[0].algorithm.repeatTimes, undefined);
   });
 });
 
@@ -292,7 +307,12 @@ stages:
     assertEquals(warmup.buffer.trainerInput.sftWarmupDataset, {
       path: `${dir}/data/sft.jsonl`,
       split: "train",
-      format: { promptKey: "prompt", responseKey: "response", toolsKey: "tools" },
+      format: {
+        promptType: "plaintext",
+        promptKey: "prompt",
+        responseKey: "response",
+        toolsKey: "tools",
+      },
     });
     assertEquals(rl.algorithm.algorithmType, "grpo");
     assertEquals(rl.algorithm.repeatTimes, 4);

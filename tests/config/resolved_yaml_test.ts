@@ -118,6 +118,7 @@ Deno.test("loadConfig: a config setting every key gives those values", async () 
       name: "countdown_train",
       path: `${dir}/data/train.jsonl`,
       split: "test",
+      repeatTimes: 4,
       selector: "shuffle",
       seed: 9,
       featureKeys: [],

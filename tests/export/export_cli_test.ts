@@ -129,7 +129,7 @@ Deno.test("rft export names what is missing", async () => {
     await assertRejects(
       () => exportCommand(["--onnx", `${empty}/x.onnx`, "--model", empty]),
       CliError,
-      `Cannot export ${empty}: expected a model directory (config.json) or a run directory with checkpoints, found neither`,
+      `--model ${empty}: expected a model directory (config.json), a checkpoint, or a stage or run directory with checkpoints; found none of these`,
     );
   } finally {
     await Deno.remove(empty, { recursive: true });

@@ -16,7 +16,7 @@ async function hfFiles(tokenizer: CharTokenizer): Promise<string> {
   return dir;
 }
 
-Deno.test("the example's char tokenizer as tokenizer.json encodes and decodes as rft's in transformers.js and rft", async () => {
+Deno.test("the example's char tokenizer as tokenizer.json encodes as rft trained (no <bos>) and decodes as rft's in transformers.js and rft", async () => {
   const char = await loadCharTokenizer(
     new URL("../../examples/addition/model/char_tokenizer.json", import.meta.url).pathname,
   );
@@ -27,12 +27,16 @@ Deno.test("the example's char tokenizer as tokenizer.json encodes and decodes as
     assertEquals(hf.vocabSize, char.vocabSize);
     assertEquals([hf.bosId, hf.eosId, hf.padId], [char.bosId, char.eosId, char.padId]);
     for (const text of TEXTS) {
+      // As rft encoded prompts in training (no special tokens), whether special tokens are
+      // asked for or not: AutoTokenizer adds them by default, the pipeline follows
+      // tokenizer_config.json's add_bos_token (false).
+      const expected = char.encode(text);
       for (const addSpecialTokens of [false, true]) {
-        const expected = char.encode(text, { addSpecialTokens });
         assertEquals(hf.encode(text, { addSpecialTokens }), expected, `rft HF "${text}"`);
         const ids = tjs.encode(text, { add_special_tokens: addSpecialTokens });
         assertEquals(ids, expected, `transformers.js "${text}" ${addSpecialTokens}`);
       }
+      assertEquals(tjs(text).input_ids.tolist()[0].map(Number), expected, `tokenizer("${text}")`);
       const ids = char.encode(text);
       for (const skipSpecialTokens of [false, true]) {
         const expected = char.decode(ids, { skipSpecialTokens });
@@ -61,8 +65,8 @@ Deno.test("a char tokenizer with <unk> and characters beyond the BMP round-trips
   try {
     const tjs = await transformers.AutoTokenizer.from_pretrained(localModelId(dir));
     for (const text of ["a😀b\n", "b<eos> a", "a?b"]) {
-      // No <bos>: adding special tokens changes nothing; "?" is unknown in both.
-      assertEquals(tjs.encode(text), char.encode(text, { addSpecialTokens: true }), text);
+      // No <bos> added, as in training; "?" is unknown in both.
+      assertEquals(tjs.encode(text), char.encode(text), text);
       assertEquals(tjs.decode(char.encode(text)), char.decode(char.encode(text)), text);
     }
   } finally {

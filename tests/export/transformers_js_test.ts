@@ -7,7 +7,8 @@ import { pastNames, presentNames } from "../../src/export/onnx_kv_cache.ts";
 import { CharTokenizer } from "../../src/model/char_tokenizer.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { kvLayout } from "../../src/model/model_config.ts";
-import { createModel } from "../../src/model/policy.ts";
+import { createModel, loadModel } from "../../src/model/policy.ts";
+import { hfCharTokenizerFiles } from "../../src/export/hf_char_tokenizer.ts";
 import { CONFIGS, randomParameters, VOCAB } from "./_configs.ts";
 import { int64NodeTensor, localModelId, ortNode, transformers } from "./_transformers_js.ts";
 
@@ -26,7 +27,7 @@ const FAMILIES = [
 ];
 
 for (const label of FAMILIES) {
-  Deno.test(`${label}: transformers.js pipeline and model.generate give rft's greedy tokens`, async () => {
+  Deno.test(`${label}: transformers.js pipeline, and AutoTokenizer + AutoModelForCausalLM.generate, give rft's greedy tokens`, async () => {
     const raw = { ...CONFIGS[label], ...IDS };
     const model = await createModel(raw, randomParameters(parseHfConfig(raw), 23), {
       tokenizer: TOKENIZER,
@@ -51,7 +52,8 @@ for (const label of FAMILIES) {
       const id = localModelId(dir);
       const tokenizer = await transformers.AutoTokenizer.from_pretrained(id);
       const tjsModel = await transformers.AutoModelForCausalLM.from_pretrained(id);
-      const inputs = tokenizer(PROMPTS, { padding: true, add_special_tokens: false });
+      // As transformers.js documents it: the tokenizer's defaults (special tokens asked for).
+      const inputs = tokenizer(PROMPTS, { padding: true });
       const width = inputs.input_ids.dims[1];
       const out = await tjsModel.generate({
         ...inputs,
@@ -230,5 +232,66 @@ Deno.test("fp16 export: transformers.js dtype fp16 runs the float16-rounded weig
     await Deno.remove(dir, { recursive: true });
     model.destroy();
     roundedModel.destroy();
+  }
+});
+
+Deno.test("a copied Hugging Face tokenizer that adds <bos> is exported to encode as rft trained: AutoTokenizer gives rft's ids and greedy tokens", async () => {
+  const label = "llama (GQA 4/2, untied)";
+  const raw = { ...CONFIGS[label], ...IDS };
+  const created = await createModel(raw, randomParameters(parseHfConfig(raw), 29), {
+    tokenizer: TOKENIZER,
+  });
+  const root = await Deno.makeTempDir();
+  const [source, out] = [`${root}/hf`, `${root}/tjs`];
+  try {
+    await created.save(source);
+    // The model's tokenizer as a Llama-style tokenizer.json: a post-processor adding <bos>.
+    const files = hfCharTokenizerFiles(TOKENIZER);
+    const bos = { SpecialToken: { id: "<bos>", type_id: 0 } };
+    const withBos = {
+      ...files.tokenizer,
+      post_processor: {
+        type: "TemplateProcessing",
+        single: [bos, { Sequence: { id: "A", type_id: 0 } }],
+        pair: [bos, { Sequence: { id: "A", type_id: 0 } }, { Sequence: { id: "B", type_id: 1 } }],
+        special_tokens: { "<bos>": { id: "<bos>", ids: [1], tokens: ["<bos>"] } },
+      },
+    };
+    await Deno.remove(`${source}/char_tokenizer.json`);
+    await Deno.writeTextFile(`${source}/tokenizer.json`, JSON.stringify(withBos));
+    await Deno.writeTextFile(
+      `${source}/tokenizer_config.json`,
+      JSON.stringify({ ...files.config, add_bos_token: true }),
+    );
+    const model = await loadModel(source);
+    try {
+      await exportTransformersJs(model, out);
+      const config = JSON.parse(await Deno.readTextFile(`${out}/tokenizer_config.json`));
+      assertEquals([config.add_bos_token, config.add_eos_token], [false, false]);
+      const exported = JSON.parse(await Deno.readTextFile(`${out}/tokenizer.json`));
+      assertEquals(JSON.stringify(exported.post_processor).includes("SpecialToken"), false);
+      const id = localModelId(out);
+      const tokenizer = await transformers.AutoTokenizer.from_pretrained(id);
+      const tjsModel = await transformers.AutoModelForCausalLM.from_pretrained(id);
+      const greedy = await model.generate(PROMPTS, { temperature: 0, maxTokens: NEW_TOKENS });
+      for (const [b, prompt] of PROMPTS.entries()) {
+        const inputs = tokenizer(prompt);
+        const ids = (inputs.input_ids.tolist() as bigint[][])[0].map(Number);
+        assertEquals(ids, model.tokenizer!.encode(prompt), `no <bos> before "${prompt}"`);
+        const generated = await tjsModel.generate({
+          ...inputs,
+          max_new_tokens: NEW_TOKENS,
+          do_sample: false,
+        }) as transformers.Tensor;
+        const row = (generated.tolist() as bigint[][])[0].slice(ids.length).map(Number);
+        assertEquals(row.slice(0, greedy[b].tokens.length), greedy[b].tokens, prompt);
+      }
+      await tjsModel.dispose();
+    } finally {
+      model.destroy();
+    }
+  } finally {
+    created.destroy();
+    await Deno.remove(root, { recursive: true });
   }
 });

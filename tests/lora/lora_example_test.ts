@@ -13,6 +13,8 @@ import { runConfig } from "../../src/run/run.ts";
 import { listCheckpoints, loadCheckpoint } from "../../src/trainer/checkpoint.ts";
 import { SafetensorsFile } from "../../src/model/safetensors.ts";
 import { TrainStep } from "../../src/trainer/train_step.ts";
+import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
+import { configure } from "../../src/util/registry.ts";
 
 const CONFIG = new URL("../../examples/addition/lora.yaml", import.meta.url).pathname;
 
@@ -55,7 +57,10 @@ Deno.test("the addition example's LoRA GRPO stage trains and saves only a PEFT a
   );
   const resumed = await loadCheckpoint(grpo.dir);
   assertEquals(resumed.model.lora?.targets.length, 14);
-  const step = new TrainStep(resumed.model, { policyLossFn: "ppo", optimizer: { lr: 0.01 } });
+  const step = new TrainStep(resumed.model, {
+    policyLoss: configure(POLICY_LOSS_FN, "ppo"),
+    optimizer: { lr: 0.01 },
+  });
   step.optimizer.loadState(resumed.optimizerState);
   assertEquals(resumed.optimizerState.moments.size, 28);
   step.destroy();

@@ -30,6 +30,8 @@ import {
   GRADCHECK_VOCAB,
   logprobGradients,
 } from "../_model_gradcheck.ts";
+import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
+import { configure } from "../../src/util/registry.ts";
 
 const VOCAB = GRADCHECK_VOCAB;
 const SEQUENCES = GRADCHECK_SEQUENCES;
@@ -159,7 +161,10 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
       info: { taskId: "t", runId: 0, policyVersion: 0, eid: newEid("t", 0) },
     };
     validateExperience(exp, "test");
-    const trainer = new TrainStep(model, { policyLossFn: "sft", optimizer: { lr: 0.05 } });
+    const trainer = new TrainStep(model, {
+      policyLoss: configure(POLICY_LOSS_FN, "sft"),
+      optimizer: { lr: 0.05 },
+    });
     assertEquals(
       trainer.optimizer.params.map((p) => p.name),
       model.lora!.variables().map((v) => v.name),

@@ -44,7 +44,7 @@ Deno.test("memory report: half-precision frozen copies and bf16 moments, against
   const half = 2 * 493961216 + 4 * 71552;
   assertEquals([full.explorerBytes, full.referenceBytes], [half, half]);
   assertEquals(full.totalBytes - full.floorBytes, 2 * half);
-  const moments = memoryReport(cfg, { momentsDtype: "bf16" });
+  const moments = memoryReport(cfg, { momentsDtype: "bfloat16" });
   assertEquals(moments.optimizerBytes, 4 * 494032768);
   // LoRA over a bf16 base: the base costs 2 bytes per matrix parameter.
   const lora = memoryReport(cfg, { lora: LORA, frozenDtype: "bf16" });

@@ -18,6 +18,8 @@ import { createModel } from "../../src/model/policy.ts";
 import { scale } from "../../src/ops/unary.ts";
 import { TrainStep } from "../../src/trainer/train_step.ts";
 import { referenceLogits } from "../../src/model/transformer_reference.ts";
+import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
+import { configure } from "../../src/util/registry.ts";
 
 /** A one-layer llama with a large vocabulary: its logits outgrow a binding after a few hundred tokens. */
 const WIDE_VOCAB = {
@@ -152,7 +154,7 @@ Deno.test("a train batch whose logits exceed one binding trains in one graph, lo
     const response = logprobs.flatMap((lp) => lp.slice(prompt - 1));
     const expected = -response.reduce((a, b) => a + b, 0) / response.length;
     const step = new TrainStep(model, {
-      policyLossFn: "sft",
+      policyLoss: configure(POLICY_LOSS_FN, "sft"),
       optimizer: { lr: 0.01, weightDecay: 0 },
       gradClip: 1,
     });

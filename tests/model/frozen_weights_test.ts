@@ -16,6 +16,9 @@ import { createModel, loadModel } from "../../src/model/policy.ts";
 import { writeCheckpoint } from "../../src/model/safetensors.ts";
 import { copyModel, transferWeights } from "../../src/model/weight_transfer.ts";
 import { TrainStep } from "../../src/trainer/train_step.ts";
+import { KL_FN } from "../../src/algorithm/kl.ts";
+import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
+import { configure } from "../../src/util/registry.ts";
 import { fromBf16, toBf16 } from "../../src/util/half.ts";
 import { inTempDir } from "../_temp_dir.ts";
 import { tinyLlamaConfig } from "../_tiny_llama.ts";
@@ -63,7 +66,10 @@ Deno.test("a bf16 copy holds the rounded weights, follows transfers and generate
   };
   await rounded();
   // New trainer weights (an update), transferred: the copy follows.
-  const step = new TrainStep(model, { policyLossFn: "sft", optimizer: { lr: 0.1 } });
+  const step = new TrainStep(model, {
+    policyLoss: configure(POLICY_LOSS_FN, "sft"),
+    optimizer: { lr: 0.1 },
+  });
   const tokens = SEQUENCES[0];
   await step.step([{
     tokens,
@@ -88,9 +94,8 @@ Deno.test("a KL loss with kl_coef 0 needs no reference model (TRL's beta 0)", as
   using model = await createModel(RAW, initParameters(parseHfConfig(RAW), 5), { gpu });
   for (const [coef, needs] of [[0, false], [0.001, true]] as const) {
     const step = new TrainStep(model, {
-      policyLossFn: "ppo",
-      klLossFn: "k2",
-      klLossArgs: { kl_coef: coef },
+      policyLoss: configure(POLICY_LOSS_FN, "ppo"),
+      klLoss: configure(KL_FN, "k2", { kl_coef: coef }),
       optimizer: { lr: 0.1 },
     });
     assertEquals(step.needsReference, needs, `kl_coef ${coef}`);

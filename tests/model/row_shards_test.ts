@@ -15,6 +15,8 @@ import { parameterSpecs } from "../../src/model/parameters.ts";
 import { createModel, loadModel, type PolicyModel } from "../../src/model/policy.ts";
 import { mergeShards, shardName, shardRows } from "../../src/model/row_shards.ts";
 import { TrainStep } from "../../src/trainer/train_step.ts";
+import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
+import { configure } from "../../src/util/registry.ts";
 
 const VOCAB = 150;
 
@@ -97,7 +99,7 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
     // eps 1e-3: Adam turns a gradient that is rounding noise (GPT-2's key bias, which softmax
     // ignores) into a full step of either sign; a large eps keeps such steps negligible.
     const optimizer = { lr: 0.05, weightDecay: 0.01, eps: 1e-3 };
-    const config = { policyLossFn: "sft", optimizer, gradClip: 1 };
+    const config = { policyLoss: configure(POLICY_LOSS_FN, "sft"), optimizer, gradClip: 1 };
     const steps = [new TrainStep(whole, config), new TrainStep(sharded, config)];
     const [m1, m2] = [
       await steps[0].step(experiences(), { lrStep: 0 }),

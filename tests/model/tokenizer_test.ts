@@ -356,3 +356,33 @@ Deno.test("hf tokenizer: Qwen's padded vocabulary rows decode to no text", async
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** A word-level `tokenizer.json` (whitespace split) whose model names `unk` as its unknown token. */
+function wordLevelJson(vocab: Record<string, number>, unk: string | null) {
+  return {
+    version: "1.0",
+    added_tokens: [],
+    normalizer: null,
+    pre_tokenizer: { type: "Whitespace" },
+    post_processor: null,
+    decoder: null,
+    model: { type: "WordLevel", vocab, unk_token: unk },
+  };
+}
+
+Deno.test("hf tokenizer: a word outside the vocabulary is the unknown token, as the tokenizer defines", () => {
+  const withUnk = new HfTokenizer(
+    "wl",
+    wordLevelJson({ hello: 0, world: 1, "[UNK]": 2 }, "[UNK]"),
+    {},
+  );
+  assertEquals(withUnk.encode("hello zzz world"), [0, 2, 1]);
+  // An unknown token the vocabulary lacks is no id: bad input naming the piece, not an undefined.
+  const noUnk = new HfTokenizer("wl", wordLevelJson({ hello: 0, world: 1 }, "[UNK]"), {});
+  assertEquals(noUnk.encode("hello world"), [0, 1]);
+  assertThrows(
+    () => noUnk.encode("hello zzz"),
+    Error,
+    'Cannot encode "zzz": the tokenizer of wl has no token for it and defines no unknown token',
+  );
+});

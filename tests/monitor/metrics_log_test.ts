@@ -23,6 +23,23 @@ Deno.test("metrics round-trip: one line per step, NaN and Infinity become null",
         { step: 1, time: 100, "actor/loss": 0.5, "actor/kl": null },
         { step: 2, time: 101.5, "actor/loss": 0.25, "rollout/reward_mean": null },
       ],
+      stages: [undefined, undefined],
+      unreadable: 0,
+    });
+  });
+});
+
+Deno.test("metrics rows name their stage; the reader returns it beside the numeric row", async () => {
+  await withTempDir(async (dir) => {
+    const log = await MetricsLog.open(dir);
+    await log.append(1, { a: 1 }, 10, "sft");
+    await log.append(1, { a: 2 }, 11, "grpo");
+    log.close();
+    const text = await Deno.readTextFile(log.path);
+    assertEquals(text.split("\n")[1], '{"step":1,"stage":"grpo","time":11,"a":2}');
+    assertEquals(await readMetrics(log.path), {
+      rows: [{ step: 1, time: 10, a: 1 }, { step: 1, time: 11, a: 2 }],
+      stages: ["sft", "grpo"],
       unreadable: 0,
     });
   });
@@ -34,6 +51,7 @@ Deno.test("readMetrics skips and counts a truncated last line", async () => {
     await Deno.writeTextFile(path, '{"step":1,"time":1,"a":1}\n\n{"step":2,"time":2,"a"');
     assertEquals(await readMetrics(path), {
       rows: [{ step: 1, time: 1, a: 1 }],
+      stages: [undefined],
       unreadable: 1,
     });
   });
@@ -47,6 +65,7 @@ Deno.test("reopening appends after dropping a partial last line", async () => {
     log.close();
     assertEquals(await readMetrics(log.path), {
       rows: [{ step: 1, time: 1 }, { step: 2, time: 2, a: 2 }],
+      stages: [undefined, undefined],
       unreadable: 0,
     });
   });

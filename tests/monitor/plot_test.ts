@@ -1,5 +1,5 @@
 import { assertEquals, assertRejects } from "../_asserts.ts";
-import { writePlot } from "../../src/monitor/plot.ts";
+import { renderPlotHtml, writePlot } from "../../src/monitor/plot.ts";
 import { niceScale } from "../../src/monitor/svg_chart.ts";
 
 const LAUNCHER = new URL("../../rft", import.meta.url).pathname;
@@ -38,7 +38,7 @@ async function withRun(fn: (dir: string) => Promise<void>) {
 
 /** The `<figure>` whose caption is `title`. */
 function chart(html: string, title: string): string {
-  const start = html.indexOf(`<figure class="chart"><figcaption>${title}</figcaption>`);
+  const start = html.indexOf(`<figcaption>${title}</figcaption>`);
   assertEquals(start >= 0, true, `no chart "${title}"`);
   return html.slice(start, html.indexOf("</figure>", start));
 }
@@ -48,24 +48,49 @@ Deno.test("plot draws one chart per metric present, one line per eval taskset", 
     const path = await writePlot(dir);
     assertEquals(path, `${dir}/plot.html`);
     const html = await Deno.readTextFile(path);
-    assertEquals(html.match(/<figure/g)?.length, 3, "reward, eval accuracy, actor loss");
-    const evalChart = chart(html, "Eval accuracy");
+    assertEquals(html.match(/<figure/g)?.length, 3, "reward, evaluation, loss");
+    const evalChart = chart(html, "Evaluation (accuracy per taskset)");
     assertEquals(evalChart.match(/<path class="series"/g)?.length, 2);
-    assertEquals(evalChart.includes('<div class="legend">'), true);
     assertEquals(evalChart.includes("gsm8k</span>"), true);
     assertEquals(evalChart.includes("math&lt;500&gt;</span>"), true);
-    // A null value breaks the loss line: a lone dot for step 1, then a segment from step 3.
-    const lossChart = chart(html, "Actor loss");
-    assertEquals(lossChart.match(/<circle/g)?.length, 1);
+    assertEquals(evalChart.includes('data-points="2 0.2;4 0.35"'), true, evalChart);
+    // A null value breaks the loss line: a lone point at step 1, then a segment from step 3.
+    const lossChart = chart(html, "Loss");
     assertEquals(/d="M[\d.,]+M[\d.,]+L[\d.,]+"/.test(lossChart), true, lossChart);
-    assertEquals(lossChart.includes('<div class="legend">'), false);
-    assertEquals(html.includes("4 rows, steps 1 to 4, 1 unreadable lines skipped"), true);
+    assertEquals(lossChart.match(/<circle/g)?.length, 3, "few points: each one marked");
+    assertEquals(lossChart.includes("stage-boundary"), false, "one stage, no boundary");
+    assertEquals(html.includes("4 rows; steps 1 to 4; 1 unreadable lines skipped"), true);
     assertEquals(
       html.includes("<tr><td>eval/math&lt;500&gt;/accuracy</td><td>0.15</td></tr>"),
       true,
     );
-    assertEquals(/<script|https?:/.test(html), false, "no scripts, no network");
+    assertEquals(/<script[^>]*src=|https?:\/\//.test(html), false, "no network");
   });
+});
+
+Deno.test("plot of two stages: each stage its own segment and scales, a boundary where the second begins", () => {
+  const rows = [
+    ...[1, 2, 3].map((step) => ({ step, time: step, "actor/loss": 3 - step / 2 })),
+    ...[1, 2].map((step) => ({
+      step,
+      time: 10 + step,
+      "actor/loss": step / 100,
+      "rollout/reward_mean": 0.5,
+      "rollout/reward_std": 0.25,
+    })),
+  ];
+  const rowStages = ["sft", "sft", "sft", "grpo", "grpo"];
+  const html = renderPlotHtml(rows, "run", { rowStages });
+  const loss = chart(html, "Loss");
+  assertEquals(loss.match(/<g class="segment" data-stage="(\w+)"/g)?.length, 2);
+  assertEquals(loss.match(/class="stage-boundary" data-stage="grpo"/g)?.length, 1);
+  assertEquals(loss.includes('data-points="1 2.5;2 2;3 1.5"'), true, "sft steps");
+  assertEquals(loss.includes('data-points="1 0.01;2 0.02"'), true, "grpo steps from 1");
+  assertEquals(/data-stage="grpo" data-x="1 2 [\d.]+ [\d.]+" data-y="0.01 0.02 /.test(loss), true);
+  const reward = chart(html, "Reward");
+  assertEquals(reward.match(/<g class="segment"/g)?.length, 1, "grpo alone");
+  assertEquals(reward.includes('<path class="band"'), true, "mean ± std band");
+  assertEquals(html.includes("stage sft: steps 1 to 3; stage grpo: steps 1 to 2"), true);
 });
 
 Deno.test("plot charts an agent's episodes: success as eval accuracy, turns and tools, tokens", async () => {
@@ -89,7 +114,10 @@ Deno.test("plot charts an agent's episodes: success as eval accuracy, turns and 
     );
     const html = await Deno.readTextFile(await writePlot(dir));
     assertEquals(html.match(/<figure/g)?.length, 4, "reward, eval, episodes, episode tokens");
-    assertEquals(chart(html, "Eval accuracy").match(/<path class="series"/g)?.length, 1);
+    assertEquals(
+      chart(html, "Evaluation (accuracy per taskset)").match(/<path class="series"/g)?.length,
+      1,
+    );
     const episodes = chart(html, "Agent episodes (mean per episode)");
     assertEquals(episodes.match(/<path class="series"/g)?.length, 3);
     for (const key of ["rollout/turns", "rollout/tool_calls", "rollout/invalid_tool_calls"]) {

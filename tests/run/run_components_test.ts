@@ -37,7 +37,7 @@ Deno.test("validateComponents: taskset workflows, workflow_args, reward fns and 
       [taskset("      workflow_args: { use_chat_template: false }\n"), "ok"],
       [
         taskset("      default_workflow_type: math_boxed\n"),
-        'config.yaml: buffer.explorer_input.taskset.default_workflow_type: Unknown workflow "math_boxed"; known: countdown, guess_number, math_boxed_workflow, math_rm_workflow, math_workflow, simple_workflow. Did you mean "math_boxed_workflow"?',
+        'config.yaml: buffer.explorer_input.taskset.default_workflow_type: Unknown workflow "math_boxed"; known: countdown, guess_number, math_boxed_workflow, math_rm_workflow, math_workflow, simple_workflow, toolcall_workflow. Did you mean "math_boxed_workflow"?',
       ],
       [
         taskset("      workflow_args: { use_base: true }\n"),
@@ -55,7 +55,7 @@ Deno.test("validateComponents: taskset workflows, workflow_args, reward fns and 
       ],
       [
         taskset("      default_reward_fn_type: math_dapo\n"),
-        'config.yaml: buffer.explorer_input.taskset.default_reward_fn_type: Unknown reward fn "math_dapo"; known: countdown, exact_match, format, math, math_boxed_reward, math_dapo_reward. Did you mean "math_dapo_reward"?',
+        'config.yaml: buffer.explorer_input.taskset.default_reward_fn_type: Unknown reward fn "math_dapo"; known: countdown, exact_match, format, math, math_boxed_reward, math_dapo_reward, toolcall_reward. Did you mean "math_dapo_reward"?',
       ],
       [
         taskset("      reward_fn_args: { correct: 2 }\n"),
@@ -108,8 +108,8 @@ Deno.test("validateComponents: algorithm components and their args, operators, a
         'config.yaml: algorithm.entropy_loss_fn_args: Cannot configure entropy loss fn "default": unknown key "entropy_coeff"',
       ],
       [
-        algorithm("  sample_strategy: warmup\n"),
-        'config.yaml: algorithm.sample_strategy: Unknown sample strategy "warmup"',
+        algorithm("  sample_strategy: cooldown\n"),
+        'config.yaml: algorithm.sample_strategy: Unknown sample strategy "cooldown"',
       ],
       [
         `${BASE}data_processor:\n  experience_pipeline:\n    operators:\n      - name: mask_response_truncated\n      - name: dapo_dynamic_sampling\n        args: { metric: accuracy }\n`,

@@ -27,6 +27,13 @@ Deno.test("mode explore writes a buffer that a mode train run consumes whole", a
     const { experiences } = await readExperienceDir(`${exDir}/experiences`);
     assertEquals(experiences.length, 8);
     assertEquals(exploreRows.reduce((s, r) => s + (r["buffer/accepted"] ?? 0), 0), 8);
+    // A copy of the buffer as written (its parts, no consumption record yet).
+    await Deno.mkdir(`${f.dir}/copy`);
+    for await (const e of Deno.readDir(`${exDir}/experiences`)) {
+      if (e.name.endsWith(".parquet")) {
+        await Deno.copyFile(`${exDir}/experiences/${e.name}`, `${f.dir}/copy/${e.name}`);
+      }
+    }
 
     const train = await f.writeConfig({
       mode: "train",
@@ -44,6 +51,18 @@ Deno.test("mode explore writes a buffer that a mode train run consumes whole", a
     assertEquals(rows.map((r) => r["actor/batch_size"]), [3, 3, 2]);
     for (const r of rows) assertEquals(Number.isFinite(r["actor/loss"]), true);
     assertEquals(await checkpointSteps(f.runDir("tr")), [1, 2, 3]);
+
+    // Without train_batch_size a train step takes batch_size * repeat_times = 2 x 2 experiences.
+    const byDefault = await f.writeConfig({
+      mode: "train",
+      buffer: {
+        total_steps: null,
+        trainer_input: { experience_buffer: { path: `${f.dir}/copy` } },
+      },
+    }, "tr_default.yaml");
+    await runConfig(await loadConfig(byDefault), quiet);
+    const defaultRows = trainRows(await metricsRows(f.runDir("tr_default")));
+    assertEquals(defaultRows.map((r) => r["actor/batch_size"]), [4, 4]);
   });
 });
 

@@ -10,7 +10,7 @@ import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";
 import { createModel, type PolicyModel } from "../../src/model/policy.ts";
 import { OpenAIServer, type OpenAIServerOptions } from "../../src/serve/openai_server.ts";
-import { ServedModel } from "../../src/serve/served_model.ts";
+import { ServedModel, type ServedModelOptions } from "../../src/serve/served_model.ts";
 import { PolicyRolloutModel } from "../../src/workflow/policy_rollout_model.ts";
 import { tinyLlamaConfig } from "../_tiny_llama.ts";
 
@@ -26,11 +26,33 @@ export const TINY_CONFIG: Record<string, unknown> = tinyLlamaConfig(TOKENIZER.vo
   eos_token_id: TOKENIZER.eosId,
 });
 
-/** A tiny random model (large init, so its distributions are far from uniform). */
-export async function tinyModel(seed = 3): Promise<PolicyModel> {
-  return await createModel(TINY_CONFIG, initParameters(parseHfConfig(TINY_CONFIG), seed, 0.5), {
-    tokenizer: TOKENIZER,
+/**
+ * A tiny random model (large init, so its distributions are far from uniform) over `tokenizer`
+ * with `positions` positions.
+ */
+export async function tinyModel(
+  seed = 3,
+  tokenizer: CharTokenizer = TOKENIZER,
+  positions = 32,
+): Promise<PolicyModel> {
+  const config = tokenizer === TOKENIZER && positions === 32 ? TINY_CONFIG : tinyLlamaConfig(
+    tokenizer.vocabSize,
+    {
+      bos_token_id: tokenizer.bosId,
+      eos_token_id: tokenizer.eosId,
+      max_position_embeddings: positions,
+    },
+  );
+  return await createModel(config, initParameters(parseHfConfig(config), seed, 0.5), {
+    tokenizer,
   });
+}
+
+/** What a server fixture serves: a tokenizer, limits and the served model's options. */
+export interface TinyServerSetup {
+  tokenizer?: CharTokenizer;
+  limits?: typeof LIMITS;
+  served?: ServedModelOptions;
 }
 
 /** What a test gets from {@link withServer}. */
@@ -42,20 +64,30 @@ export interface TinyServer {
   id: string;
 }
 
-/** Runs `fn` against a server of a fresh tiny model; stops and frees everything afterwards. */
+/**
+ * Runs `fn` against a server of a fresh tiny model (over `setup`'s tokenizer and limits); stops
+ * and frees everything afterwards.
+ */
 export async function withServer(
-  options: Partial<OpenAIServerOptions>,
+  options: Partial<OpenAIServerOptions> & TinyServerSetup,
   fn: (t: TinyServer) => Promise<void>,
 ): Promise<void> {
-  const model = await tinyModel();
+  const { tokenizer = TOKENIZER, limits = LIMITS, served: servedOptions, ...serverOptions } =
+    options;
+  const positions = limits.maxPromptTokens + limits.maxResponseTokens;
+  const model = await tinyModel(3, tokenizer, Math.max(32, positions));
   const rollout = new PolicyRolloutModel(model, {
-    maxPromptTokens: LIMITS.maxPromptTokens,
-    maxResponseTokens: LIMITS.maxResponseTokens,
+    maxPromptTokens: limits.maxPromptTokens,
+    maxResponseTokens: limits.maxResponseTokens,
     defaults: { temperature: 1, topP: 1, topK: 0 },
     seed: 5,
   });
-  const served = new ServedModel("tiny", rollout, LIMITS.maxN, true);
-  const server = await OpenAIServer.start({ models: [served], ...options });
+  const served = new ServedModel("tiny", rollout, {
+    maxN: limits.maxN,
+    trained: true,
+    ...servedOptions,
+  });
+  const server = await OpenAIServer.start({ models: [served], ...serverOptions });
   try {
     await fn({ server, model, rollout, id: "tiny" });
   } finally {

@@ -41,10 +41,10 @@ Deno.test("malformed and out-of-limit requests get 4xx OpenAI errors; the server
       ["not an object", { json: [1, 2] }, 400, null, "expected a JSON object"],
       [
         "unknown field",
-        { json: chat({ tools: [] }) },
+        { json: chat({ best_of: 2 }) },
         400,
-        "tools",
-        'unknown or unsupported field "tools"',
+        "best_of",
+        'unknown field "best_of"; the chat completions API has',
       ],
       ["n too large", { json: chat({ n: LIMITS.maxN + 1 }) }, 400, "n", `[1, ${LIMITS.maxN}]`],
       ["n not an integer", { json: chat({ n: 1.5 }) }, 400, "n", "received 1.5"],

@@ -12,6 +12,10 @@ import { Trainer } from "../../src/trainer/trainer.ts";
 import { scoredFrom, TrainStep, type TrainStepConfig } from "../../src/trainer/train_step.ts";
 import { uniformArray } from "../../src/util/random.ts";
 import { TINY_QWEN2 } from "./_tiny_qwen2.ts";
+import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
+import { KL_FN } from "../../src/algorithm/kl.ts";
+import { ENTROPY_LOSS_FN } from "../../src/algorithm/entropy.ts";
+import { configure } from "../../src/util/registry.ts";
 
 const RAW = { ...TINY_QWEN2, tie_word_embeddings: false };
 
@@ -144,11 +148,9 @@ function assertSameUpdates(actual: ParameterRun, expected: ParameterRun): void {
 Deno.test("micro-batches: PPO token-mean with KL loss and entropy, packed", async () => {
   await assertCutMatchesUncut(
     {
-      policyLossFn: "ppo",
-      klLossFn: "k3",
-      klLossArgs: { kl_coef: 0.1 },
-      entropyLossFn: "default",
-      entropyLossArgs: { entropy_coef: 0.01 },
+      policyLoss: configure(POLICY_LOSS_FN, "ppo"),
+      klLoss: configure(KL_FN, "k3", { kl_coef: 0.1 }),
+      entropyLoss: configure(ENTROPY_LOSS_FN, "default", { entropy_coef: 0.01 }),
       gradClip: 0.5,
       packSequences: true,
     },
@@ -158,7 +160,7 @@ Deno.test("micro-batches: PPO token-mean with KL loss and entropy, packed", asyn
 });
 
 Deno.test("micro-batches: GSPO (seq-mean-token-mean), one sequence per row", async () => {
-  await assertCutMatchesUncut({ policyLossFn: "gspo" }, 40, 3);
+  await assertCutMatchesUncut({ policyLoss: configure(POLICY_LOSS_FN, "gspo") }, 40, 3);
 });
 
 Deno.test("micro-batches: more shapes in a step than graphs kept (some dropped mid-step)", async () => {
@@ -168,7 +170,7 @@ Deno.test("micro-batches: more shapes in a step than graphs kept (some dropped m
     split: "rows",
   }).map((m) => `${m.rows.length}x${m.seq}`);
   assert(new Set(shapes).size > 2, shapes.join(" "));
-  await assertCutMatchesUncut({ policyLossFn: "gspo" }, 48, 3, batch);
+  await assertCutMatchesUncut({ policyLoss: configure(POLICY_LOSS_FN, "gspo") }, 48, 3, batch);
 });
 
 Deno.test("a step skips the LM head before the first scored column and gives the full width's result", async () => {
@@ -195,10 +197,11 @@ Deno.test("a step skips the LM head before the first scored column and gives the
     const m = await model();
     const before = await m.readParameters();
     const step = new TrainStep(m, {
-      policyLossFn: "ppo",
-      policyLossArgs: { loss_agg_mode: "seq-mean-token-sum-norm", loss_scale_factor },
-      entropyLossFn: "default",
-      entropyLossArgs: { entropy_coef: 0.01 },
+      policyLoss: configure(POLICY_LOSS_FN, "ppo", {
+        loss_agg_mode: "seq-mean-token-sum-norm",
+        loss_scale_factor,
+      }),
+      entropyLoss: configure(ENTROPY_LOSS_FN, "default", { entropy_coef: 0.01 }),
       optimizer: { lr: 1, eps: 1, weightDecay: 0 },
     });
     const metrics = await step.step(batch);
@@ -234,7 +237,7 @@ Deno.test("scoredFrom: the first set column of any row, rounded down to 16; 0 wh
 Deno.test("micro-batches: SFT with seq-mean-token-sum-norm and seq-mean-token-sum", async () => {
   for (const mode of ["seq-mean-token-sum-norm", "seq-mean-token-sum"]) {
     await assertCutMatchesUncut(
-      { policyLossFn: "sft", policyLossArgs: { loss_agg_mode: mode } },
+      { policyLoss: configure(POLICY_LOSS_FN, "sft", { loss_agg_mode: mode }) },
       40,
       3,
     );
@@ -242,14 +245,18 @@ Deno.test("micro-batches: SFT with seq-mean-token-sum-norm and seq-mean-token-su
 });
 
 Deno.test("micro-batches: DPO keeps pairs together and matches the uncut step", async () => {
-  await assertCutMatchesUncut({ policyLossFn: "dpo", policyLossArgs: { beta: 0.5 } }, 40, 3);
+  await assertCutMatchesUncut(
+    { policyLoss: configure(POLICY_LOSS_FN, "dpo", { beta: 0.5 }) },
+    40,
+    3,
+  );
 });
 
 Deno.test("micro-batches: a loss without microBatching (mix) is never cut", async () => {
   const m = await model();
   const batch = experiences(6, 5);
   const step = new TrainStep(m, {
-    policyLossFn: "mix",
+    policyLoss: configure(POLICY_LOSS_FN, "mix"),
     optimizer: { lr: 1e-3 },
     maxTokensPerMicroBatch: 16,
   });
@@ -269,7 +276,10 @@ Deno.test("Trainer: PPO epochs x mini-batches, learning rate by train step", asy
     warmup_style: "cosine" as const,
     total_training_steps: 10,
   };
-  const trainStep = new TrainStep(m, { policyLossFn: "ppo", optimizer: schedule });
+  const trainStep = new TrainStep(m, {
+    policyLoss: configure(POLICY_LOSS_FN, "ppo"),
+    optimizer: schedule,
+  });
   const trainer = new Trainer({ trainStep, ppoEpochs: 2, miniBatchSize: 3, temperature: 1 });
   const metrics = await trainer.train(experiences(7, 2), { lrStep: 5 });
   assertEquals(metrics["actor/optimizer_steps"], 6); // 2 epochs x ceil(7 / 3)
@@ -287,7 +297,7 @@ Deno.test("micro-batches of one shape share one compiled graph", async () => {
       Array.from({ length: rows }, (_, r) => ({ ...e, info: { ...e.info, runId: r } }))
     );
     const step = new TrainStep(m, {
-      policyLossFn: "ppo",
+      policyLoss: configure(POLICY_LOSS_FN, "ppo"),
       optimizer: { lr: 1e-3 },
       maxTokensPerMicroBatch: 2 * paddedLength(batch[0].tokens.length),
     });
@@ -321,10 +331,9 @@ Deno.test("gradient checkpointing gives the stored step's losses and updates, cu
       const m = await model();
       const before = await m.readParameters();
       const step = new TrainStep(m, {
-        policyLossFn: "ppo",
-        klLossFn: "k2",
-        entropyLossFn: "default",
-        entropyLossArgs: { entropy_coef: 0.01 },
+        policyLoss: configure(POLICY_LOSS_FN, "ppo"),
+        klLoss: configure(KL_FN, "k2"),
+        entropyLoss: configure(ENTROPY_LOSS_FN, "default", { entropy_coef: 0.01 }),
         optimizer: { lr: 1, eps: 1, weightDecay: 0 },
         maxTokensPerMicroBatch,
         gradientCheckpointing,

@@ -22,11 +22,13 @@ import {
 import { TrainStep, type TrainStepConfig } from "../../src/trainer/train_step.ts";
 import { createCritic, CriticStep } from "../../src/trainer/critic.ts";
 import { TINY_QWEN2 } from "./_tiny_qwen2.ts";
+import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
+import { configure } from "../../src/util/registry.ts";
 
 const RAW = TINY_QWEN2;
 const PROMPT = [1, 2, 3];
 const CONFIG: TrainStepConfig = {
-  policyLossFn: "sft",
+  policyLoss: configure(POLICY_LOSS_FN, "sft"),
   optimizer: { lr: 0.01, weightDecay: 0.01 },
   gradClip: 1,
 };

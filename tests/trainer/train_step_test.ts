@@ -7,6 +7,7 @@ import { initParameters } from "../../src/model/init.ts";
 import { createModel, type PolicyModel } from "../../src/model/policy.ts";
 import { TrainStep } from "../../src/trainer/train_step.ts";
 import { TINY_QWEN2 } from "./_tiny_qwen2.ts";
+import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
 
 const RAW = TINY_QWEN2;
 const PROMPT = [1, 2, 3];
@@ -59,7 +60,7 @@ Deno.test("GRPO raises the log-prob of rewarded responses and lowers unrewarded 
   exps.forEach((e, i) => (e.advantages = Array.from(adv.perToken[i])));
   const before = await Promise.all([...good, ...bad].map((r) => responseLogprob(model, r)));
   const trainer = new TrainStep(model, {
-    policyLossFn: "ppo",
+    policyLoss: configure(POLICY_LOSS_FN, "ppo"),
     optimizer: { lr: 0.01, weightDecay: 0 },
     gradClip: 1,
   });
@@ -88,7 +89,10 @@ Deno.test("SFT loss falls on a tiny dataset", async () => {
   const model = await tinyModel();
   const data = [[4, 5, 6, 7], [4, 5, 6, 8], [9, 10, 11, 12]];
   const exps = await Promise.all(data.map((r, i) => experience(model, r, 0, i)));
-  const trainer = new TrainStep(model, { policyLossFn: "sft", optimizer: { lr: 0.01 } });
+  const trainer = new TrainStep(model, {
+    policyLoss: configure(POLICY_LOSS_FN, "sft"),
+    optimizer: { lr: 0.01 },
+  });
   const losses: number[] = [];
   for (let i = 0; i < 25; i++) losses.push((await trainer.step(exps)).loss);
   assertEquals(losses[24] < 0.5 * losses[0], true, `loss ${losses[0]} -> ${losses[24]}`);
@@ -117,7 +121,10 @@ Deno.test("DPO increases the chosen-minus-rejected margin over the reference", a
     return total / pairs.length;
   };
   const before = await margin();
-  const trainer = new TrainStep(model, { policyLossFn: "dpo", optimizer: { lr: 0.01 } });
+  const trainer = new TrainStep(model, {
+    policyLoss: configure(POLICY_LOSS_FN, "dpo"),
+    optimizer: { lr: 0.01 },
+  });
   for (let i = 0; i < 5; i++) await trainer.step(exps);
   const after = await margin();
   assertEquals(Math.abs(before) < 1e-4, true, `initial margin ${before}`);

@@ -6,7 +6,8 @@
 
 import type { Task } from "../../src/buffer/task.ts";
 import { CharTokenizer } from "../../src/model/char_tokenizer.ts";
-import type { ChatMessage } from "../../src/model/chat_template.ts";
+import type { ChatMessage, ChatOptions } from "../../src/model/chat_template.ts";
+import type { Tokenizer } from "../../src/model/tokenizer.ts";
 import type { Rollout, RolloutModel, RolloutOptions } from "../../src/workflow/rollout_model.ts";
 
 /** A char tokenizer over printable ASCII and newline, with `<pad>`, `<bos>`, `<eos>`. */
@@ -34,22 +35,32 @@ export interface ScriptedCall {
 export class ScriptedModel implements RolloutModel {
   /** Stamped on every rollout; tests change it between calls. */
   policyVersion = 0;
-  readonly tokenizer: CharTokenizer = TOKENIZER;
   readonly calls: ScriptedCall[] = [];
   readonly #replies: string[] | ((prompt: string, sample: number) => string);
 
-  constructor(replies: readonly string[] | ((prompt: string, sample: number) => string)) {
+  /** Answers with `replies`, tokenized by `tokenizer` (default {@link TOKENIZER}). */
+  constructor(
+    replies: readonly string[] | ((prompt: string, sample: number) => string),
+    readonly tokenizer: Tokenizer = TOKENIZER,
+  ) {
     this.#replies = typeof replies === "function" ? replies : [...replies];
   }
 
   generate(prompt: string | readonly number[], options: RolloutOptions = {}): Promise<Rollout[]> {
-    const tokens = typeof prompt === "string" ? TOKENIZER.encode(prompt) : [...prompt];
+    const tokens = typeof prompt === "string" ? this.tokenizer.encode(prompt) : [...prompt];
     return this.#sample("generate", tokens, options);
   }
 
-  chat(messages: readonly ChatMessage[], options: RolloutOptions = {}): Promise<Rollout[]> {
-    const text = TOKENIZER.applyChatTemplate(messages, { addGenerationPrompt: true });
-    return this.#sample("chat", TOKENIZER.encode(text), options);
+  chat(
+    messages: readonly ChatMessage[],
+    options: RolloutOptions = {},
+    template: Omit<ChatOptions, "addGenerationPrompt"> = {},
+  ): Promise<Rollout[]> {
+    const text = this.tokenizer.applyChatTemplate(messages, {
+      ...template,
+      addGenerationPrompt: true,
+    });
+    return this.#sample("chat", this.tokenizer.encode(text), options);
   }
 
   #sample(kind: ScriptedCall["kind"], promptTokens: number[], options: RolloutOptions) {
@@ -57,10 +68,10 @@ export class ScriptedModel implements RolloutModel {
     const replies = this.#replies;
     return Promise.resolve(Array.from({ length: options.n ?? 1 }, (_, sample): Rollout => {
       const text = typeof replies === "function"
-        ? replies(TOKENIZER.decode(promptTokens), sample)
+        ? replies(this.tokenizer.decode(promptTokens), sample)
         : replies.shift();
       if (text === undefined) throw new Error("The scripted model ran out of replies");
-      const responseTokens = [...TOKENIZER.encode(text), TOKENIZER.eosId!];
+      const responseTokens = [...this.tokenizer.encode(text), this.tokenizer.eosId!];
       return {
         promptTokens,
         responseTokens,

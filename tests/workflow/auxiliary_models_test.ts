@@ -7,7 +7,10 @@
  */
 
 import { AuxiliaryModels } from "../../src/auxiliary/auxiliary_models.ts";
-import type { AuxiliaryModelSection, StageConfig } from "../../src/config/run_config.ts";
+import type { StageConfig } from "../../src/config/run_config.ts";
+
+/** One of `explorer.auxiliary_models`. */
+type AuxiliaryModelSection = StageConfig["explorer"]["auxiliaryModels"][number];
 import { concatBytes, encodeOnnxModel } from "../../src/export/onnx_proto.ts";
 import { getGpu } from "../../src/gpu/device.ts";
 import { POLICY_MODEL_ID, startStageServer } from "../../src/serve/stage_server.ts";

@@ -3,6 +3,7 @@ import { createWorkflow, Episode } from "../../src/workflow/mod.ts";
 import type { RolloutOptions } from "../../src/workflow/rollout_model.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
 import { makeTask, scriptedLogprob, ScriptedModel, TOKENIZER } from "./_scripted_model.ts";
+import { TOOL_TOKENIZER, TOOLS } from "../serve/_tool_server.ts";
 
 const QUESTION =
   'I am thinking of an integer between 1 and 100. Guess it. After each guess I will say "higher", "lower" or "correct". Reply with one number only.';
@@ -99,5 +100,30 @@ Deno.test("Episode: keeps the oldest policy version and rejects a truncated tran
     () => short.act(),
     Error,
     "Cannot continue the episode at turn 2: the model kept 3 of its 4 tokens (max_prompt_tokens)",
+  );
+});
+
+Deno.test("Episode with tools: the model's call kept as sampled, tool results rendered after it", async () => {
+  const call = '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>';
+  const model = new ScriptedModel([call, "noon"], TOOL_TOKENIZER);
+  const episode = new Episode(model, [{ role: "user", content: "time" }], {}, { tools: TOOLS });
+  await episode.act();
+  episode.observeToolResults([{ tool_call_id: "call_1", content: "12" }]);
+  await episode.act();
+  const exp = episode.toExperience(makeTask({}), 0, 1);
+  const eos = "<eos>";
+  const parts: [string, number][] = [
+    [`<bos><tools>get_weather,get_time</tools>time${eos}`, 0],
+    [call + eos, 1], // with spaces the template would not write
+    [`<tool_response>12</tool_response>${eos}`, 0],
+    [`noon${eos}`, 1],
+  ];
+  const expected = parts.flatMap(([text, mask]) =>
+    TOOL_TOKENIZER.encode(text).map((id) => [id, mask])
+  );
+  assertEquals(exp.tokens.map((id, t) => [id, exp.actionMask[t]]), expected);
+  assertEquals(
+    model.calls[1].promptTokens,
+    exp.tokens.slice(0, model.calls[1].promptTokens.length),
   );
 });

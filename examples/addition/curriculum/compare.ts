@@ -25,14 +25,30 @@ const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.le
 const trainTotal = KINDS.reduce((sum, k) => sum + k.train, 0);
 const share = (digits: number) => KINDS.find((k) => k.digits === digits)!.train / trainTotal;
 
+/**
+ * The GRPO stage's rows of a run, by GRPO step: rows name their stage (steps count per stage);
+ * runs written before they did count on from the SFT stage's steps.
+ */
+async function grpoRows(dir: string): Promise<Row[]> {
+  const lines = (await Deno.readTextFile(`${dir}/metrics.jsonl`)).trim().split("\n");
+  const all: { stage?: string; row: Row }[] = lines.map((line) => {
+    const { stage, ...row } = JSON.parse(line);
+    return { stage, row };
+  });
+  if (all.some((r) => r.stage !== undefined)) {
+    return all.filter((r) => r.stage === "grpo").map((r) => r.row);
+  }
+  const sftSteps = JSON.parse(await Deno.readTextFile(`${dir}/sft/stage_done.json`)).steps;
+  return all.map((r) => r.row).filter((row) => row.step >= sftSteps)
+    .map((row) => ({ ...row, step: row.step - sftSteps }));
+}
+
 /** One run's figures. */
 async function summarize(dir: string) {
-  const sftSteps = JSON.parse(await Deno.readTextFile(`${dir}/sft/stage_done.json`)).steps;
-  const rows: Row[] = (await Deno.readTextFile(`${dir}/metrics.jsonl`)).trim().split("\n")
-    .map((line) => JSON.parse(line)).filter((row) => row.step >= sftSteps);
+  const rows = await grpoRows(dir);
   const accuracy = new Map<number, number>(), mix = new Map<number, number>();
   for (const row of rows) {
-    const step = row.step - sftSteps;
+    const step = row.step;
     if (row["eval/held_out/accuracy"] !== undefined) {
       accuracy.set(step, row["eval/held_out/accuracy"]);
     }

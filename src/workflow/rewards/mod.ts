@@ -11,6 +11,7 @@ import { mathReward } from "./math.ts";
 import { mathBoxedReward } from "./math_boxed.ts";
 import { mathDapoReward } from "./math_dapo.ts";
 import type { RewardFnFactory } from "./reward_fn.ts";
+import { toolcallReward } from "./toolcall.ts";
 
 export {
   computeReward,
@@ -22,7 +23,7 @@ export {
 
 /**
  * Reward fns by name: `countdown`, `exact_match`, `format`, `math`, `math_boxed_reward`,
- * `math_dapo_reward`.
+ * `math_dapo_reward`, `toolcall_reward`.
  */
 export const REWARD_FUNCTIONS: Registry<RewardFnFactory> = new Registry<RewardFnFactory>(
   "reward fn",
@@ -33,5 +34,6 @@ export const REWARD_FUNCTIONS: Registry<RewardFnFactory> = new Registry<RewardFn
     ["math_dapo_reward", mathDapoReward],
     ["format", formatReward],
     ["countdown", countdownReward],
+    ["toolcall_reward", toolcallReward],
   ],
 );

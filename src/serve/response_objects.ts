@@ -1,9 +1,12 @@
 /**
- * The JSON objects of OpenAI's completion API built from a {@link Completion}: chat completions,
- * text completions, their streamed chunks (`chat.completion.chunk`, `text_completion`) and the
- * log-prob shapes of each (chat: `logprobs.content[]`; text: `tokens` / `token_logprobs` /
- * `top_logprobs` / `text_offset`). Log-probs cover every generated token, a final stop token
- * included. No HTTP here: `openai_server.ts` sends what this file builds.
+ * The JSON objects of OpenAI's completion API built from a {@link Completion}: chat completions
+ * (a message with `tool_calls` and `finish_reason: "tool_calls"` when the reply called tools),
+ * text completions, their streamed chunks (`chat.completion.chunk`, `text_completion`; tool
+ * calls stream as OpenAI sends them: index, id, type and name first, then argument fragments)
+ * and the log-prob shapes of each (chat: `logprobs.content[]`; text: `tokens` /
+ * `token_logprobs` / `top_logprobs` / `text_offset`), and vLLM's `prompt_token_ids` /
+ * `token_ids` when asked. Log-probs cover every generated token, a final stop token included.
+ * No HTTP here: `openai_server.ts` sends what this file builds.
  */
 
 import type { Tokenizer } from "../model/tokenizer.ts";
@@ -37,15 +40,18 @@ export function completionBody(
   header: ResponseHeader,
   tokenizer: Tokenizer,
 ): Record<string, unknown> {
+  const ids = (choice: CompletionChoice) =>
+    request.returnTokenIds ? { token_ids: choice.tokens } : {};
   const choices = completion.choices.map((choice, index) =>
     request.kind === "chat"
       ? {
         index,
-        message: { role: "assistant", content: choice.text },
+        message: chatMessage(choice),
         logprobs: request.logprobs
           ? { content: chatLogprobs(choice, 0, choice.tokens.length, tokenizer) }
           : null,
         finish_reason: choice.finishReason,
+        ...ids(choice),
       }
       : {
         index,
@@ -54,6 +60,10 @@ export function completionBody(
           ? textLogprobs(choice, 0, choice.tokens.length, 0, tokenizer)
           : null,
         finish_reason: choice.finishReason,
+        ...(request.returnTokenIds
+          ? { prompt_token_ids: completion.prompts[choice.promptIndex] }
+          : {}),
+        ...ids(choice),
       }
   );
   return {
@@ -61,6 +71,20 @@ export function completionBody(
     object: request.kind === "chat" ? "chat.completion" : "text_completion",
     choices,
     usage: usage(completion),
+    ...(request.kind === "chat" && request.returnTokenIds
+      ? { prompt_token_ids: completion.prompts[0] }
+      : {}),
+  };
+}
+
+/** The assistant message of a chat choice. */
+function chatMessage(choice: CompletionChoice) {
+  const calls = choice.reply?.toolCalls ?? [];
+  return {
+    role: "assistant",
+    content: choice.reply ? choice.reply.content : choice.text,
+    refusal: null,
+    ...(calls.length > 0 ? { tool_calls: calls } : {}),
   };
 }
 
@@ -77,54 +101,81 @@ export function completionChunks(
 ): Record<string, unknown>[] {
   const chat = request.kind === "chat";
   const object = chat ? "chat.completion.chunk" : "text_completion";
-  const chunk = (choice: Record<string, unknown>) => ({ ...header, object, choices: [choice] });
   const chunks: Record<string, unknown>[] = [];
   completion.choices.forEach((choice, index) => {
-    if (chat) {
-      chunks.push(
-        chunk({
-          index,
-          delta: { role: "assistant", content: "" },
-          logprobs: null,
-          finish_reason: null,
-        }),
-      );
-    }
-    const pieces = textPieces(choice, tokenizer);
-    let offset = 0;
-    pieces.forEach((piece, t) => {
-      const logprobs = !request.logprobs
-        ? null
-        : chat
-        ? { content: chatLogprobs(choice, t, t + 1, tokenizer) }
-        : textLogprobs(choice, t, t + 1, offset, tokenizer);
-      chunks.push(
-        chunk(
-          chat ? { index, delta: { content: piece }, logprobs, finish_reason: null } : {
-            index,
-            text: piece,
-            logprobs,
-            finish_reason: null,
-          },
-        ),
-      );
-      offset += piece.length;
-    });
-    chunks.push(
-      chunk(
-        chat ? { index, delta: {}, logprobs: null, finish_reason: choice.finishReason } : {
-          index,
-          text: "",
-          logprobs: null,
-          finish_reason: choice.finishReason,
-        },
-      ),
-    );
+    const parts = chat
+      ? chatDeltas(request, choice, tokenizer)
+      : textDeltas(request, choice, tokenizer);
+    const last = parts.at(-1)!;
+    if (request.returnTokenIds) last.token_ids = choice.tokens;
+    chunks.push(...parts.map((part) => ({ ...header, object, choices: [{ index, ...part }] })));
   });
   if (request.includeUsage) {
     chunks.push({ ...header, object, choices: [], usage: usage(completion) });
   }
   return chunks;
+}
+
+/** A choice's streamed parts (each a chunk's choice without its index). */
+type Delta = Record<string, unknown>;
+
+/** Text completion parts: one per token with its text piece, then the finish reason. */
+function textDeltas(
+  request: CompletionRequest,
+  choice: CompletionChoice,
+  tokenizer: Tokenizer,
+): Delta[] {
+  let offset = 0;
+  const parts: Delta[] = textPieces(choice, tokenizer).map((piece, t) => {
+    const logprobs = request.logprobs ? textLogprobs(choice, t, t + 1, offset, tokenizer) : null;
+    offset += piece.length;
+    return { text: piece, logprobs, finish_reason: null };
+  });
+  parts.push({ text: "", logprobs: null, finish_reason: choice.finishReason });
+  return parts;
+}
+
+/**
+ * Chat parts: the role; the content, a piece per token when it is the generated text as is,
+ * else whole; each tool call's index, id, type and name, then its arguments in fragments; the
+ * finish reason. Log-probs go with the token pieces, or all with the first part after the role.
+ */
+function chatDeltas(
+  request: CompletionRequest,
+  choice: CompletionChoice,
+  tokenizer: Tokenizer,
+): Delta[] {
+  const parts: Delta[] = [{ delta: { role: "assistant", content: "" } }];
+  const content = choice.reply ? choice.reply.content : choice.text;
+  const calls = choice.reply?.toolCalls ?? [];
+  if (content === choice.text && calls.length === 0) {
+    textPieces(choice, tokenizer).forEach((piece, t) => {
+      const logprobs = request.logprobs
+        ? { content: chatLogprobs(choice, t, t + 1, tokenizer) }
+        : null;
+      parts.push({ delta: { content: piece }, logprobs });
+    });
+  } else {
+    if (content) parts.push({ delta: { content } });
+    calls.forEach((call, index) => {
+      const { name, arguments: args } = call.function;
+      const head = { index, id: call.id, type: "function", function: { name, arguments: "" } };
+      parts.push({ delta: { tool_calls: [head] } });
+      for (const fragment of argumentFragments(args as string)) {
+        parts.push({ delta: { tool_calls: [{ index, function: { arguments: fragment } }] } });
+      }
+    });
+    if (request.logprobs && parts.length > 1) {
+      parts[1].logprobs = { content: chatLogprobs(choice, 0, choice.tokens.length, tokenizer) };
+    }
+  }
+  parts.push({ delta: {}, finish_reason: choice.finishReason });
+  return parts.map((p) => ({ logprobs: null, finish_reason: null, ...p }));
+}
+
+/** JSON text in the fragments a streaming model would send: strings, numbers and punctuation. */
+function argumentFragments(json: string): string[] {
+  return json.match(/"(?:[^"\\]|\\.)*"?|[^"]+?(?=")|[^"]+$/g) ?? [json];
 }
 
 /**

@@ -1,0 +1,179 @@
+/**
+ * Every command of README.md and examples/**\/README.md, run as written, in order, from a fresh
+ * clone's layout (the repository's tracked files copied to a temporary directory): each ```sh
+ * block as one bash script, and each inline `./rft ...` of the prose. Runs that train are shrunk
+ * by the clone's `./rft`, a wrapper that appends `--set` overrides to `./rft run` (one step per
+ * stage, small batches, one evaluation per stage) and hands everything else to the real launcher
+ * unchanged; later commands (export, generate, plots, the curriculum comparison) then read what
+ * the shrunk runs wrote. Templates (a placeholder in capitals such as DIR, `...`, `[options]`)
+ * are not commands, and the few commands that cannot run in a test are listed below with why;
+ * each listed one must still appear in a README, so the list cannot go stale.
+ */
+
+import { assertEquals } from "../_asserts.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** Commands that cannot run in a test, as they appear, with the reason. */
+const NOT_RUN: Record<string, string> = {
+  "./rft test": "the test suite itself (CI runs it)",
+  "./rft deno task bench": "the benchmark suite: benchmarks run from bench/, never from tests",
+  "apt-get install mesa-vulkan-drivers": "a system package (.ci/run installs it)",
+  "nats-server -js -sd /var/lib/nats -a 0.0.0.0 -p 4222":
+    "a server that runs until stopped (tests/cluster/ start their own)",
+};
+
+/** `--set` overrides that shrink a training run (every stage). */
+const SHRINK = [
+  "buffer.total_steps=1",
+  "buffer.batch_size=4",
+  "buffer.train_batch_size=8",
+  "algorithm.repeat_times=2",
+  "explorer.eval_on_startup=false",
+  "explorer.eval_interval=0",
+  "trainer.save_interval=1",
+];
+
+/** One command (a line, or a block run as one script) of a README. */
+interface Command {
+  file: string;
+  line: number;
+  script: string;
+}
+
+/** The ```sh blocks and inline `./rft ...` spans of `markdown`, in order. */
+export function readmeCommands(file: string, markdown: string): Command[] {
+  const commands: Command[] = [];
+  const lines = markdown.split("\n");
+  let block: { start: number; lines: string[] } | undefined;
+  lines.forEach((text, i) => {
+    if (block) {
+      if (text.startsWith("```")) {
+        commands.push({ file, line: block.start, script: block.lines.join("\n") });
+        block = undefined;
+      } else block.lines.push(text);
+      return;
+    }
+    if (/^```(sh|bash|shell)\s*$/.test(text)) {
+      block = { start: i + 1, lines: [] };
+      return;
+    }
+    for (const [, span] of text.matchAll(/`(\.\/rft [^`]*)`/g)) {
+      commands.push({ file, line: i + 1, script: span });
+    }
+  });
+  return commands;
+}
+
+/** A script line's command without its comment, or "" for a comment or blank line. */
+function commandOf(line: string): string {
+  return line.replace(/(^|\s)#.*$/, "").trim();
+}
+
+/** Whether a command is a template: a placeholder in capitals, `...` or `[...]`. */
+function isTemplate(command: string): boolean {
+  const words = command.split(/\s+/).filter((w) => !w.startsWith("-") && !/^[A-Z_]+=/.test(w));
+  const unquoted = command.replace(/'[^']*'|"[^"]*"/g, "''");
+  return /\.\.\.|\[(--|[a-z ]+\])/.test(unquoted) ||
+    words.some((w) => /(^|[^a-z])[A-Z]{2,}([^a-z]|$)|(^|[/:])[A-Z]([/:.]|$)/.test(w));
+}
+
+/** What to run of a command: its lines less templates and the listed ones; notes what was left. */
+function runnable(command: Command, seen: Set<string>, skipped: string[]): string | undefined {
+  const kept = command.script.split("\n").filter((line) => {
+    const text = commandOf(line);
+    if (text === "") return false;
+    if (NOT_RUN[text] !== undefined) {
+      seen.add(text);
+      skipped.push(`${command.file}:${command.line} ${text}: ${NOT_RUN[text]}`);
+      return false;
+    }
+    if (isTemplate(text) && !text.includes("$")) {
+      skipped.push(`${command.file}:${command.line} ${text}: a template`);
+      return false;
+    }
+    return true;
+  });
+  return kept.length ? kept.join("\n") : undefined;
+}
+
+/** The repository's tracked files copied to a new directory, `./rft` wrapped to shrink runs. */
+async function freshClone(): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "rft-readme-" });
+  const listed = await new Deno.Command("git", { args: ["ls-files", "-z"], cwd: ROOT }).output();
+  for (const path of new TextDecoder().decode(listed.stdout).split("\0").filter((p) => p)) {
+    const target = `${dir}/${path}`;
+    await Deno.mkdir(target.slice(0, target.lastIndexOf("/")), { recursive: true });
+    await Deno.copyFile(`${ROOT}${path}`, target).catch((err) => {
+      if (!(err instanceof Deno.errors.NotFound)) throw err; // deleted, not yet committed
+    });
+  }
+  await Deno.symlink(`${ROOT}node_modules`, `${dir}/node_modules`).catch(() => {});
+  await Deno.rename(`${dir}/rft`, `${dir}/.rft-launcher`);
+  const sets = SHRINK.map((s) => `--set ${s}`).join(" ");
+  await Deno.writeTextFile(
+    `${dir}/rft`,
+    `#!/bin/sh\n# The README test's launcher: ./rft run, shrunk; anything else as is.\n` +
+      `here=$(cd "$(dirname "$0")" && pwd)\n` +
+      `if [ "$1" = run ]; then exec "$here/.rft-launcher" "$@" ${sets}; fi\n` +
+      `exec "$here/.rft-launcher" "$@"\n`,
+  );
+  await Deno.chmod(`${dir}/rft`, 0o755);
+  return dir;
+}
+
+/** The README files: README.md, then every README.md under examples/, by path. */
+async function readmes(): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory && !["data", "model", "model_gpu"].includes(entry.name)) {
+        await walk(path);
+      } else if (entry.name === "README.md") found.push(path);
+    }
+  };
+  await walk("examples");
+  return [
+    "README.md",
+    ...found.sort((a, b) => a.split("/").length - b.split("/").length || a.localeCompare(b)),
+  ];
+}
+
+Deno.test("every README command runs as written from a fresh clone (training shrunk)", async () => {
+  const clone = await freshClone();
+  const seen = new Set<string>();
+  const skipped: string[] = [];
+  const ran: string[] = [];
+  try {
+    for (const file of await readmes()) {
+      const done = new Set<string>();
+      for (const command of readmeCommands(file, await Deno.readTextFile(`${ROOT}${file}`))) {
+        const script = runnable(command, seen, skipped);
+        if (script === undefined || done.has(script)) continue;
+        done.add(script);
+        const out = await new Deno.Command("bash", {
+          args: ["-e", "-c", script],
+          cwd: clone,
+          stdout: "piped",
+          stderr: "piped",
+          env: { NO_COLOR: "1" },
+        }).output();
+        const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+        assertEquals(
+          out.code,
+          0,
+          `${file}:${command.line}: ${script}\n--- output (last 3000 characters):\n${
+            text.slice(-3000)
+          }`,
+        );
+        ran.push(`${file}:${command.line} ${script.split("\n")[0]}`);
+      }
+    }
+  } finally {
+    await Deno.remove(clone, { recursive: true });
+  }
+  assertEquals(Object.keys(NOT_RUN).filter((c) => !seen.has(c)), [], "listed but in no README");
+  assertEquals(ran.length >= 10, true, `ran:\n${ran.join("\n")}\nskipped:\n${skipped.join("\n")}`);
+  console.log(`ran ${ran.length} commands; not run:\n  ${skipped.join("\n  ")}`);
+});

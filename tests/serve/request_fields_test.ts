@@ -1,0 +1,181 @@
+/**
+ * The request fields the OpenAI API defines, decided one by one: implemented ones are read,
+ * fields that change nothing (what LangChain and the `openai` client send: `metadata`, `store`,
+ * `service_tier`, `user`, prompt caching, `prediction`, ...) are accepted and leave the reply
+ * as it is, fields rft cannot honour and fields outside the API are one clear 400 naming them.
+ */
+
+import OpenAI from "openai";
+import { assertEquals, assertThrows } from "../_asserts.ts";
+import { ApiError } from "../../src/serve/api_error.ts";
+import { parseCompletionRequest } from "../../src/serve/completion_request.ts";
+import { withServer } from "./_tiny_server.ts";
+import { TOOL_SETUP, TOOLS } from "./_tool_server.ts";
+
+const LIMITS = { maxN: 4, maxTokens: 8 };
+const chat = (more: Record<string, unknown>) =>
+  parseCompletionRequest("chat", { messages: [{ role: "user", content: "x" }], ...more }, LIMITS);
+
+/** Fields that change nothing rft computes, as a client would send them. */
+const NO_OPS = {
+  metadata: { run: "7" },
+  store: false,
+  service_tier: "auto",
+  user: "u1",
+  safety_identifier: "s",
+  prompt_cache_key: "k",
+  prompt_cache_retention: "24h",
+  prediction: { type: "content", content: "hi" },
+  verbosity: "low",
+  modalities: ["text"],
+  audio: null,
+  web_search_options: null,
+  stream_options: null,
+};
+
+Deno.test("implemented fields are read: penalties, logit bias, tools, choice, format, template variables", () => {
+  const request = chat({
+    frequency_penalty: 0.5,
+    presence_penalty: -1,
+    logit_bias: { "3": -100, "7": 2.5 },
+    tools: TOOLS,
+    tool_choice: {
+      type: "allowed_tools",
+      allowed_tools: {
+        mode: "required",
+        tools: [{ type: "function", function: { name: "get_time" } }],
+      },
+    },
+    parallel_tool_calls: false,
+    response_format: {
+      type: "json_schema",
+      json_schema: { name: "x", schema: { type: "object" } },
+    },
+    reasoning_effort: "low",
+    chat_template_kwargs: { enable_thinking: false },
+    return_token_ids: true,
+  });
+  assertEquals([request.frequencyPenalty, request.presencePenalty, request.logitBias], [0.5, -1, {
+    3: -100,
+    7: 2.5,
+  }]);
+  assertEquals(request.toolChoice, { mode: "required", allowed: ["get_time"], single: false });
+  assertEquals([request.parallelToolCalls, request.returnTokenIds], [false, true]);
+  assertEquals(request.responseFormat, {
+    type: "json_schema",
+    name: "x",
+    schema: { type: "object" },
+    strict: false,
+  });
+  assertEquals(request.templateVariables, { enable_thinking: false, reasoning_effort: "low" });
+  assertEquals(chat({ tools: TOOLS }).toolChoice, { mode: "auto", single: false });
+  assertEquals(chat({}).toolChoice, { mode: "none", single: false });
+  assertEquals(chat(NO_OPS).messages, [{ role: "user", content: "x" }]);
+});
+
+Deno.test("fields rft cannot honour and fields outside the API are one 400 naming them", () => {
+  const cases: [Record<string, unknown>, string, string][] = [
+    [{ functions: [{ name: "f" }] }, "functions", "deprecated; send tools"],
+    [{ function_call: "auto" }, "function_call", "deprecated"],
+    [{ modalities: ["text", "audio"] }, "modalities", "text only"],
+    [{ audio: { voice: "x", format: "mp3" } }, "audio", "audio model"],
+    [{ web_search_options: {} }, "web_search_options", "no web search"],
+    [{ top_k_p: 1 }, "top_k_p", 'unknown field "top_k_p"'],
+    [{ logit_bias: { "x": 1 } }, "logit_bias", "token ids mapped to numbers"],
+    [{ logit_bias: { "1": 101 } }, "logit_bias", "[-100, 100]"],
+    [{ frequency_penalty: 3 }, "frequency_penalty", "[-2, 2]"],
+    [{ tool_choice: "auto" }, "tool_choice", 'it needs "tools"'],
+    [
+      { tools: TOOLS, tool_choice: { type: "function", function: { name: "nope" } } },
+      "tool_choice.function.name",
+      'no tool is named "nope"',
+    ],
+    [
+      { tools: [{ type: "custom", custom: { name: "c" } }] },
+      "tools[0].type",
+      "custom tools are not supported",
+    ],
+    [{ tools: [TOOLS[0], TOOLS[0]] }, "tools", 'function "get_weather" is defined twice'],
+    [
+      { response_format: { type: "json_schema", json_schema: { name: "bad name" } } },
+      "response_format.json_schema.name",
+      "letters, digits",
+    ],
+    [{ response_format: { type: "yaml" } }, "response_format.type", 'expected one of "text"'],
+    [{ reasoning_effort: "max" }, "reasoning_effort", 'expected one of "none"'],
+    [
+      { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] },
+      "messages[0].content[0]",
+      'received a "image_url" part',
+    ],
+    [
+      { messages: [{ role: "tool", content: "x" }] },
+      "messages[0].tool_call_id",
+      'needs "tool_call_id"',
+    ],
+    [
+      { messages: [{ role: "function", name: "f", content: "x" }] },
+      "messages[0].role",
+      "deprecated",
+    ],
+    [
+      {
+        messages: [{
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "1", type: "function", function: { name: "f", arguments: "{bad" } }],
+        }],
+      },
+      "messages[0].tool_calls[0].function.arguments",
+      "expected JSON of an object",
+    ],
+  ];
+  for (const [body, param, text] of cases) {
+    let error: ApiError | undefined;
+    try {
+      chat(body);
+    } catch (err) {
+      error = err as ApiError;
+    }
+    assertEquals([error?.status, error?.param], [400, param], JSON.stringify(body));
+    assertEquals(error!.message.includes(text), true, `${error!.message} lacks ${text}`);
+  }
+  const text = (more: Record<string, unknown>) =>
+    parseCompletionRequest("text", { prompt: "x", ...more }, LIMITS);
+  assertThrows(() => text({ echo: true }), ApiError, "echoing the prompt is not supported");
+  assertThrows(() => text({ suffix: "end" }), ApiError, "insertion");
+  assertThrows(() => text({ best_of: 2, stream: true }), ApiError, "cannot be used");
+  assertEquals(text({ best_of: 3, n: 2, echo: false, suffix: null }).bestOf, 3);
+});
+
+Deno.test("no-op fields leave the reply as it is; best_of keeps the most likely samples", async () => {
+  await withServer(TOOL_SETUP, async ({ server, id }) => {
+    const openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "none", maxRetries: 0 });
+    const messages = [{ role: "user" as const, content: "hello" }];
+    const base = { model: id, messages, max_tokens: 6, seed: 3, logprobs: true };
+    const plain = await openai.chat.completions.create(base);
+    const extra = await openai.chat.completions.create({ ...base, ...NO_OPS } as typeof base);
+    assertEquals(extra.choices[0].message.content, plain.choices[0].message.content);
+    const sum = (c: OpenAI.Completions.CompletionChoice) =>
+      c.logprobs!.token_logprobs!.reduce((a, b) => a + b!, 0);
+    const all = await openai.completions.create({
+      model: id,
+      prompt: "hello",
+      max_tokens: 5,
+      n: 4,
+      seed: 8,
+      logprobs: 0,
+    });
+    const best = await openai.completions.create({
+      model: id,
+      prompt: "hello",
+      max_tokens: 5,
+      n: 2,
+      best_of: 4,
+      seed: 8,
+      logprobs: 0,
+    });
+    const top = all.choices.map(sum).sort((a, b) => b - a).slice(0, 2);
+    assertEquals(best.choices.map(sum).sort((a, b) => b - a), top);
+  });
+});
