@@ -17,6 +17,7 @@ import { getGpu } from "../src/gpu/device.ts";
 import { parseHfConfig } from "../src/model/hf_config.ts";
 import { initParameterStream } from "../src/model/init.ts";
 import { shapeSize } from "../src/graph/tensor.ts";
+import { pathExists } from "../src/util/path_exists.ts";
 import { parameterSpecs } from "../src/model/parameters.ts";
 import { writeSafetensors } from "../src/model/safetensors.ts";
 import { type MetricsRow, readMetrics } from "../src/monitor/metrics_log.ts";
@@ -40,7 +41,8 @@ const HELP = `Usage: deno run -A ${SCRIPT} [--model qwen2.5-0.5b] [--steps 2] [-
 --response  most generated tokens per rollout (model.max_response_tokens)
 --set       more config overrides for ./rft run (repeatable)
 --max-resident-gib  stop the run (kill it) when its processes pass this resident memory (14)
---dir       where the model, data and run go (default: a temporary directory, removed after)`;
+--dir       where the model, data and run go (default: a temporary directory, removed after);
+            a model written there before is used again`;
 
 /** One step's figures from metrics.jsonl. */
 interface StepRow {
@@ -63,14 +65,19 @@ interface StepRow {
 
 /**
  * Writes a random model of shape `name` with Qwen's tokenizer into `dir` as the Hub ships it
- * (bfloat16 safetensors, `torch_dtype: bfloat16`), one tensor in memory at a time; its
- * parameter count.
+ * (bfloat16 safetensors, `torch_dtype: bfloat16`), one tensor in memory at a time, unless `dir`
+ * holds it already (a kept `--dir`); its parameter count.
  */
 async function writeRandomQwen(dir: string, name: string): Promise<number> {
-  await writeQwenConfigAndTokenizer(dir);
   const raw = { ...modelShape(name), architectures: ["Qwen2ForCausalLM"], torch_dtype: "bfloat16" };
-  await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify(raw, null, 2));
   const cfg = parseHfConfig(raw);
+  const config = JSON.stringify(raw, null, 2);
+  const written = await Deno.readTextFile(`${dir}/config.json`).catch(() => "");
+  if (written === config && await pathExists(`${dir}/model.safetensors`)) {
+    return parameterSpecs(cfg).reduce((n, spec) => n + shapeSize(spec.shape), 0);
+  }
+  await writeQwenConfigAndTokenizer(dir);
+  await Deno.writeTextFile(`${dir}/config.json`, config);
   const stream = initParameterStream(cfg, 1);
   const tensors = parameterSpecs(cfg).map((spec) => ({
     name: spec.name,
@@ -153,6 +160,8 @@ export async function main(args: readonly string[]): Promise<void> {
     const parameters = await writeRandomQwen(modelDir, values.model);
     console.error(`wrote ${modelDir} (${figure(parameters / 1e6)}M parameters)`);
     const root = `${dir}/checkpoints`;
+    // A kept --dir's earlier run would be resumed: each run starts afresh.
+    await Deno.remove(root, { recursive: true }).catch(() => {});
     const sets = [
       `buffer.total_steps=${sizes.steps}`,
       `buffer.batch_size=${sizes.batch}`,

@@ -17,7 +17,9 @@
 // read neighbouring memory: in the linear layout each invocation reads its own columns' rows, K
 // values apart.
 //
-// Bindings: b (read) B [K, N], or B^T [N, K] with TRANS_B, from column first_block * 128 on
+// Bindings: b (read) B [K, N], or B^T [N, K] with TRANS_B, from column first_block * 128 on;
+//           32-bit words: f32 values, or with B_FORMAT two half-precision values each (element
+//           2i in the low half of word i; a half B is packed per run, never kept)
 //           (with TRANS_B the binding may start there: a weight larger than one storage binding
 //           is packed in several launches of whole blocks)
 //           out (storage texture) the packed texture, TEX_W texels wide
@@ -26,6 +28,8 @@
 
 override TEX_W: u32 = 8192u;
 override TRANS_B: bool = true;
+// How b's words hold values: 0 f32, 1 two bfloat16, 2 two IEEE binary16.
+override B_FORMAT: u32 = 0u;
 
 struct Params {
   n: u32,
@@ -33,15 +37,24 @@ struct Params {
   first_block: u32,
 }
 
-@group(0) @binding(0) var<storage, read> b: array<f32>;
+@group(0) @binding(0) var<storage, read> b: array<u32>;
 @group(0) @binding(1) var out: texture_storage_2d<rgba32float, write>;
 @group(0) @binding(2) var<uniform> p: Params;
+
+// Element i of b as f32.
+fn element(i: u32) -> f32 {
+  if (B_FORMAT == 0u) { return bitcast<f32>(b[i]); }
+  let word = b[i / 2u];
+  let half = select(word & 0xffffu, word >> 16u, (i & 1u) == 1u);
+  if (B_FORMAT == 1u) { return bitcast<f32>(half << 16u); }
+  return unpack2x16float(half).x;
+}
 
 // op(B)[k, n] for a column n of this launch, zero past K.
 fn value(k: u32, n: u32) -> f32 {
   if (k >= p.k) { return 0.0; }
-  if (TRANS_B) { return b[(n - p.first_block * 128u) * p.k + k]; }
-  return b[k * p.n + n];
+  if (TRANS_B) { return element((n - p.first_block * 128u) * p.k + k); }
+  return element(k * p.n + n);
 }
 
 @compute @workgroup_size(64)

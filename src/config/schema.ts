@@ -335,7 +335,7 @@ const TOP_FIELDS = {
   explorer: section({
     runner_num: int("Workflow runners running concurrently", { default: 4, min: 1 }),
     max_timeout: num("Seconds a workflow may run before it is abandoned", {
-      default: 900,
+      default: 1800,
       above: 0,
     }),
     max_retry_times: int("Retries of a failed or timed-out workflow", { default: 2, min: 0 }),

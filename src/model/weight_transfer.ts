@@ -38,7 +38,8 @@ export async function transferWeights(
     const target = byName.get(source.name);
     if (!target || !sameShape(target.shape, source.shape)) {
       throw new Error(
-        `Cannot move weights: the target model has no variable "${source.name}" of shape [${source.shape}]`,
+        `Cannot sync weights: the explorer's model has no trained variable "${source.name}" ` +
+          `of shape [${source.shape}]`,
       );
     }
     if (target.dtype === source.dtype) {

@@ -22,7 +22,12 @@ import {
   type TexturePrologue,
   textureWidth,
 } from "./operand_texture.ts";
-import { PACKED_STRIP_COLUMNS, packedMisfit, packedWeightTexture } from "./packed_weight.ts";
+import {
+  PACKED_STRIP_COLUMNS,
+  packedMisfit,
+  type PackedShape,
+  packedWeightTexture,
+} from "./packed_weight.ts";
 
 /** One matmul launch: `batch` products of op(A) [m, k] by op(B) [k, n], strides in elements. */
 export interface MatmulProblem {
@@ -254,6 +259,31 @@ function operandLayouts(p: MatmulProblem) {
   ] as const;
 }
 
+/** op(B) of `p` as a packed weight takes it: its stored rows as output columns. */
+function packedRows(p: MatmulProblem): PackedShape {
+  const shape = { n: p.transB ? p.n : p.k, k: p.transB ? p.k : p.n, transB: true };
+  return p.bFormat ? { ...shape, format: p.bFormat } : shape;
+}
+
+/**
+ * The fewest rows of A for which a texture variant packs a half-precision B per run: fewer rows
+ * (a decode step) read it from storage (`regblock`), the packing costing more than it saves.
+ */
+const HALF_PACKED_MIN_ROWS = 17;
+
+/**
+ * Why a texture variant cannot read `p`'s half-precision B (only packed, for enough rows);
+ * undefined for an f32 B or one it can.
+ */
+function halfPackedMisfit(gpu: GpuContext, p: MatmulProblem): string | undefined {
+  if (!p.bFormat) return undefined;
+  if (p.m < HALF_PACKED_MIN_ROWS) {
+    return `expected at least ${HALF_PACKED_MIN_ROWS} rows to pack a ${p.bFormat} B per run, received ${p.m}`;
+  }
+  if (!sharedB(p)) return `expected one ${p.bFormat} B shared by the batch to pack`;
+  return packedMisfit(gpu, packedRows(p));
+}
+
 /**
  * Why `p` does not have the contiguous dimension of each stored operand (K of A, M of A^T, N of
  * B, K of B^T) a multiple of 4, as variants loading four elements at a time need; undefined
@@ -315,7 +345,7 @@ function texture(rowGroups: number, colQuads = 4): MatmulVariant {
     takesPrologue: true,
     alignedOperands: true,
     misfit(gpu, p) {
-      const unaligned = halfBMisfit(p) ?? unalignedOperand(p);
+      const unaligned = halfPackedMisfit(gpu, p) ?? unalignedOperand(p);
       if (unaligned) return unaligned;
       for (const { operand, elements } of operandLayouts(p)) {
         const misfit = textureMisfit(gpu, elements, operand);
@@ -327,10 +357,11 @@ function texture(rowGroups: number, colQuads = 4): MatmulVariant {
       const [la, lb] = operandLayouts(p);
       const ta = linearTexture(ctx, a, la.elements, "matmul:a", constant.a, aPrologue);
       // A weight's stored rows packed as columns: the texture of the NT product by it, which
-      // the NN product by it (a backward) reads as well.
-      const byRows = { n: p.transB ? p.n : p.k, k: p.transB ? p.k : p.n, transB: true };
-      const packed = constant.b && sharedB(p) && !packedMisfit(ctx.gpu, byRows)
-        ? packedWeightTexture(ctx, b, byRows, "matmul:b", true)
+      // the NN product by it (a backward) reads as well. A half-precision one is packed (widened)
+      // each run into a texture of this op's own: no f32 copy of it outlives the product.
+      const byRows = packedRows(p);
+      const packed = (constant.b || p.bFormat) && sharedB(p) && !packedMisfit(ctx.gpu, byRows)
+        ? packedWeightTexture(ctx, b, byRows, "matmul:b", constant.b && !p.bFormat)
         : undefined;
       const tb = packed ? undefined : linearTexture(ctx, b, lb.elements, "matmul:b", constant.b);
       const operands = [{ texture: ta, constant: constant.a && !aPrologue }];

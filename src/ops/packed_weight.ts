@@ -4,7 +4,8 @@
  * (layout in `shaders/pack_weight.wgsl`). On llvmpipe a load of 8 neighbouring texels costs about
  * half of 8 texels K values apart (the linear layout), which bounds a batch-1 decode. A constant
  * weight's texture is shared like an operand texture and packed only when the graph's variables
- * may have changed (the pack launches are variable copies).
+ * may have changed (the pack launches are variable copies). A half-precision weight is packed
+ * widened to f32, per run into a texture of the op's own (so no f32 copy of it is kept).
  * Shader: shaders/pack_weight.wgsl
  * Reference: src/reference/packed_weight.ts
  * Test: tests/ops/packed_weight_test.ts
@@ -29,11 +30,20 @@ export const PACKED_BLOCK_COLUMNS = 128;
  */
 export const PACKED_STRIP_COLUMNS = 32;
 
-/** The matrix a packed texture holds: op(B) [k, n], stored [n, k] when `transB`. */
+/**
+ * The matrix a packed texture holds: op(B) [k, n], stored [n, k] when `transB`, its elements f32
+ * or (`format`) half precision two per word.
+ */
 export interface PackedShape {
   n: number;
   k: number;
   transB: boolean;
+  format?: "bf16" | "f16";
+}
+
+/** Bytes of `count` stored elements of `shape`'s B (whole words). */
+function storedBytes(shape: PackedShape, count: number): number {
+  return shape.format ? Math.ceil(count / 2) * 4 : count * 4;
 }
 
 /** Texels of the packed texture of `shape`: whole blocks of columns by ceil(K / 4). */
@@ -49,7 +59,10 @@ export function packedMisfit(gpu: GpuContext, shape: PackedShape): string | unde
   const misfit = textureMisfit(gpu, 4 * packedTexels(shape), "packed b");
   if (misfit) return misfit;
   const limits = gpu.device.limits;
-  const bytes = (shape.transB ? PACKED_BLOCK_COLUMNS * shape.k : shape.n * shape.k) * 4;
+  const bytes = storedBytes(
+    shape,
+    shape.transB ? PACKED_BLOCK_COLUMNS * shape.k : shape.n * shape.k,
+  );
   if (bytes > limits.maxStorageBufferBindingSize) {
     return `expected ${shape.transB ? "128 rows of b" : "b"} to fit one storage binding of ` +
       `${limits.maxStorageBufferBindingSize} bytes to pack, received ${bytes} bytes`;
@@ -75,9 +88,10 @@ export function packWeightLaunches(
   variableCopy: boolean,
   maxBindingBytes = gpu.device.limits.maxStorageBufferBindingSize,
 ): KernelLaunch[] {
-  const { n, k, transB } = shape;
+  const { n, k, transB, format } = shape;
   const blocks = Math.ceil(n / PACKED_BLOCK_COLUMNS);
-  const blockBytes = PACKED_BLOCK_COLUMNS * k * 4;
+  // A block's bytes stay whole words (and 256-aligned) for half formats too: 128 * k * 2.
+  const blockBytes = PACKED_BLOCK_COLUMNS * k * (format ? 2 : 4);
   const perLaunch = transB ? Math.max(1, Math.floor(maxBindingBytes / blockBytes)) : blocks;
   const view = texture.createView();
   const launches: KernelLaunch[] = [];
@@ -86,13 +100,17 @@ export function packWeightLaunches(
     const columns = Math.min(n, (first + count) * PACKED_BLOCK_COLUMNS) -
       first * PACKED_BLOCK_COLUMNS;
     const range = transB
-      ? { buffer, offset: first * blockBytes, size: columns * k * 4 }
-      : { buffer, size: n * k * 4 };
+      ? { buffer, offset: first * blockBytes, size: storedBytes(shape, columns * k) }
+      : { buffer, size: storedBytes(shape, n * k) };
     launches.push({
       spec: {
         shader: "pack_weight",
         entryPoint: "main",
-        constants: { TEX_W: textureWidth(gpu), TRANS_B: Number(transB) },
+        constants: {
+          TEX_W: textureWidth(gpu),
+          TRANS_B: Number(transB),
+          ...(format ? { B_FORMAT: format === "bf16" ? 1 : 2 } : {}),
+        },
         bindings: ["read", "storage_texture"],
         params: true,
       },
@@ -124,7 +142,7 @@ export function packedWeightTexture(
     GPUTextureUsage.STORAGE_BINDING,
     label,
     constant ? "variable" : "op",
-    `packed ${shape.n}x${shape.k}${shape.transB ? " B^T" : ""}`,
+    `packed ${shape.n}x${shape.k}${shape.transB ? " B^T" : ""}${shape.format ?? ""}`,
   );
   return {
     view: texture.createView(),

@@ -81,7 +81,7 @@ function baseStage(dir: string): StageConfig {
     },
     explorer: {
       runnerNum: 4,
-      maxTimeout: 900,
+      maxTimeout: 1800,
       maxRetryTimes: 2,
       evalInterval: 0,
       evalOnStartup: false,

@@ -3,8 +3,9 @@
  * checkpoint bytes without widening, read back exactly; the matmul by such a B (NT as a linear
  * layer's forward, NN as its backward, odd K so products start mid-word) and the embedding gather
  * of such a table against the f64 reference on the rounded values; the product's gradient with
- * respect to A; variants that read an f32 B refuse it, so the autotune and the untimed default
- * pick one that reads it.
+ * respect to A; the texture variants packing it per run; which variants the autotune and the
+ * untimed default pick (storage for a decode's few rows, packed textures for many on a CPU
+ * adapter).
  */
 
 import { assertEquals } from "../_asserts.ts";
@@ -124,7 +125,51 @@ Deno.test("half weights: an embedding gather from a bf16 or f16 table", async ()
   }
 });
 
-Deno.test("half weights: only variants that read a half B are candidates or defaults", async () => {
+Deno.test("half weights: texture variants pack a half B per run for enough rows, as the reference", async () => {
+  const gpu = await getGpu();
+  for (const format of FORMATS) {
+    for (
+      const c of [{ a: [40, 36], b: [52, 36], transB: true }, {
+        a: [33, 52],
+        b: [52, 36],
+        transB: false,
+      }]
+    ) {
+      const aData = uniformArray(c.a[0] * c.a[1], 6, -1, 1);
+      const bData = uniformArray(c.b[0] * c.b[1], 7, -1, 1);
+      const weight = await halfVariable("w", c.b, bData, format);
+      for (const variant of ["texture_16x16", "texture_32x12"]) {
+        const [got] = await runMatmul(gpu, aData, c.a, weight, { transB: c.transB, variant });
+        assertClose(got, matmulRef(aData, rounded(bData, format), matmulShapes(c.a, c.b, c)), {
+          atol: 1e-5,
+          rtol: 1e-5,
+          label: `${format} ${variant} ${c.transB ? "NT" : "NN"}`,
+        });
+      }
+      weight.buffer.destroy();
+    }
+  }
+});
+
+/** `a` (host data of shape `aShape`) times the variable `weight`, run once. */
+async function runMatmul(
+  gpu: Awaited<ReturnType<typeof getGpu>>,
+  aData: Float32Array<ArrayBuffer>,
+  aShape: number[],
+  weight: Variable,
+  options: { transB: boolean; variant: string },
+) {
+  const g = new Graph();
+  const a = g.input(aShape);
+  const y = matmul(a, g.variable(weight), options);
+  const exe = await compileGraph(gpu, [y], "half_matmul_texture");
+  await exe.run(new Map([[a, aData]]));
+  const values = await exe.read([y]);
+  exe.destroy();
+  return values;
+}
+
+Deno.test("half weights: packed textures for many rows, storage for a decode's few", async () => {
   const gpu = await getGpu();
   const p = {
     batch: 1,
@@ -138,10 +183,10 @@ Deno.test("half weights: only variants that read a half B are candidates or defa
     strideC: 64 * 256,
     bFormat: "bf16" as const,
   };
-  const candidates = candidateVariants(gpu, p, true);
-  assertEquals(candidates.length > 0, true);
-  assertEquals(candidates.every((v) => v.name.startsWith("regblock")), true);
-  for (const m of [1, 8, 64]) {
+  for (const [m, storage] of [[8, true], [64, !gpu.summary.isFallback]] as const) {
+    const candidates = candidateVariants(gpu, { ...p, m }, true);
+    assertEquals(candidates.length > 0, true);
+    assertEquals(candidates.every((v) => v.operands === "storage"), storage, `${m} rows`);
     const chosen = heuristicVariant(gpu, { ...p, m }, { constantB: true });
     assertEquals(chosen.misfit(gpu, { ...p, m }), undefined, `default for ${m} rows`);
   }
