@@ -360,16 +360,20 @@ export class PolicyModel {
 
   /**
    * Writes a Hugging Face model directory: config.json as loaded, the parameters as F32
-   * safetensors with HF names and shapes, and the tokenizer files of the source directory;
-   * with an adapter attached, also the PEFT adapter files (`lora.ts`) beside the base.
+   * safetensors with HF names and shapes (read back one at a time), and the tokenizer files of
+   * the source directory; with an adapter attached, also the PEFT adapter files (`lora.ts`)
+   * beside the base.
    */
   async save(dir: string): Promise<void> {
     await Deno.mkdir(dir, { recursive: true });
-    const host = await this.readParameters();
+    // One weight read back at a time, as the writer reaches it: no host copy of the whole model.
     const tensors = parameterSpecs(this.config).map((spec) => ({
       name: spec.name,
       shape: spec.shape,
-      data: host.get(spec.name)!,
+      data: async () => {
+        const variables = this.#shards(spec.name) ?? [this.params.get(spec.name)!];
+        return mergeShards(await readVariables(this.gpu.device, variables)).get(spec.name)!;
+      },
     }));
     await writeCheckpoint(dir, tensors, { maxShardBytes: 2 ** 31 });
     await writeAtomic(`${dir}/config.json`, JSON.stringify(this.rawConfig, null, 2) + "\n");

@@ -52,11 +52,14 @@ export interface TensorInfo {
   readonly byteLength: number;
 }
 
-/** An F32 tensor to write. */
+/**
+ * An F32 tensor to write: its values, or a function reading them when the writer reaches the
+ * tensor (e.g. from the GPU), so that a writer holds one tensor at a time.
+ */
 export interface F32Tensor {
   readonly name: string;
   readonly shape: readonly number[];
-  readonly data: Float32Array;
+  readonly data: Float32Array | (() => Promise<Float32Array>);
 }
 
 /** A validated safetensors file whose tensors are read on demand. */
@@ -201,9 +204,10 @@ async function openSharded(dir: string, indexPath: string): Promise<Checkpoint> 
 export type WrittenDType = "F32" | "BF16";
 
 /** `t`'s data as the bytes of `dtype`; `path` names the file in the error. */
-function tensorBytes(path: string, t: F32Tensor, dtype: WrittenDType): Uint8Array {
+async function tensorBytes(path: string, t: F32Tensor, dtype: WrittenDType): Promise<Uint8Array> {
   const size = shapeSize(t.shape);
-  const values = t.data;
+  const given = t.data; // once: a getter makes it
+  const values = typeof given === "function" ? await given() : given;
   if (size !== values.length) {
     throw new Error(
       `Cannot write ${path}: tensor "${t.name}" has ${values.length} values; shape [${t.shape}] needs ${size}`,
@@ -215,8 +219,8 @@ function tensorBytes(path: string, t: F32Tensor, dtype: WrittenDType): Uint8Arra
 
 /**
  * Writes `tensors` as one safetensors file of `dtype` (default F32) at `path`, atomically. Each
- * tensor's `data` is read once, when it is written (a getter may make it then), so the tensors
- * need not all be in memory at once.
+ * tensor's `data` is read once, when it is written (a function or getter may make it then), so
+ * the tensors need not all be in memory at once.
  */
 export async function writeSafetensors(
   path: string,
@@ -239,9 +243,9 @@ export async function writeSafetensors(
   new DataView(prefix.buffer).setBigUint64(0, BigInt(json.length + padding.length), true);
   await writeAtomic(
     path,
-    (function* () {
+    (async function* () {
       yield* [prefix, json, padding];
-      for (const t of tensors) yield tensorBytes(path, t, dtype);
+      for (const t of tensors) yield await tensorBytes(path, t, dtype);
     })(),
   );
 }

@@ -251,6 +251,15 @@ export class AdamW {
     this.#gpu.device.queue.writeBuffer(this.#stepState.buffer, 0, state);
   }
 
+  /** Reads the moments of parameter `i` (f32, widened from bf16 ones), in one readback. */
+  async readMoments(
+    i: number,
+  ): Promise<{ m: Float32Array<ArrayBuffer>; v: Float32Array<ArrayBuffer> }> {
+    const { m, v } = this.#moments[i];
+    const read = await readVariables(this.#gpu.device, [m, v]);
+    return { m: read.get(m.name)!, v: read.get(v.name)! };
+  }
+
   /** Reads the step count and both moments of every parameter (one readback). */
   async state(): Promise<AdamWState> {
     const read = await readVariables(this.#gpu.device, this.#moments.flatMap(({ m, v }) => [m, v]));

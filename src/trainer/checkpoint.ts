@@ -103,13 +103,13 @@ export async function saveCheckpoint(
   const name = `step_${step}`;
   const final = `${base}/${name}`;
   const temp = `${final}.tmp-${crypto.randomUUID()}`;
-  // Under the model's lock, so the parameters and moments are read between two steps.
-  const optimizer = await trainStep.model.gpuLock.run(async () => {
+  // Under the model's lock, so the parameters and moments are read between two steps (one
+  // tensor at a time, as the files are written).
+  const state: TrainerState = { ...extra, step, optimizer_step: trainStep.optimizer.stepCount };
+  await trainStep.model.gpuLock.run(async () => {
     await trainStep.model.save(temp);
-    return await trainStep.optimizer.state();
+    await writeMoments(`${temp}/${OPTIMIZER_FILE}`, trainStep.optimizer);
   });
-  const state: TrainerState = { ...extra, step, optimizer_step: optimizer.step };
-  await writeMoments(`${temp}/${OPTIMIZER_FILE}`, trainStep.optimizer, optimizer);
   if (critic) state.critic_optimizer_step = await saveCritic(`${temp}/${CRITIC_DIR}`, critic);
   await writeAtomic(`${temp}/${TRAINER_STATE_FILE}`, JSON.stringify(state, null, 2) + "\n");
   if (await pathExists(final)) {
@@ -131,13 +131,16 @@ export async function saveCheckpoint(
   return final;
 }
 
-/** Writes `state`'s moments of `optimizer`'s parameters as `<name>.exp_avg` / `.exp_avg_sq`. */
-async function writeMoments(path: string, optimizer: AdamW, state: AdamWState): Promise<void> {
-  const tensors: F32Tensor[] = optimizer.params.flatMap((p) => {
-    const { m, v } = state.moments.get(p.name)!;
+/**
+ * Writes `optimizer`'s moments as `<name>.exp_avg` / `.exp_avg_sq`, each read back from the GPU
+ * when the writer reaches it.
+ */
+async function writeMoments(path: string, optimizer: AdamW): Promise<void> {
+  const tensors: F32Tensor[] = optimizer.params.flatMap((p, i) => {
+    const read = (which: "m" | "v") => async () => (await optimizer.readMoments(i))[which];
     return [
-      { name: p.name + FIRST_MOMENT, shape: p.shape, data: m },
-      { name: p.name + SECOND_MOMENT, shape: p.shape, data: v },
+      { name: p.name + FIRST_MOMENT, shape: p.shape, data: read("m") },
+      { name: p.name + SECOND_MOMENT, shape: p.shape, data: read("v") },
     ];
   });
   await writeSafetensors(path, tensors);
@@ -156,8 +159,8 @@ async function saveCritic(dir: string, critic: CriticStep): Promise<number> {
     data: params.get(spec.name)!,
   }));
   await writeSafetensors(`${dir}/${CRITIC_WEIGHTS_FILE}`, tensors);
-  await writeMoments(`${dir}/${OPTIMIZER_FILE}`, critic.optimizer, state);
-  return state.step;
+  await writeMoments(`${dir}/${OPTIMIZER_FILE}`, critic.optimizer);
+  return critic.optimizer.stepCount;
 }
 
 /** A critic as a checkpoint holds it: host parameters by name and its AdamW state. */

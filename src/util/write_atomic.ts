@@ -5,18 +5,18 @@
 
 /**
  * Writes `chunks` (or text) to `path` atomically; the error names the path. Chunks are taken one
- * at a time, so a generator may make each as it is written.
+ * at a time, so a (possibly async) generator may make each as it is written.
  */
 export async function writeAtomic(
   path: string,
-  chunks: Iterable<Uint8Array> | string,
+  chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array> | string,
 ): Promise<void> {
   const parts = typeof chunks === "string" ? [new TextEncoder().encode(chunks)] : chunks;
   const temp = `${path}.${crypto.randomUUID()}.tmp`;
   try {
     const file = await Deno.open(temp, { write: true, createNew: true });
     try {
-      for (const chunk of parts) {
+      for await (const chunk of parts) {
         for (let done = 0; done < chunk.length;) done += await file.write(chunk.subarray(done));
       }
       await file.syncData();

@@ -28,7 +28,10 @@ function bytesOf(data: Float32Array): Uint8Array {
 }
 
 /** Tensors with awkward values (NaN payload, -0, subnormal, inf) and shapes (scalar, empty). */
-function sampleTensors(): F32Tensor[] {
+/** A tensor of host values (the writers also take ones read when written). */
+type HostTensor = F32Tensor & { data: Float32Array };
+
+function sampleTensors(): HostTensor[] {
   const special = new Float32Array(7);
   new Uint32Array(special.buffer).set([0x7fc00001, 0x80000000, 0x00000001, 0x7f800000]);
   special.set([-1.5, 3.4028234663852886e38, 1e-30], 4);
@@ -42,7 +45,7 @@ function sampleTensors(): F32Tensor[] {
   ];
 }
 
-async function assertSameTensors(dir: string, tensors: readonly F32Tensor[]) {
+async function assertSameTensors(dir: string, tensors: readonly HostTensor[]) {
   const checkpoint = await openCheckpoint(dir);
   assertEquals(checkpoint.names.sort(), tensors.map((t) => t.name).sort());
   for (const t of tensors) {
