@@ -149,17 +149,17 @@ async function writeMoments(path: string, optimizer: AdamW): Promise<void> {
 /** Writes the critic's parameters and moments into `dir`; returns its AdamW step count. */
 async function saveCritic(dir: string, critic: CriticStep): Promise<number> {
   await Deno.mkdir(dir, { recursive: true });
-  const { params, state } = await critic.critic.gpuLock.run(async () => ({
-    params: await critic.critic.readParameters(),
-    state: await critic.optimizer.state(),
-  }));
-  const tensors = criticParameterSpecs(critic.critic.config).map((spec) => ({
-    name: spec.name,
-    shape: spec.shape,
-    data: params.get(spec.name)!,
-  }));
-  await writeSafetensors(`${dir}/${CRITIC_WEIGHTS_FILE}`, tensors);
-  await writeMoments(`${dir}/${OPTIMIZER_FILE}`, critic.optimizer);
+  // Under the critic's lock, so its weights and moments are read between two of its steps.
+  await critic.critic.gpuLock.run(async () => {
+    const params = await critic.critic.readParameters();
+    const tensors = criticParameterSpecs(critic.critic.config).map((spec) => ({
+      name: spec.name,
+      shape: spec.shape,
+      data: params.get(spec.name)!,
+    }));
+    await writeSafetensors(`${dir}/${CRITIC_WEIGHTS_FILE}`, tensors);
+    await writeMoments(`${dir}/${OPTIMIZER_FILE}`, critic.optimizer);
+  });
   return critic.optimizer.stepCount;
 }
 
