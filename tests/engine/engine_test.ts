@@ -10,6 +10,7 @@ import {
 } from "../../src/engine/engine.ts";
 import { referenceLogits } from "../../src/model/transformer_reference.ts";
 import { assertClose } from "../_assert_close.ts";
+import { tinyLlama32Config } from "../_tiny_families.ts";
 
 const CONFIGS: Record<string, Record<string, unknown>> = {
   llama: {
@@ -37,6 +38,7 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
     activation_function: "gelu_new",
     eos_token_id: 28,
   },
+  "llama 3.2": { ...tinyLlama32Config(29), eos_token_id: 28 },
 };
 
 const PROMPTS = [[3, 1, 4, 1, 5, 9, 2], [6, 5], [

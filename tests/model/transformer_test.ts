@@ -20,6 +20,7 @@ import {
   GRADCHECK_VOCAB,
   logprobGradients,
 } from "../_model_gradcheck.ts";
+import { tinyLlama32Config } from "../_tiny_families.ts";
 
 const VOCAB = GRADCHECK_VOCAB;
 
@@ -63,6 +64,7 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
     tie_word_embeddings: false,
   },
   "gpt2": GRADCHECK_GPT2,
+  "llama 3.2 (llama3 rope scaling, tied)": tinyLlama32Config(VOCAB),
 };
 
 const SEQUENCES = GRADCHECK_SEQUENCES;
