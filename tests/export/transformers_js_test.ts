@@ -24,6 +24,7 @@ const FAMILIES = [
   "qwen2 (q/k/v bias, GQA 6/2, tied)",
   "qwen3 (q/k norm, head_dim 6 != 12 / 4, GQA 4/1)",
   "llama 3.2 (llama3 rope scaling, tied)",
+  "gemma 3 (window 4, sliding and full layers)",
   "gpt2 (tied)",
 ];
 

@@ -32,7 +32,7 @@ import {
 } from "../_model_gradcheck.ts";
 import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
 import { configure } from "../../src/util/registry.ts";
-import { tinyLlama32Config } from "../_tiny_families.ts";
+import { tinyGemma3Config, tinyLlama32Config } from "../_tiny_families.ts";
 
 const VOCAB = GRADCHECK_VOCAB;
 const SEQUENCES = GRADCHECK_SEQUENCES;
@@ -43,6 +43,7 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
   llama: GRADCHECK_LLAMA,
   gpt2: GRADCHECK_GPT2,
   "llama 3.2": tinyLlama32Config(VOCAB),
+  "gemma 3": tinyGemma3Config(VOCAB),
 };
 
 /**

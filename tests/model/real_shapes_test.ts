@@ -16,29 +16,7 @@ import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import { buildLogits } from "../../src/model/transformer.ts";
 import { referenceLogits } from "../../src/model/transformer_reference.ts";
-import { LLAMA32_ROPE_SCALING } from "../_tiny_families.ts";
-
-/** Llama-3.2-1B's config.json (the architecture fields). */
-const LLAMA32_1B = {
-  architectures: ["LlamaForCausalLM"],
-  model_type: "llama",
-  hidden_size: 2048,
-  intermediate_size: 8192,
-  num_hidden_layers: 16,
-  num_attention_heads: 32,
-  num_key_value_heads: 8,
-  head_dim: 64,
-  hidden_act: "silu",
-  rms_norm_eps: 1e-5,
-  rope_theta: 500000,
-  rope_scaling: LLAMA32_ROPE_SCALING,
-  max_position_embeddings: 131072,
-  vocab_size: 128256,
-  tie_word_embeddings: true,
-  bos_token_id: 128000,
-  eos_token_id: 128001,
-  torch_dtype: "bfloat16",
-};
+import { GEMMA3_1B, GEMMA3_270M, LLAMA32_1B } from "./_published_configs.ts";
 
 /** Parameters of a config.json's model. */
 function parameterCount(raw: Record<string, unknown>): number {
@@ -47,6 +25,8 @@ function parameterCount(raw: Record<string, unknown>): number {
 
 Deno.test("real shapes: parameter counts of the published configs", () => {
   assertEquals(parameterCount(LLAMA32_1B), 1_235_814_400);
+  assertEquals(parameterCount(GEMMA3_270M), 268_098_176);
+  assertEquals(parameterCount(GEMMA3_1B), 999_885_952);
 });
 
 /**
@@ -86,4 +66,8 @@ Deno.test("real shapes: Llama-3.2-1B's layer, vocabulary and RoPE (one of its 16
     [128000, 791, 4062, 14198, 39935, 35308, 927, 279],
     "llama 3.2",
   );
+});
+
+Deno.test("real shapes: gemma-3-270m (all 18 layers, 262144 tokens) matches the f64 reference", async () => {
+  await checkLogits(GEMMA3_270M, [2, 818, 5279, 529, 7001, 563, 9079, 236761], "gemma 3 270m");
 });

@@ -20,7 +20,7 @@ import {
   GRADCHECK_VOCAB,
   logprobGradients,
 } from "../_model_gradcheck.ts";
-import { tinyLlama32Config } from "../_tiny_families.ts";
+import { tinyGemma3Config, tinyLlama32Config } from "../_tiny_families.ts";
 
 const VOCAB = GRADCHECK_VOCAB;
 
@@ -65,6 +65,8 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
   },
   "gpt2": GRADCHECK_GPT2,
   "llama 3.2 (llama3 rope scaling, tied)": tinyLlama32Config(VOCAB),
+  "gemma 3 (window 4, sliding and full layers)": tinyGemma3Config(VOCAB),
+  "gemma 3 with a final logit softcap": tinyGemma3Config(VOCAB, 2, { final_logit_softcapping: 2 }),
 };
 
 const SEQUENCES = GRADCHECK_SEQUENCES;

@@ -23,6 +23,8 @@ import { makeVariable } from "../_variable.ts";
 
 // A large eps, so a kernel that drops or misreads it fails.
 const RMS: APrologue = { kind: "rms_norm", eps: 0.3 };
+// Gemma's RMSNorm, scaling by 1 + weight.
+const GEMMA_RMS: APrologue = { kind: "rms_norm", eps: 0.3, weightOffset: 1 };
 const SWIGLU: APrologue = { kind: "gated", gate: "silu" };
 
 interface Case {
@@ -43,6 +45,14 @@ const CASES: Case[] = [
     prologue: RMS,
     x: [37, 52],
     b: [29, 52],
+    transB: true,
+    weight: true,
+  },
+  {
+    label: "rms_norm with weight offset 1, weight B^T",
+    prologue: GEMMA_RMS,
+    x: [9, 20],
+    b: [13, 20],
     transB: true,
     weight: true,
   },
