@@ -49,14 +49,6 @@ const CASES: Case[] = [
     weight: true,
   },
   {
-    label: "rms_norm with weight offset 1, weight B^T",
-    prologue: GEMMA_RMS,
-    x: [9, 20],
-    b: [13, 20],
-    transB: true,
-    weight: true,
-  },
-  {
     label: "rms_norm, batched, input B",
     prologue: RMS,
     x: [3, 7, 12],
@@ -82,6 +74,15 @@ const CASES: Case[] = [
     weight: true,
   },
 ];
+
+// Gemma's RMSNorm on the first case's layout, smaller.
+CASES.splice(1, 0, {
+  ...CASES[0],
+  label: "rms_norm with weight offset 1, weight B^T",
+  prologue: GEMMA_RMS,
+  x: [9, 20],
+  b: [13, 20],
+});
 
 for (const variant of ["texture_16x12", "texture_4x16", "regblock_16x16", "texture_gemv_2x16"]) {
   Deno.test(`prologue matmul via ${variant} matches the CPU reference`, async () => {
