@@ -64,7 +64,7 @@ export {
   type TaskSelector,
 } from "./src/buffer/selectors/mod.ts";
 export { type ScheduledTaskset, TasksetScheduler } from "./src/buffer/taskset_scheduler.ts";
-export { Registry } from "./src/util/registry.ts";
+export { configure, type Configured, Registry } from "./src/util/registry.ts";
 export { ADVANTAGE_FN } from "./src/algorithm/advantage/mod.ts";
 export { POLICY_LOSS_FN } from "./src/algorithm/policy_loss/mod.ts";
 export { KL_FN } from "./src/algorithm/kl.ts";

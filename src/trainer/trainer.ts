@@ -91,7 +91,7 @@ export class Trainer {
       this.options;
     const oldValues = critic ? await critic.critic.values(batch.map((e) => e.tokens)) : undefined;
     if (this.options.advantageFn) {
-      const advantages = applyAdvantages(this.options.advantageFn, batch, false, {
+      const advantages = applyAdvantages(this.options.advantageFn, batch, {
         values: oldValues,
       });
       Object.assign(metrics, advantages.metrics);
