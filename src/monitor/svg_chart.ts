@@ -111,7 +111,7 @@ export function renderChart(
     series.map((s) =>
       `<span data-series="${escapeHtml(s.key)}"><i style="background:${s.color}"></i>${
         escapeHtml(s.label)
-      }${s.band ? " (band: ± std)" : ""}</span>`
+      }${s.band ? " (band: ± std, within min and max)" : ""}</span>`
     ).join(" ")
   }</div>`;
   return `<figure class="chart" data-title="${escapeHtml(title)}"><figcaption>${
