@@ -69,7 +69,8 @@ export function niceScale(
     { length: last - first + 1 },
     (_, i) => Number(((first + i) * step).toPrecision(12)),
   );
-  return { lo: first * step, hi: last * step, ticks };
+  const round = (v: number) => Number(v.toPrecision(12));
+  return { lo: round(first * step), hi: round(last * step), ticks };
 }
 
 /**
