@@ -117,6 +117,10 @@ export class ConsoleSink implements MetricsSink {
     this.#first = undefined;
   }
 
+  setStageTotal(totalSteps: number): void {
+    this.#stage = { ...this.#stage, totalSteps };
+  }
+
   log({ step, metrics }: MetricsRecord): void {
     const now = performance.now();
     const evaluation = evalOnly(metrics);

@@ -38,7 +38,7 @@ export async function runClusterTrainer(
   ctx: StageContext,
   url: string,
 ): Promise<StageOutcome> {
-  const { stageDir, log, signal, monitor, stepOffset } = ctx;
+  const { stageDir, log, signal, monitor } = ctx;
   const [section] = exploredTasksets(stage.buffer.explorerInput);
   if (!section) {
     throw new Error(`Stage "${stage.stageName}" trains a cluster run but has no taskset`);
@@ -55,7 +55,7 @@ export async function runClusterTrainer(
     stateDir: stageDir,
     ackWaitS: stage.cluster.ackWait,
     log,
-    onStepDone: (done) => monitor.hold(stepOffset + done.step, done.metrics),
+    onStepDone: (done) => monitor.hold(done.step, done.metrics),
   });
   ingest.totalSteps = batches;
   await ingest.replayDone(startStep);

@@ -25,7 +25,7 @@ export async function runExploreTrain(
   algorithm: ResolvedAlgorithm,
   ctx: StageContext,
 ): Promise<StageOutcome> {
-  const { stageDir, monitor, stepOffset } = ctx;
+  const { stageDir, monitor } = ctx;
   const policy = await loadStagePolicy(stage, stageDir, ctx.gpu, { ...ctx, resume: true });
   ctx.log(`policy from ${policy.source}`);
   using trainerModel = policy.model;
@@ -67,7 +67,7 @@ export async function runExploreTrain(
       totalSteps: stage.buffer.totalSteps ?? Infinity,
       sync,
       beforeStep: (version) => evaluator.maybeEvaluate(version),
-      report: (step, metrics) => Promise.resolve(monitor.hold(stepOffset + step, metrics)),
+      report: (step, metrics) => Promise.resolve(monitor.hold(step, metrics)),
     }),
     trainer.run(sampleStrategySource(strategy, buffers, () => sync.explorerDone), {
       startStep: startVersion,
@@ -96,8 +96,7 @@ export async function runExploreOnly(
   const steps = await explorer.run({
     totalSteps: stage.buffer.totalSteps ?? Infinity,
     beforeStep: (version) => evaluator.maybeEvaluate(version),
-    report: (step, metrics) =>
-      ctx.monitor.log(ctx.stepOffset + step, { ...metrics, ...bufferMetrics(buffer) }),
+    report: (step, metrics) => ctx.monitor.log(step, { ...metrics, ...bufferMetrics(buffer) }),
   });
   await evaluator.finalEvaluate(0);
   return { steps, lastEval: evaluator.last };

@@ -1,7 +1,7 @@
 /**
  * A stage's Evaluator: its eval tasksets run on a rollout model with the stage's runner settings,
  * due at startup (`eval_on_startup`) and every `eval_interval` train steps, rows logged at the
- * stage's global step of the version measured; and the evaluation of a model the stage trains
+ * stage's step of the version measured; and the evaluation of a model the stage trains
  * without an explorer (its own rollout model over the trained weights). The evaluation itself is
  * `explorer/evaluator.ts`.
  */
@@ -30,8 +30,6 @@ export interface StageEvaluatorOptions {
   startVersion: number;
   /** What workflows get besides the model (OpenAI endpoint, auxiliary models). */
   services?: WorkflowServices;
-  /** Global step of version 0 (default: the stage's step offset). */
-  stepOffset?: number;
 }
 
 /** The evaluator of `stage` on `model` (see the file comment). */
@@ -40,14 +38,14 @@ export function stageEvaluator(
   ctx: StageContext,
   evalTasksets: readonly EvalTaskset[],
   model: RolloutModel,
-  { startVersion, services, stepOffset = ctx.stepOffset }: StageEvaluatorOptions,
+  { startVersion, services }: StageEvaluatorOptions,
 ): Evaluator {
   const { runnerNum, maxTimeout, maxRetryTimes, evalInterval, evalOnStartup } = stage.explorer;
   return new Evaluator({
     evalTasksets,
     run: { model, runnerNum, maxTimeout, maxRetryTimes, signal: ctx.signal, services },
     schedule: { interval: evalInterval, onStartup: evalOnStartup, startVersion },
-    logRow: (version, metrics) => ctx.monitor.log(stepOffset + version, metrics),
+    logRow: (version, metrics) => ctx.monitor.log(version, metrics),
     log: ctx.log,
   });
 }

@@ -57,8 +57,8 @@ export class StageTrainer implements Disposable {
 
   /**
    * The Trainer's loop over `source` as the stage configures it: `train_batch_size` rows a step
-   * from `startStep` until `total_steps` or the source's end, each step's row logged at the
-   * stage's global step, a checkpoint every `save_interval` steps, and before each step the
+   * from `startStep` until `total_steps` or the source's end, each step's row logged at its
+   * step in the stage, a checkpoint every `save_interval` steps, and before each step the
    * evaluation's rollout model moved to the weights' version and an evaluation when due. Returns
    * the last step done.
    */
@@ -75,7 +75,7 @@ export class StageTrainer implements Disposable {
         await evaluation.evaluator.maybeEvaluate(version);
       }),
       logRow: async (step, metrics) =>
-        await ctx.monitor.log(ctx.stepOffset + step, { ...metrics, ...await rowMetrics?.() }),
+        await ctx.monitor.log(step, { ...metrics, ...await rowMetrics?.() }),
       checkpoint: { every: stage.trainer.saveInterval, save: (s) => this.checkpoints.save(s) },
       log: ctx.log,
       signal: run.signal ?? ctx.signal,
