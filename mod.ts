@@ -108,8 +108,16 @@ export { PolicyRolloutModel } from "./src/workflow/policy_rollout_model.ts";
 export { ConfigError } from "./src/config/config_error.ts";
 export { loadConfig } from "./src/config/load_config.ts";
 export type { RunConfig, StageConfig } from "./src/config/run_config.ts";
-export { formatSummary, runConfig, type RunSummary } from "./src/run/run.ts";
+export { runConfig, type RunSummary } from "./src/run/run.ts";
+export { formatSummary } from "./src/cli/run_summary.ts";
+export { modelDirectory } from "./src/cli/model_directory.ts";
 export { loadPlugins, PluginError } from "./src/run/run_plugins.ts";
 export { Monitor } from "./src/monitor/monitor.ts";
+export {
+  type MonitorContext,
+  type MonitorFactory,
+  MONITORS,
+} from "./src/monitor/monitor_registry.ts";
+export type { MetricsRecord, MetricsSink, StageInfo } from "./src/monitor/metrics_sink.ts";
 export { readMetrics } from "./src/monitor/metrics_log.ts";
 export { writePlot } from "./src/monitor/plot.ts";

@@ -60,15 +60,19 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
   await writeAtomic(`${runDir}/config.yaml`, resolvedConfigYaml(config));
   const multi = config.stages.length > 1;
   const stageDir = (s: StageConfig) => (multi ? `${runDir}/${s.stageName}` : runDir);
-  const { done, resumeAfter } = await finishedStages(config.stages, stageDir);
+  const { done, resume } = await finishedStages(config.stages, stageDir);
   const monitor = await Monitor.open(runDir, {
     tensorboard: first.monitor.tensorboard,
     console: first.monitor.console,
-    resumeAfterStep: resumeAfter > 0 ? resumeAfter : undefined,
+    monitors: first.monitor.monitors,
+    project: first.project,
+    name: first.name,
+    resumeAfterStep: resume.step,
+    resumeStage: multi ? resume.stage : undefined,
   });
   log(`run directory ${runDir}`);
   const gpu = await getGpu();
-  const run = { algorithms, done, resumeAfter, multi, stageDir, monitor, gpu, log, signal };
+  const run = { algorithms, done, resume, multi, stageDir, monitor, gpu, log, signal };
   let stages: RunSummary["stages"];
   try {
     stages = await runStages(config.stages, run);
@@ -79,15 +83,21 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
   return { runDir, stages, seconds: (performance.now() - started) / 1000, plot };
 }
 
+/** Where a run resumes: the stage under way and its last checkpoint's step. */
+interface ResumePoint {
+  stage: string;
+  step: number;
+}
+
 /**
  * The record of each stage that finished (up to the first that did not; a bench stage never
- * counts as finished), and the global step the run resumes after.
+ * counts as finished), and where the run resumes: the first unfinished stage at its latest
+ * checkpoint's step (0 without one); the rows logged after it are dropped.
  */
 async function finishedStages(
   stages: readonly StageConfig[],
   stageDir: (stage: StageConfig) => string,
-): Promise<{ done: (StageDone | undefined)[]; resumeAfter: number }> {
-  let offset = 0;
+): Promise<{ done: (StageDone | undefined)[]; resume: ResumePoint }> {
   const done: (StageDone | undefined)[] = [];
   for (const stage of stages) {
     // A bench stage evaluates what is there each time it runs; it never counts as finished.
@@ -96,19 +106,19 @@ async function finishedStages(
     if (!record) {
       const latest = await findLatestCheckpoint(stageDir(stage));
       const step = latest ? Number(/step_(\d+)$/.exec(latest)?.[1] ?? 0) : 0;
-      return { done, resumeAfter: offset + step };
+      return { done, resume: { stage: stage.stageName, step } };
     }
-    offset += record.steps;
   }
-  return { done, resumeAfter: offset };
+  const last = stages[stages.length - 1];
+  return { done, resume: { stage: last.stageName, step: done.at(-1)?.steps ?? 0 } };
 }
 
 /** What {@link runStages} runs the stages with. */
 interface StagesRun {
   algorithms: readonly ResolvedAlgorithm[];
   done: readonly (StageDone | undefined)[];
-  /** The global step the run resumes after. */
-  resumeAfter: number;
+  /** Where the run resumes. */
+  resume: ResumePoint;
   /** Whether the run has several stages (the monitor then names each). */
   multi: boolean;
   stageDir: (stage: StageConfig) => string;
@@ -128,7 +138,6 @@ async function runStages(
 ): Promise<RunSummary["stages"]> {
   const summary: RunSummary["stages"] = [];
   let previousCheckpoint: string | undefined;
-  let stepOffset = 0;
   for (const [i, stage] of stages.entries()) {
     const record = run.done[i];
     let outcome: StageOutcome;
@@ -141,16 +150,14 @@ async function runStages(
       run.log(`stage ${stage.stageName}: ${mode}`);
       const dir = run.stageDir(stage);
       await Deno.mkdir(dir, { recursive: true });
-      const total = stage.buffer.totalSteps;
       await run.monitor.beginStage({
         name: run.multi ? stage.stageName : undefined,
-        totalSteps: total === undefined ? undefined : stepOffset + total,
-        startStep: Math.max(stepOffset, run.resumeAfter),
+        totalSteps: stage.buffer.totalSteps,
+        startStep: run.resume.stage === stage.stageName ? run.resume.step : 0,
       });
       outcome = await runStage(stage, run.algorithms[i], {
         gpu: run.gpu,
         stageDir: dir,
-        stepOffset,
         monitor: run.monitor,
         log: (line) => run.log(`[${stage.stageName}] ${line}`),
         signal: run.signal,
@@ -161,28 +168,8 @@ async function runStages(
     }
     summary.push({ name: stage.stageName, outcome });
     previousCheckpoint = outcome.finalCheckpoint ?? previousCheckpoint;
-    stepOffset += outcome.steps;
   }
   return summary;
-}
-
-/** The summary lines printed at the end of a run. */
-export function formatSummary(summary: RunSummary): string[] {
-  const lines = [`run finished in ${formatSeconds(summary.seconds)}: ${summary.runDir}`];
-  for (const { name, outcome } of summary.stages) {
-    const evals = Object.entries(outcome.lastEval)
-      .filter(([key]) => /^eval\/[^/]+\/(accuracy|reward_mean)$/.test(key))
-      .map(([key, value]) => `${key} ${value.toFixed(3)}`);
-    lines.push(
-      `  stage ${name}: ${outcome.steps} steps${evals.length ? `; ${evals.join(", ")}` : ""}`,
-    );
-  }
-  lines.push(`  plot: ${summary.plot}`);
-  return lines;
-}
-
-function formatSeconds(s: number): string {
-  return s < 60 ? `${s.toFixed(1)} s` : `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
 }
 
 /**
