@@ -51,7 +51,12 @@ export {
 export { type ModelConfig, parseHfConfig, readHfConfig } from "./src/model/hf_config.ts";
 export { loadTokenizer, type Tokenizer } from "./src/model/tokenizer.ts";
 export { CharTokenizer } from "./src/model/char_tokenizer.ts";
-export { type ChatMessage } from "./src/model/chat_template.ts";
+export {
+  CHAR_TOOL_CHAT_TEMPLATE,
+  type ChatMessage,
+  type ToolCall,
+  type ToolDefinition,
+} from "./src/model/chat_template.ts";
 export { type Experience, type ExperienceInfo, newEid } from "./src/buffer/experience.ts";
 export { type Task, taskAnswer, taskMessages, taskPrompt } from "./src/buffer/task.ts";
 export { Taskset, type TasksetConfig } from "./src/buffer/taskset.ts";
@@ -101,6 +106,20 @@ export {
   type RecordedSample,
 } from "./src/workflow/mod.ts";
 export { OpenAIServer, type OpenAIServerOptions } from "./src/serve/openai_server.ts";
+/** Tool-call parsers (plugins register theirs) and the grammars their calls are decoded under. */
+export {
+  callObjectGrammar,
+  type ParsedReply,
+  type ParsedToolCall,
+  TOOL_CALL_PARSERS,
+  type ToolCallParser,
+} from "./src/tool_calls/mod.ts";
+export * as grammar from "./src/constrained/grammar.ts";
+export {
+  anyJsonObject,
+  type JsonSchema,
+  jsonSchemaGrammar,
+} from "./src/constrained/json_schema_grammar.ts";
 export { type Completion, ServedModel } from "./src/serve/served_model.ts";
 export { AuxiliaryModels } from "./src/auxiliary/auxiliary_models.ts";
 export { type FloatTensor, OnnxModel } from "./src/auxiliary/onnx_model.ts";
