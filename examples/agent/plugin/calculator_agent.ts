@@ -99,7 +99,8 @@ export const calculatorAgent: WorkflowFactory = {
           if (!completion) break;
           const { message } = completion.choices[0];
           messages.push(message);
-          const calls = (message.tool_calls ?? []) as OpenAI.ChatCompletionMessageFunctionToolCall[];
+          const calls =
+            (message.tool_calls ?? []) as OpenAI.ChatCompletionMessageFunctionToolCall[];
           if (calls.length === 0) {
             correct = (message.content ?? "").trim() === answer;
             break;
