@@ -20,6 +20,7 @@
  */
 
 import { mulberry32 } from "../../src/util/random.ts";
+import { ADD_TOOL } from "./plugin/calculator_agent.ts";
 
 const SEED = 2024;
 const TRAIN = 3000;
@@ -27,20 +28,6 @@ const EVAL = 200;
 const DEMOS = 3000;
 /** Share of demonstrations with a first term of 500 or more whose call is mistyped. */
 const SLIP_SHARE = 0.75;
-
-/** The tool the agent offers (plugin/calculator_agent.ts offers the same). */
-const ADD = {
-  type: "function",
-  function: {
-    name: "add",
-    description: "a + b",
-    parameters: {
-      type: "object",
-      properties: { a: { type: "integer" }, b: { type: "integer" } },
-      required: ["a", "b"],
-    },
-  },
-};
 
 /** A chat turn of a demonstration, as the OpenAI API writes it. */
 type Message = Record<string, unknown>;
@@ -90,7 +77,7 @@ const demos = draw(DEMOS).flatMap(([a, b], index) => {
   const episode = demonstration(a, b, index);
   return episode.flatMap((m, i) =>
     m.role === "assistant"
-      ? [JSON.stringify({ messages: episode.slice(0, i + 1), tools: [ADD] })]
+      ? [JSON.stringify({ messages: episode.slice(0, i + 1), tools: [ADD_TOOL] })]
       : []
   );
 });
