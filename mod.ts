@@ -51,7 +51,12 @@ export {
 export { type ModelConfig, parseHfConfig, readHfConfig } from "./src/model/hf_config.ts";
 export { loadTokenizer, type Tokenizer } from "./src/model/tokenizer.ts";
 export { CharTokenizer } from "./src/model/char_tokenizer.ts";
-export { type ChatMessage } from "./src/model/chat_template.ts";
+export {
+  CHAR_TOOL_CHAT_TEMPLATE,
+  type ChatMessage,
+  type ToolCall,
+  type ToolDefinition,
+} from "./src/model/chat_template.ts";
 export { type Experience, type ExperienceInfo, newEid } from "./src/buffer/experience.ts";
 export { type Task, taskAnswer, taskMessages, taskPrompt } from "./src/buffer/task.ts";
 export { Taskset, type TasksetConfig } from "./src/buffer/taskset.ts";
@@ -64,7 +69,7 @@ export {
   type TaskSelector,
 } from "./src/buffer/selectors/mod.ts";
 export { type ScheduledTaskset, TasksetScheduler } from "./src/buffer/taskset_scheduler.ts";
-export { Registry } from "./src/util/registry.ts";
+export { configure, type Configured, Registry } from "./src/util/registry.ts";
 export { ADVANTAGE_FN } from "./src/algorithm/advantage/mod.ts";
 export { POLICY_LOSS_FN } from "./src/algorithm/policy_loss/mod.ts";
 export { KL_FN } from "./src/algorithm/kl.ts";
@@ -101,6 +106,20 @@ export {
   type RecordedSample,
 } from "./src/workflow/mod.ts";
 export { OpenAIServer, type OpenAIServerOptions } from "./src/serve/openai_server.ts";
+/** Tool-call parsers (plugins register theirs) and the grammars their calls are decoded under. */
+export {
+  callObjectGrammar,
+  type ParsedReply,
+  type ParsedToolCall,
+  TOOL_CALL_PARSERS,
+  type ToolCallParser,
+} from "./src/tool_calls/mod.ts";
+export * as grammar from "./src/constrained/grammar.ts";
+export {
+  anyJsonObject,
+  type JsonSchema,
+  jsonSchemaGrammar,
+} from "./src/constrained/json_schema_grammar.ts";
 export { type Completion, ServedModel } from "./src/serve/served_model.ts";
 export { AuxiliaryModels } from "./src/auxiliary/auxiliary_models.ts";
 export { type FloatTensor, OnnxModel } from "./src/auxiliary/onnx_model.ts";
@@ -108,8 +127,16 @@ export { PolicyRolloutModel } from "./src/workflow/policy_rollout_model.ts";
 export { ConfigError } from "./src/config/config_error.ts";
 export { loadConfig } from "./src/config/load_config.ts";
 export type { RunConfig, StageConfig } from "./src/config/run_config.ts";
-export { formatSummary, runConfig, type RunSummary } from "./src/run/run.ts";
+export { runConfig, type RunSummary } from "./src/run/run.ts";
+export { formatSummary } from "./src/cli/run_summary.ts";
+export { modelDirectory } from "./src/cli/model_directory.ts";
 export { loadPlugins, PluginError } from "./src/run/run_plugins.ts";
 export { Monitor } from "./src/monitor/monitor.ts";
+export {
+  type MonitorContext,
+  type MonitorFactory,
+  MONITORS,
+} from "./src/monitor/monitor_registry.ts";
+export type { MetricsRecord, MetricsSink, StageInfo } from "./src/monitor/metrics_sink.ts";
 export { readMetrics } from "./src/monitor/metrics_log.ts";
 export { writePlot } from "./src/monitor/plot.ts";

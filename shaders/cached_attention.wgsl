@@ -3,7 +3,8 @@
 // (flash-decoding: partial results per key chunk, merged by `combine`). No backward.
 // Shapes: q, out [S, Tn, H, D]; k_cache, v_cache [S, Tmax, Hkv, D]; positions [S, Tn] (i32);
 // parts [S, Tn, H, PARTS, 4 + D]. Query (s, t) with p = positions[s, t] >= 0 attends to cache
-// rows 0 ..= min(p, Tmax - 1) of slot s; p < 0 (padding) gives a zero row. Query head h reads
+// rows max(0, p + 1 - window) ..= min(p, Tmax - 1) of slot s (a sliding window; window 2^32 - 1:
+// every row from 0); p < 0 (padding) gives a zero row. Query head h reads
 // kv head h / (H / Hkv) (HF's repeat_kv). score = scale * q.k; q is scaled as it is read.
 // Bindings (every entry point): q, k_cache, v_cache, positions, parts (read), out (read_write),
 // params. Callers bind q where a binding is unused. attend4, for head dims that are multiples of
@@ -54,6 +55,7 @@ struct Params {
   head_dim: u32,
   chunk: u32,    // keys per part
   scale: f32,
+  window: u32,   // keys a query attends to at most, itself included
 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
@@ -88,6 +90,7 @@ var<private> q_at: array<vec4u, 2>;
 var<private> acc_at: array<vec4u, 2>;
 var<private> home_valid: array<vec4<bool>, 2>;
 var<private> home_last: array<vec4i, 2>;
+var<private> home_first: array<vec4i, 2>;
 var<private> run_max: array<vec4f, 2>;
 var<private> run_sum: array<vec4f, 2>;
 var<private> rescale: array<vec4f, 2>;
@@ -104,6 +107,12 @@ var<private> acc_cols: array<vec4f, 2>;
 var<private> home_quads: array<mat4x4f, 2>;
 var<private> tile_quads: array<mat4x4f, 4>;
 var<private> acc_quads: array<mat4x4f, 2>;
+
+// First cache row the query at row `st` = s * Tn + t attends to (its window's start).
+fn first_key(st: u32) -> i32 {
+  let reach = u32(max(positions[st], 0)) + 1u;
+  return i32(select(0u, reach - p.window, reach > p.window));
+}
 
 // Last cache row the query at row `st` = s * Tn + t attends to; -1 for padding.
 fn last_key(st: u32) -> i32 {
@@ -185,7 +194,8 @@ fn load_tile_quads(values: bool, j0: u32, d: u32) {
 // Whether each home row of group g attends to key j0 + 4h + c of the tile at j0.
 fn pairs(g: u32, h: u32, c: u32, j0: u32) -> vec4<bool> {
   let key = j0 + 4u * h + c;
-  return (vec4i(i32(key)) <= home_last[g]) & vec4<bool>(key < part_end);
+  let k = vec4i(i32(key));
+  return (k <= home_last[g]) & (k >= home_first[g]) & vec4<bool>(key < part_end);
 }
 
 // m with the entries of non-attending pairs of block (g, h) replaced by `fill`.
@@ -270,11 +280,12 @@ fn locate_group(g: u32, first: u32, part: u32) {
     acc_at[g][r] = select(out_row * p.head_dim, record, PARTS > 1u);
     home_valid[g][r] = i < home_rows && slot_valid;
     home_last[g][r] = select(-1, last_key(st), home_valid[g][r]);
+    home_first[g][r] = select(i32(p.tmax), first_key(st), home_valid[g][r]);
   }
 }
 
 // Sets up this invocation's slot, kv head, part and home rows and the online softmax; returns
-// the first key of its part and the end of the keys its rows attend to there.
+// the first key its rows attend to in its part and the end of those keys there.
 fn begin_part(wid: vec3u, lane: u32) -> vec2u {
   let slot_index = wid.z * SLOT_LANES + lane / LANES;
   slot = min(slot_index, p.slots - 1u);
@@ -287,13 +298,19 @@ fn begin_part(wid: vec3u, lane: u32) -> vec2u {
   part_end = begin + p.chunk;
   locate_group(0u, first, part);
   var last = home_last[0];
+  var earliest = home_first[0];
   if (ROW_GROUPS > 1u) {
     locate_group(1u, first, part);
     last = max(last, home_last[1]);
+    earliest = min(earliest, home_first[1]);
   }
   run_max = array<vec4f, 2>(vec4f(NEG_BIG), vec4f(NEG_BIG));
   run_sum = array<vec4f, 2>(vec4f(0.0), vec4f(0.0));
-  return vec2u(begin, min(part_end, u32(max(max(last.x, last.y), max(last.z, last.w)) + 1)));
+  let start = u32(min(min(earliest.x, earliest.y), min(earliest.z, earliest.w)));
+  return vec2u(
+    max(begin, start),
+    min(part_end, u32(max(max(last.x, last.y), max(last.z, last.w)) + 1)),
+  );
 }
 
 // The online softmax's step over the scores of the tile at j0: new running max, the factor the
@@ -478,7 +495,8 @@ fn combine(
       x += w * vec4f(parts[e], parts[min(e + 1u, e_last)], parts[min(e + 2u, e_last)],
         parts[min(e + 3u, e_last)]);
     }
-    x /= l;
+    // A window may leave a row no key in the cache (a position past it): a zero row.
+    x = select(vec4f(0.0), x / l, l > 0.0);
   }
   out[at_out] = x.x;
   if (count > 1u) { out[at_out + 1u] = x.y; }

@@ -1,5 +1,6 @@
 // The input of a Llama MLP's down product at one token row, in one pass, for CPU adapters:
-//   out = f(x @ Wg^T) * (x @ Wu^T),  x = HF's RMSNorm of h with weight gamma,
+//   out = f(x @ Wg^T) * (x @ Wu^T),  x = HF's RMSNorm of h with weight gamma (+ WEIGHT_OFFSET,
+//   Gemma's 1 + gamma),
 // i.e. the norm, the gate and up products and the gated activation (SwiGLU with f = silu): one
 // launch where a batch-1 decode step had four. The norm's scale 1/rms(h) is a per-row factor, so
 // each invocation multiplies (h * gamma) into the weights and scales its sums at the end, by the
@@ -18,6 +19,7 @@
 
 override TEX_W: u32 = 8192u; // texels per texture row, a power of two
 override OP: u32 = 6u; // the gate's activation f (lib/activation.wgsl codes; 6 silu)
+override WEIGHT_OFFSET: f32 = 0.0; // added to gamma (Gemma's RMSNorm: 1)
 
 // #include activation
 // #include packed_b
@@ -74,7 +76,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_id) lid: ve
   for (var kq = 0u; kq < k4; kq++) {
     let hv = h[h0 + kq];
     squares += dot(hv, hv);
-    let x = hv * gamma[kq];
+    let x = hv * (gamma[kq] + WEIGHT_OFFSET);
     for (var v = 0u; v < STRIPS; v++) {
       let t = packed_strip_texel(strip0 + v, kq, k4, lane);
       gate[v] += packed_columns(t) * x;

@@ -5,7 +5,8 @@
 // 4c .. 4c+3 of its row and sits at (t % TEX_W, t / TEX_W), as copy_to_texture.wgsl writes them.
 //
 // rms_norm_rows: one invocation per row (as layernorm.wgsl's forward_rows: no workgroup memory,
-//   no barrier, four columns per load): A = x * rsqrt(mean(x^2) + eps) * w, HF's order.
+//   no barrier, four columns per load): A = x * rsqrt(mean(x^2) + eps) * (w + WEIGHT_OFFSET), HF's
+//   order (Gemma's RMSNorm: WEIGHT_OFFSET 1).
 //   Bindings: x [rows, cols], w [cols] (the norm's weight). Grid: ceil(rows / WG) workgroups.
 // gated: one invocation per texel: A = f(gate) * up (OP: the codes of lib/activation.wgsl, 6 silu).
 //   Bindings: x the gate [rows, cols], w up [rows, cols]. Grid: ceil(texels / WG) workgroups.
@@ -16,6 +17,7 @@
 override TEX_W: u32 = 8192u;
 override OP: u32 = 6u;
 override WG: u32 = 64u;
+override WEIGHT_OFFSET: f32 = 0.0;
 
 struct Params {
   rows: u32,
@@ -45,7 +47,7 @@ fn rms_norm_rows(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgro
   }
   let rstd = inverseSqrt((ss.x + ss.y + ss.z + ss.w) / f32(p.cols) + p.eps);
   for (var c = 0u; c < quads; c++) {
-    store_texel(base + c, (x[base + c] * rstd) * w[c]);
+    store_texel(base + c, (x[base + c] * rstd) * (w[c] + WEIGHT_OFFSET));
   }
 }
 

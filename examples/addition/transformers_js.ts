@@ -7,7 +7,8 @@
  * Export first, then run (from the repository root):
  *   ./rft export --transformers-js addition-tjs --model runs/addition/sft_then_grpo
  *   ./rft deno run -A examples/addition/transformers_js.ts addition-tjs
- *   ./rft deno run -A examples/addition/transformers_js.ts addition-tjs --rft-model runs/addition/sft_then_grpo/grpo/checkpoints/step_94
+ *   ./rft deno run -A examples/addition/transformers_js.ts addition-tjs \
+ *     --rft-model runs/addition/sft_then_grpo/grpo
  */
 
 import { basename, dirname, resolve } from "node:path";
@@ -72,10 +73,10 @@ async function autoModelAnswers(): Promise<string[]> {
   return answers;
 }
 
-/** Greedy answers of rft itself from model directory `modelDir`. */
-async function rftAnswers(modelDir: string): Promise<string[]> {
-  const { loadModel } = await import("../../mod.ts");
-  const model = await loadModel(modelDir);
+/** Greedy answers of rft itself from `dir` (a checkpoint, or a stage's or run's latest). */
+async function rftAnswers(dir: string): Promise<string[]> {
+  const { loadModel, modelDirectory } = await import("../../mod.ts");
+  const model = await loadModel(await modelDirectory(dir));
   const samples = await model.generate(tasks.map((t) => t.prompt), {
     temperature: 0,
     maxTokens: MAX_NEW_TOKENS,

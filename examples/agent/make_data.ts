@@ -1,24 +1,26 @@
 /**
  * Data of the agent example: three-digit sums "523+337" with their answer "860", too long for
- * the tiny model to add in its head, and a calculator it can call (`c:523+337`, answered
- * `=860`). The warm-up demonstrations are imperfect in a systematic way: a careless
- * demonstrator types most of its calls for sums whose first term is 500 or more with a doubled
- * plus (`c:523++337`), which the calculator cannot evaluate (`=?`), and then gives up (`?`).
- * Greedy decoding after the warm-up follows it (right on about half of the sums); sampling
- * still types the call right now and then, which RL rewards.
+ * the tiny model to add in its head, and a tool it can call, `add(a, b)`, through OpenAI-style
+ * function calling. The warm-up demonstrations are chats with `tools`: the user's sum, the
+ * assistant's call of `add` (a `tool_calls` entry), the tool's result and the assistant's
+ * answer. They are imperfect in a systematic way: for most sums whose first term is 500 or
+ * more, a careless demonstrator types the call with a doubled comma
+ * (`{"a":523,,"b":337}`), which is not JSON, so the server leaves it as text (a malformed
+ * call) and the agent takes that text for its answer. Greedy decoding after the warm-up
+ * follows it (right on about half of the sums); sampling still types the call right now and
+ * then, which RL rewards.
  *
  * Deterministic (seeded); eval problems are disjoint from the training and demonstration ones.
  * Run from the repository root:
  *   ./rft deno run -A examples/agent/make_data.ts
  * It writes examples/agent/data/:
  *   train.jsonl / eval.jsonl: {"question": "523+337", "answer": "860"}
- *   sft.jsonl: one row per assistant turn of each demonstration episode, the episode so far as a
- *     chat ending with that turn: {"messages": [{"role": "user", "content": "523+337"},
- *     {"role": "assistant", "content": "c:523+337"}]}, then the same with
- *     {"role": "user", "content": "=860"}, {"role": "assistant", "content": "860"} appended.
+ *   sft.jsonl: one row per assistant turn of each demonstration, the chat so far ending with
+ *     that turn, and the tools: {"messages": [...], "tools": [ADD]}.
  */
 
 import { mulberry32 } from "../../src/util/random.ts";
+import { ADD_TOOL } from "./plugin/calculator_agent.ts";
 
 const SEED = 2024;
 const TRAIN = 3000;
@@ -27,8 +29,8 @@ const DEMOS = 3000;
 /** Share of demonstrations with a first term of 500 or more whose call is mistyped. */
 const SLIP_SHARE = 0.75;
 
-/** A chat turn of a demonstration. */
-type Message = { role: "user" | "assistant"; content: string };
+/** A chat turn of a demonstration, as the OpenAI API writes it. */
+type Message = Record<string, unknown>;
 
 const random = mulberry32(SEED);
 const threeDigits = () => 100 + Math.floor(random() * 900);
@@ -46,23 +48,37 @@ function draw(count: number): [number, number][] {
   return problems;
 }
 
-/** The demonstration episode of `a+b`: a calculator call, its result and the answer. */
-function demonstration(a: number, b: number): Message[] {
-  const slip = a >= 500 && random() < SLIP_SHARE;
+/**
+ * The demonstration of `a+b`: a call of `add`, its result and the answer; or, slipping, the
+ * mistyped call as text, which ends the episode.
+ */
+function demonstration(a: number, b: number, index: number): Message[] {
+  const question = { role: "user", content: `${a}+${b}` };
+  if (a >= 500 && random() < SLIP_SHARE) {
+    const slip = `<tool_call>{"name":"add","arguments":{"a":${a},,"b":${b}}}</tool_call>`;
+    return [question, { role: "assistant", content: slip }];
+  }
+  const id = `call_${index}`;
   return [
-    { role: "user", content: `${a}+${b}` },
-    { role: "assistant", content: slip ? `c:${a}++${b}` : `c:${a}+${b}` },
-    { role: "user", content: slip ? "=?" : `=${a + b}` },
-    { role: "assistant", content: slip ? "?" : String(a + b) },
+    question,
+    {
+      role: "assistant",
+      content: "",
+      tool_calls: [{ id, type: "function", function: { name: "add", arguments: { a, b } } }],
+    },
+    { role: "tool", tool_call_id: id, content: String(a + b) },
+    { role: "assistant", content: String(a + b) },
   ];
 }
 
 const tasks = (problems: [number, number][]) =>
   problems.map(([a, b]) => JSON.stringify({ question: `${a}+${b}`, answer: String(a + b) }));
-const demos = draw(DEMOS).flatMap(([a, b]) => {
-  const episode = demonstration(a, b);
+const demos = draw(DEMOS).flatMap(([a, b], index) => {
+  const episode = demonstration(a, b, index);
   return episode.flatMap((m, i) =>
-    m.role === "assistant" ? [JSON.stringify({ messages: episode.slice(0, i + 1) })] : []
+    m.role === "assistant"
+      ? [JSON.stringify({ messages: episode.slice(0, i + 1), tools: [ADD_TOOL] })]
+      : []
   );
 });
 const lines = (rows: string[]) => rows.join("\n") + "\n";

@@ -7,11 +7,12 @@
 //
 // Forward as an online softmax over key tiles (flash-attention style, no [T, T] score matrix)
 // and the backward (dq iterating over keys; dk, dv iterating over queries); no atomics, so every
-// result is deterministic. All math in f32; no dropout, sliding window or KV cache.
+// result is deterministic. All math in f32; no dropout or KV cache.
 // Shapes: q, o, d_o [B, T, H, D]; k, v [B, T, Hkv, D]; segment_ids [B, T] (i32); stats
 // [B, T, H, 2] = (lse, delta) per query row. Query head h reads kv head h / (H / Hkv) (HF's
-// repeat_kv). Query t attends to key s iff s <= t and seg[s] == seg[t] >= 0: a negative id marks
-// padding, whose output row is 0 and which gets and gives no gradient.
+// repeat_kv). Query t attends to key s iff s <= t, seg[s] == seg[t] >= 0 and, with p.window > 0,
+// t - s < p.window (a sliding window): a negative id marks padding, whose output row is 0 and
+// which gets and gives no gradient.
 // score = scale * q.k: q is multiplied by scale as it is read (so dk needs no extra factor).
 // Bindings (every entry point): q, k, v, segment_ids, o, d_o, stats (read), out (read_write),
 // params. Callers bind q where a binding is unused.
@@ -51,6 +52,7 @@ struct Params {
   kv_heads: u32,
   head_dim: u32,
   scale: f32,
+  window: u32, // 0: none
 }
 
 @group(0) @binding(3) var<storage, read> segment_ids: array<i32>;
@@ -177,7 +179,10 @@ fn pairs(query_home: bool, g: u32, h: u32, c: u32, j0: u32) -> vec4<bool> {
   let pos = vec4u(r0 + 4u * g) + vec4u(0u, 1u, 2u, 3u);
   let j = vec4u(j0 + 4u * h + c);
   let causal = select(pos <= j, j <= pos, query_home);
-  return causal & (home_seg[g] == vec4i(tile_seg[h][c])) & (home_seg[g] >= vec4i(0));
+  // Query minus key distance, when it is >= 0 (causal).
+  let dist = select(j - pos, pos - j, query_home);
+  let windowed = vec4<bool>(p.window == 0u) | (dist < vec4u(p.window));
+  return causal & windowed & (home_seg[g] == vec4i(tile_seg[h][c])) & (home_seg[g] >= vec4i(0));
 }
 
 // m with the entries of non-attending pairs of block (g, h) replaced by `fill`.

@@ -23,16 +23,14 @@ export interface TrainerTokenStats {
 }
 
 /**
- * Sets `advantages` and `returns` of each experience (in place) and returns the experiences
- * that carry a learning signal (not `skipped` by the fn) with the fn's metrics under
- * `advantage/`. Skipped ones keep zero advantages; `dropSkipped` leaves them out of the result.
- * Tokens the fn drops leave the experience's action mask; samples it duplicates are appended
- * as copies with fresh ids.
+ * Sets `advantages` and `returns` of each experience (in place) and returns the experiences with
+ * the fn's metrics under `advantage/`; those the fn skips keep zero advantages (no learning
+ * signal). Tokens the fn drops leave the experience's action mask; samples it duplicates are
+ * appended as copies with fresh ids.
  */
 export function applyAdvantages(
   fn: ConfiguredAdvantageFn,
   experiences: readonly Experience[],
-  dropSkipped = false,
   stats: TrainerTokenStats = {},
 ): { experiences: Experience[]; metrics: Record<string, number> } {
   const result = fn.entry.compute(
@@ -61,10 +59,9 @@ export function applyAdvantages(
   for (const [key, value] of Object.entries(result.metrics)) metrics[`advantage/${key}`] = value;
   const skipped = result.skipped.filter(Boolean).length;
   metrics["advantage/skipped"] = skipped;
-  const kept = dropSkipped ? experiences.filter((_, i) => !result.skipped[i]) : [...experiences];
   const copies = (result.duplicates ?? []).map((i) => duplicate(experiences[i]));
   if (copies.length) metrics["advantage/duplicated"] = copies.length;
-  return { experiences: [...kept, ...copies], metrics };
+  return { experiences: [...experiences, ...copies], metrics };
 }
 
 /** A copy of `exp` under a fresh unique id. */

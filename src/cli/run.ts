@@ -3,14 +3,16 @@
  * (`./plugins`, each `--plugin-dir` and the config's `plugin_dirs`), then the config (any problem: one line, exit 2, before
  * GPU work), then runs it, printing progress and a summary. Bad input found while running (an
  * `InputError`: components, data, model files) is one line and exit 2 too; a failure of the run
- * itself exits 1. Ctrl-C stops the run; what was written stays and the same command resumes.
+ * itself exits 1. Ctrl-C lets the step under way end and writes a checkpoint, then exits 130; a
+ * second Ctrl-C exits at once. What was written stays and the same command resumes.
  */
 
 import { ConfigError } from "../config/config_error.ts";
 import { loadConfig } from "../config/load_config.ts";
 import { configPluginDirs } from "../config/plugin_dirs.ts";
 import { loadPlugins, PluginError } from "../run/run_plugins.ts";
-import { formatSummary, runConfig } from "../run/run.ts";
+import { runConfig } from "../run/run.ts";
+import { formatSummary } from "./run_summary.ts";
 import { isInputError, oneLineMessage } from "../util/input_error.ts";
 import { CliError } from "./cli_error.ts";
 import { parseFlags } from "./parse_flags.ts";
@@ -74,8 +76,16 @@ export async function runCommand(args: string[]): Promise<number> {
   }
   for (const note of config.notes) log(note);
   const controller = new AbortController();
+  let interrupts = 0;
   const stop = () => {
-    log("stopping: interrupted (what was written stays; run the same command to resume)");
+    if (++interrupts > 1) {
+      log("stopped now (what was written stays; run the same command to resume)");
+      Deno.exit(130);
+    }
+    log(
+      "stopping: the step under way ends and a checkpoint is written (Ctrl-C again stops at " +
+        "once; run the same command to resume)",
+    );
     controller.abort(new Error("interrupted"));
   };
   Deno.addSignalListener("SIGINT", stop);

@@ -43,44 +43,59 @@ export function interpolate(
   root: ConfigNode,
   lookup: (name: string) => string | undefined,
 ): ConfigNode {
-  const resolving = new Set<ConfigNode>();
-  const done = new Map<ConfigNode, ConfigNode>();
+  return new Interpolation(root, lookup).visit(root, []);
+}
 
-  const visit = (node: ConfigNode, at: Step[]): ConfigNode => {
-    const cached = done.get(node);
+/** What `${...}` stands for: text, or a resolved key's node. */
+type Target = { kind: "text"; text: string } | { kind: "key"; node: ConfigNode };
+
+/** One pass of {@link interpolate} over `root`: each node resolved once, cycles detected. */
+class Interpolation {
+  readonly #resolving = new Set<ConfigNode>();
+  readonly #done = new Map<ConfigNode, ConfigNode>();
+
+  constructor(
+    readonly root: ConfigNode,
+    readonly lookup: (name: string) => string | undefined,
+  ) {}
+
+  /** `node` (at `at` from the root) with its references resolved. */
+  visit(node: ConfigNode, at: Step[]): ConfigNode {
+    const cached = this.#done.get(node);
     if (cached) return cached;
     let out: ConfigNode;
     if (node.kind === "map") {
       const entries = new Map(
-        [...node.entries].map(([k, v]) => [k, visit(v, [...at, k])]),
+        [...node.entries].map(([k, v]) => [k, this.visit(v, [...at, k])]),
       );
       out = { ...node, entries };
     } else if (node.kind === "list") {
-      out = { ...node, items: node.items.map((n, i) => visit(n, [...at, i])) };
+      out = { ...node, items: node.items.map((n, i) => this.visit(n, [...at, i])) };
     } else {
-      if (resolving.has(node)) {
+      if (this.#resolving.has(node)) {
         fail(node, `expected references without a cycle, found one through ${node.origin.path}`);
       }
-      resolving.add(node);
-      out = scalar(node, at);
-      resolving.delete(node);
+      this.#resolving.add(node);
+      out = this.#scalar(node, at);
+      this.#resolving.delete(node);
     }
-    done.set(node, out);
+    this.#done.set(node, out);
     return out;
-  };
+  }
 
-  const scalar = (node: ConfigNode & { kind: "scalar" }, at: Step[]): ConfigNode => {
+  /** A scalar: one reference alone takes the referenced value; others are joined as text. */
+  #scalar(node: ConfigNode & { kind: "scalar" }, at: Step[]): ConfigNode {
     if (typeof node.value !== "string" || !node.value.includes("${")) return node;
     const whole = WHOLE.exec(node.value);
     if (whole) {
-      const target = resolveInside(node, whole[1], at);
+      const target = this.#resolveInside(node, whole[1], at);
       if (target.kind === "key") return { ...target.node, origin: node.origin };
       const value = node.plain ? asScalar(target.text) : target.text;
       return { ...node, value };
     }
     const value = node.value.replace(REFERENCE, (match, inside: string | undefined) => {
       if (inside === undefined) return "${";
-      const target = resolveInside(node, inside, at);
+      const target = this.#resolveInside(node, inside, at);
       if (target.kind === "text") return target.text;
       if (target.node.kind !== "scalar") {
         fail(node, `expected ${match} to name a value to put in text, found a ${target.node.kind}`);
@@ -88,17 +103,13 @@ export function interpolate(
       return String((target.node as { value: ScalarValue }).value);
     });
     return { ...node, value };
-  };
+  }
 
-  /** What `${inside}` in `node` (at `at`) stands for: text, or a resolved key's node. */
-  const resolveInside = (
-    node: ConfigNode,
-    inside: string,
-    at: Step[],
-  ): { kind: "text"; text: string } | { kind: "key"; node: ConfigNode } => {
-    const env = OC_ENV.exec(inside) ?? legacyEnv(inside);
+  /** What `${inside}` in `node` (at `at`) stands for: an environment variable or a key. */
+  #resolveInside(node: ConfigNode, inside: string, at: Step[]): Target {
+    const env = OC_ENV.exec(inside) ?? this.#legacyEnv(inside);
     if (env) {
-      const value = lookup(env[1]) ?? (env[2] === undefined ? undefined : unquote(env[2]));
+      const value = this.lookup(env[1]) ?? (env[2] === undefined ? undefined : unquote(env[2]));
       if (value === undefined) {
         fail(
           node,
@@ -117,25 +128,24 @@ export function interpolate(
       );
     }
     const steps = keySteps(path, at);
-    let target: ConfigNode | undefined = root;
+    let target: ConfigNode | undefined = this.root;
     for (const step of steps ?? []) {
       target = target === undefined ? undefined : child(target, step);
     }
     if (steps === undefined || target === undefined) {
       fail(node, `expected \${${path}} to name a key of this config, found no such key`);
     }
-    return { kind: "key", node: visit(target as ConfigNode, steps as Step[]) };
-  };
+    return { kind: "key", node: this.visit(target as ConfigNode, steps as Step[]) };
+  }
 
   /** `NAME` / `NAME:default` as an env reference, unless a bare NAME is a top-level key. */
-  const legacyEnv = (inside: string): RegExpExecArray | null => {
+  #legacyEnv(inside: string): RegExpExecArray | null {
     const match = RFT_ENV.exec(inside);
     if (!match) return null;
+    const root = this.root;
     const isKey = match[2] === undefined && root.kind === "map" && root.entries.has(match[1]);
     return isKey ? null : match;
-  };
-
-  return visit(root, []);
+  }
 }
 
 /** The steps from the root to `path`, which is absolute or relative to the node at `at`. */

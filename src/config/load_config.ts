@@ -28,7 +28,7 @@ import {
 import { interpolate } from "./interpolate.ts";
 import { moveSftExperienceBuffer } from "./sft_dataset_key.ts";
 import { translateTrinityKeys } from "./trinity_compat.ts";
-import { applyOverrides } from "./overrides.ts";
+import { applyOverrides, isTrinityOverride } from "./overrides.ts";
 import { type DerivedContext, withDerivedDefaults } from "./derived_defaults.ts";
 import { exploredTasksets, type RunConfig, type StageConfig } from "./run_config.ts";
 import { CONFIG_SCHEMA, STAGE_SCHEMA } from "./schema.ts";
@@ -78,7 +78,11 @@ export async function loadConfig(
   const env = options.env;
   const lookup = env ? (name: string) => env[name] : (name: string) => Deno.env.get(name);
   const parsed = parseConfigTree(text, (line) => `${file}:${line}`);
-  const tree = interpolate(applyOverrides(parsed, options.overrides ?? [], CONFIG_SCHEMA), lookup);
+  const overrides = options.overrides ?? [];
+  // Trinity keys on the command line are translated after the config's own keys, so they win.
+  const trinity = overrides.filter((o) => isTrinityOverride(o, CONFIG_SCHEMA));
+  const own = overrides.filter((o) => !trinity.includes(o));
+  const tree = interpolate(applyOverrides(parsed, own, CONFIG_SCHEMA), lookup);
   const root: ConfigNode = tree.kind === "scalar" && tree.value === null
     ? { kind: "map", entries: new Map(), origin: tree.origin }
     : tree;
@@ -91,20 +95,36 @@ export async function loadConfig(
   }
   const configDir = dirname(absolute);
   const { ignored, notes } = translateTrinityKeys(root, CONFIG_SCHEMA);
-  // An override of a shared key wins over the stages' own values too (the command line is last).
-  const shared = (options.overrides ?? []).filter((o) => !/^\s*stages\s*[[.=]/.test(o));
+  const overridden = translateTrinityKeys(
+    applyOverrides(root, trinity, CONFIG_SCHEMA) as typeof root,
+    CONFIG_SCHEMA,
+    { overriding: true },
+  );
   const stages = stageTrees(root).map((s) =>
-    moveSftExperienceBuffer(
-      s.staged ? { ...s, tree: applyOverrides(s.tree, shared, STAGE_SCHEMA) } : s,
-    )
+    moveSftExperienceBuffer(s.staged ? { ...s, tree: overrideStage(s.tree, overrides) } : s)
   );
   const context = { cwd: Deno.cwd(), env: lookup };
   return {
     file: absolute,
     stages: stages.map((s, i) => resolveStaged(s, i, configDir, context)),
-    ignoredTrinityKeys: ignored,
-    notes,
+    ignoredTrinityKeys: [...new Set([...ignored, ...overridden.ignored])],
+    notes: [...notes, ...overridden.notes],
   };
+}
+
+/**
+ * A stage's tree with the overrides of shared keys applied again: the command line is last, so
+ * it wins over the stage's own values too (Trinity keys translated over them).
+ */
+function overrideStage(tree: ConfigNode, overrides: readonly string[]): ConfigNode {
+  const shared = overrides.filter((o) => !/^\s*stages\s*[[.=]/.test(o));
+  const trinity = shared.filter((o) => isTrinityOverride(o, STAGE_SCHEMA));
+  const own = shared.filter((o) => !trinity.includes(o));
+  const overridden = applyOverrides(applyOverrides(tree, own, STAGE_SCHEMA), trinity, STAGE_SCHEMA);
+  if (overridden.kind === "map") {
+    translateTrinityKeys(overridden, STAGE_SCHEMA, { overriding: true });
+  }
+  return overridden;
 }
 
 /** {@link resolveStage}; an override's error in a stage names the stage (`stages[i].key`). */

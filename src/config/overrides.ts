@@ -56,10 +56,40 @@ function applyOverride(root: ConfigNode, override: string, schema: FieldSchema):
       'expected key.path=value, found no valid key path before "="',
     );
   }
+  const path = checkKeyPath(steps, schema, where).path;
+  const value = parseConfigTree(override.slice(eq + 1), () => where, path);
+  return setAt(root, steps, value, where);
+}
+
+/**
+ * Whether `override` sets a Trinity key rft's schema lacks (one its Trinity rules map): such an
+ * override is translated after the config's own keys, so that it wins over what they say. False
+ * for a malformed override (applying it reports why).
+ */
+export function isTrinityOverride(override: string, schema: FieldSchema): boolean {
+  const eq = override.indexOf("=");
+  const steps = eq > 0 ? parseSteps(override.slice(0, eq)) : undefined;
+  if (steps === undefined) return false;
+  try {
+    return checkKeyPath(steps, schema, override).trinityKey;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The key path of `steps` checked against `schema` (or Trinity-RFT's key table, for its keys
+ * rft maps or ignores: nothing below such a key is checked here), and whether it left rft's
+ * schema for a Trinity key; a ConfigError at `where` otherwise.
+ */
+function checkKeyPath(
+  steps: readonly Step[],
+  schema: FieldSchema,
+  where: string,
+): { path: string; trinityKey: boolean } {
   let path = "";
   let field: FieldSchema | undefined = schema;
-  // The Trinity key path so far (`[]` for items, stages read as the top level), and whether
-  // the path has left rft's schema for a Trinity key (then nothing below is checked here).
+  // The Trinity key path so far (`[]` for items, stages read as the top level).
   let trinityPath = "";
   let trinityKey = false;
   for (const step of steps) {
@@ -98,8 +128,7 @@ function applyOverride(root: ConfigNode, override: string, schema: FieldSchema):
     }
     path = next;
   }
-  const value = parseConfigTree(override.slice(eq + 1), () => where, path);
-  return setAt(root, steps, value, where);
+  return { path, trinityKey };
 }
 
 /** The steps of `a.b[2].c`, or undefined when it is not a key path. */

@@ -453,6 +453,12 @@ const TOP_FIELDS = {
   monitor: section({
     tensorboard: bool("Write TensorBoard event files under <run>/tensorboard/", { default: true }),
     console: bool("Print a progress line", { default: true }),
+    monitors: list(
+      str("A registered monitor: wandb, or a plugin's"),
+      "More monitors besides metrics.jsonl, the console and TensorBoard (Trinity's monitor_type " +
+        "adds its one here); one that cannot open says why and the others go on",
+      { default: [], scalarItem: true },
+    ),
   }, "Logging"),
   data_processor: section({
     experience_pipeline: section({

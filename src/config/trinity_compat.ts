@@ -25,10 +25,16 @@ export interface TrinityTranslation {
 /**
  * Rewrites `root` (a config's top-level mapping, changed in place) so that only rft's keys and
  * unknown keys remain; `schema` is rft's top-level section. Each item of `stages` is read as a
- * top level of its own. Throws a ConfigError when a mapped key's value cannot be honoured or a
- * key under an ignored section is not Trinity's.
+ * top level of its own. A mapped key sets rft's keys the config does not write, or, with
+ * `overriding` (the Trinity keys of `--set` overrides), whatever it writes. Throws a ConfigError
+ * when a mapped key's value cannot be honoured or a key under an ignored section is not
+ * Trinity's.
  */
-export function translateTrinityKeys(root: MapNode, schema: SectionField): TrinityTranslation {
+export function translateTrinityKeys(
+  root: MapNode,
+  schema: SectionField,
+  { overriding = false }: { overriding?: boolean } = {},
+): TrinityTranslation {
   const result: TrinityTranslation = { ignored: [], notes: [] };
   const ignore = (path: string) => {
     if (!result.ignored.includes(path)) result.ignored.push(path);
@@ -46,7 +52,10 @@ export function translateTrinityKeys(root: MapNode, schema: SectionField): Trini
           node,
           parent: map,
           root: top,
-          setIfAbsent: (steps, value) => setIfAbsent(top, steps, value),
+          setIfAbsent: (steps, value) => setIfAbsent(top, steps, value, overriding),
+          put: (target, name, value) => {
+            if (overriding || !target.entries.has(name)) target.entries.set(name, value);
+          },
           note: (line) => result.notes.push(line),
           ignore,
         });
@@ -99,8 +108,13 @@ function checkTrinityKeys(node: ConfigNode, path: string): void {
   }
 }
 
-/** Sets `steps` under `root` to `value` unless written, creating mappings on the way. */
-function setIfAbsent(root: MapNode, steps: readonly string[], value: ConfigNode): void {
+/** Sets `steps` under `root` to `value` unless written (or `overwrite`), making mappings on the way. */
+function setIfAbsent(
+  root: MapNode,
+  steps: readonly string[],
+  value: ConfigNode,
+  overwrite: boolean,
+): void {
   let map = root;
   for (const step of steps.slice(0, -1)) {
     let next = map.entries.get(step);
@@ -112,5 +126,5 @@ function setIfAbsent(root: MapNode, steps: readonly string[], value: ConfigNode)
     map = next;
   }
   const last = steps.at(-1)!;
-  if (!map.entries.has(last)) map.entries.set(last, value);
+  if (overwrite || !map.entries.has(last)) map.entries.set(last, value);
 }

@@ -20,8 +20,13 @@ export interface RuleContext {
   node: ConfigNode;
   parent: MapNode;
   root: MapNode;
-  /** Sets `path` (from the root) to `value` unless it is written already. */
+  /**
+   * Sets `path` (from the root) to `value` unless it is written already (in the config; a
+   * command-line override sets it whatever is written).
+   */
   setIfAbsent(path: readonly string[], value: ConfigNode): void;
+  /** Sets `key` of `map` to `value` with the same rule as {@link setIfAbsent}. */
+  put(map: MapNode, key: string, value: ConfigNode): void;
   /** Adds a warning line. */
   note(line: string): void;
   /** Lists `path` among the ignored keys. */
@@ -62,9 +67,7 @@ function moveTo(to: string, doc?: string): MappedKey {
 function renameTo(to: string, doc?: string): MappedKey {
   return {
     doc: doc ?? `Read as \`${to}\` of the same section`,
-    apply: ({ node, parent }) => {
-      if (!parent.entries.has(to)) parent.entries.set(to, node);
-    },
+    apply: ({ node, parent, put }) => put(parent, to, node),
   };
 }
 
@@ -170,12 +173,9 @@ const SELECTOR_KEYS: Readonly<Record<string, string>> = {
 const SELECTOR_SECTION: MappedKey = {
   doc: "`selector_type`, `seed`, `feature_keys`, `kwargs` read as the taskset's `selector`, " +
     "`seed`, `feature_keys`, `selector_args`",
-  apply: ({ node, parent }) => {
+  apply: ({ node, parent, put }) => {
     if (node.kind !== "map") return;
-    for (const [key, value] of node.entries) {
-      const own = SELECTOR_KEYS[key];
-      if (!parent.entries.has(own)) parent.entries.set(own, value);
-    }
+    for (const [key, value] of node.entries) put(parent, SELECTOR_KEYS[key], value);
   },
 };
 
@@ -225,18 +225,16 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
     doc: "`constant` / `cosine` / `linear` read as `warmup_style`",
     apply: (ctx) => {
       oneOfThenDrop(["constant", "cosine", "linear"], "").apply(ctx);
-      if (!ctx.parent.entries.has("warmup_style")) ctx.parent.entries.set("warmup_style", ctx.node);
+      ctx.put(ctx.parent, "warmup_style", ctx.node);
     },
   },
   "buffer.train_batch_size": unsetWhen(0, "`0` (Trinity's default) is batch_size * repeat_times"),
   "buffer.explorer_input.default_eval_workflow_type": {
     doc: "The workflow of every eval taskset that names none",
-    apply: ({ node, parent }) => {
+    apply: ({ node, parent, put }) => {
       const evals = parent.entries.get("eval_tasksets");
       for (const item of evals?.kind === "list" ? evals.items : []) {
-        if (item.kind === "map" && !item.entries.has("default_workflow_type")) {
-          item.entries.set("default_workflow_type", node);
-        }
+        if (item.kind === "map") put(item, "default_workflow_type", node);
       }
     },
   },
@@ -277,10 +275,8 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
   "explorer.rollout_model.base_port": renameTo("openai_api_port"),
   "explorer.rollout_model.api_key": {
     doc: "Read as `openai_api_key`; `EMPTY` (Trinity's default) is no key",
-    apply: ({ node, parent }) => {
-      if (!(node.kind === "scalar" && node.value === "EMPTY")) {
-        if (!parent.entries.has("openai_api_key")) parent.entries.set("openai_api_key", node);
-      }
+    apply: ({ node, parent, put }) => {
+      if (!(node.kind === "scalar" && node.value === "EMPTY")) put(parent, "openai_api_key", node);
     },
   },
   "synchronizer.sync_method": oneOfThenDrop(
@@ -288,13 +284,22 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
     "Any of nccl, checkpoint, memory: rft hands weights over in process",
   ),
   "monitor.monitor_type": {
-    doc: "`tensorboard` sets `monitor.tensorboard`; another type turns it off",
+    doc: "`tensorboard` sets `monitor.tensorboard`; another type (`wandb`, ...) is added to " +
+      "`monitor.monitors`, TensorBoard staying on",
     apply: ({ node, parent }) => {
-      if (!parent.entries.has("tensorboard")) {
-        parent.entries.set(
-          "tensorboard",
-          scalarAt(node, node.kind === "scalar" && node.value === "tensorboard"),
-        );
+      const type = node.kind === "scalar" ? node.value : undefined;
+      if (type === "tensorboard") {
+        parent.entries.set("tensorboard", scalarAt(node, true));
+        return;
+      }
+      const monitors = parent.entries.get("monitors");
+      const items = monitors?.kind === "list" ? monitors.items : [];
+      if (!items.some((i) => i.kind === "scalar" && i.value === type)) {
+        parent.entries.set("monitors", {
+          kind: "list",
+          items: [...items, node],
+          origin: node.origin,
+        });
       }
     },
   },

@@ -12,8 +12,6 @@
 
 import type { GpuContext } from "../gpu/device.ts";
 import type { Mutex } from "../util/mutex.ts";
-import { TENSOR_USAGE } from "../gpu/buffer_pool.ts";
-import { readBuffers } from "../gpu/readback.ts";
 import { compileGraph, type Executable, type Feed, recordable } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
 import { graphCache } from "../graph/graph_cache.ts";
@@ -32,57 +30,31 @@ import { embedding } from "../ops/embedding.ts";
 import { writeKvCache } from "../ops/kv_cache.ts";
 import { ropeKvCache, ropeKvCacheTakes } from "../ops/rope_kv_cache.ts";
 import { reshape } from "../ops/reshape.ts";
-import { paddedLength } from "../model/padded_batch.ts";
 import { LruCache } from "../util/lru_cache.ts";
+import {
+  type BatchPlan,
+  checkRequest,
+  type GenerateOptions,
+  type GenerationRequest,
+  planBatch,
+  randomSeed,
+  SEED_STRIDE,
+  type SlotPlan,
+} from "./batch_plan.ts";
+import { type BlockHistory, DecodeBuffers } from "./decode_buffers.ts";
 import { createKvCacheSet, destroyKvCacheSet, type KvCacheSet } from "./kv_cache_set.ts";
 import {
   packRngState,
-  packSamplingSettings,
   RNG_WIDTH,
   sampleTokens,
   SETTINGS_WIDTH,
   temperedLogprobs,
 } from "./sampler.ts";
 import type { Variable } from "../graph/tensor.ts";
-import {
-  clearCounts,
-  createCounts,
-  LogitsBatch,
-  type LogitsOptions,
-  needsLogitsProcessing,
-} from "./logits_batch.ts";
+import { clearCounts, createCounts, LogitsBatch, needsLogitsProcessing } from "./logits_batch.ts";
 import { countTokens, PENALTIES_WIDTH, processLogits } from "./logits_processor.ts";
 
-/**
- * How to sample and when to stop. Penalties, logit bias and constraints (`LogitsOptions`) change
- * which token is sampled, never the log-prob reported for it (the model's own, tempered).
- */
-export interface GenerateOptions extends LogitsOptions {
-  /** Samples per prompt (they share one prefill). Default 1. */
-  n?: number;
-  /** 0 = greedy. Default 1. */
-  temperature?: number;
-  /** Keep the k most likely tokens (0 = off). */
-  topK?: number;
-  /** Keep the smallest set of tokens with this much probability (1 = off). */
-  topP?: number;
-  /** Most tokens generated per sample. Default 64. */
-  maxTokens?: number;
-  /** Token ids that end a sample (kept as its last token). Default: the model's EOS ids. */
-  stop?: readonly number[];
-  /** Seed of the sampler; the same seed gives the same samples. Default: random. */
-  seed?: number;
-}
-
-/**
- * One prompt with its own sampling settings, stop ids, length limit and seed; requests of one
- * {@link GenerationEngine.generateRequests} call share a batch. Sample `j` of a request draws
- * from a seed derived from (`seed`, j) only, so it gives the same tokens in any batch.
- */
-export interface GenerationRequest extends GenerateOptions {
-  /** Prompt token ids (not empty). */
-  prompt: readonly number[];
-}
+export { checkRequest, type GenerateOptions, type GenerationRequest } from "./batch_plan.ts";
 
 /** One generated sample. */
 export interface GeneratedSample {
@@ -121,44 +93,6 @@ interface PrefillGraph extends StepGraph {
   slotPrompt: Tensor;
 }
 
-/** What the decode loop needs to know of each slot (one sample of one request). */
-interface SlotPlan {
-  request: number;
-  promptLength: number;
-  maxTokens: number;
-  stop: ReadonlySet<number>;
-}
-
-/** Default of {@link GenerateOptions.maxTokens}. */
-const DEFAULT_MAX_TOKENS = 64;
-
-/** Spacing of the seeds of a request's samples (the golden ratio in 32 bits). */
-const SEED_STRIDE = 0x9e3779b1;
-
-/**
- * Throws unless `request` (number `index` of a call) can run on a model with `config`: n and
- * maxTokens positive integers, a non-empty prompt of in-vocabulary ids, prompt + maxTokens
- * within the model's positions.
- */
-export function checkRequest(config: ModelConfig, request: GenerationRequest, index = 0): void {
-  const { prompt, n = 1, maxTokens = DEFAULT_MAX_TOKENS } = request;
-  const fail = (detail: string): never => {
-    throw new Error(`Cannot generate from request ${index}: ${detail}`);
-  };
-  if (!Number.isInteger(n) || n < 1) fail(`n must be >= 1, received ${n}`);
-  if (!Number.isInteger(maxTokens) || maxTokens < 1) {
-    fail(`maxTokens must be >= 1, received ${maxTokens}`);
-  }
-  if (prompt.length === 0) fail("the prompt is empty");
-  const bad = prompt.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= config.vocabSize);
-  if (bad >= 0) fail(`token ${bad} is ${prompt[bad]}, outside [0, ${config.vocabSize})`);
-  if (prompt.length + maxTokens > config.maxPositions) {
-    fail(
-      `prompt of ${prompt.length} tokens + maxTokens ${maxTokens} exceeds the model's ${config.maxPositions} positions`,
-    );
-  }
-}
-
 /**
  * What the engine needs of a policy (a `PolicyModel` is one): its GPU, architecture and current
  * weights as variables of a graph. The engine keeps no weights of its own.
@@ -181,6 +115,15 @@ export const ENGINE_GRAPHS = 4;
 export const ENGINE_KV_CACHE_SETS = 4;
 /** Token-count variables an engine keeps (for penalties): those of the two latest slot counts. */
 const ENGINE_COUNTS = 2;
+
+/** What the steps of one batch write besides their graphs' own buffers. */
+interface StepBuffers {
+  io: DecodeBuffers;
+  /** The batch's logits processors, when a request asks for one. */
+  processing?: LogitsBatch;
+  /** Their token counts. */
+  counts?: Variable;
+}
 
 /** Generation over a policy model's current weights. */
 export class GenerationEngine {
@@ -246,185 +189,139 @@ export class GenerationEngine {
     const cfg = this.model.config;
     requests.forEach((r, i) => checkRequest(cfg, r, i));
     if (requests.length === 0) return [];
-    const plans = requests.flatMap((r, request): SlotPlan[] => {
-      const plan = {
-        request,
-        promptLength: r.prompt.length,
-        maxTokens: r.maxTokens ?? DEFAULT_MAX_TOKENS,
-        stop: new Set(r.stop ?? cfg.eosTokenIds),
-      };
-      return Array.from({ length: r.n ?? 1 }, () => plan);
-    });
-    const slots = plans.length;
-    const promptCount = requests.length;
-    const promptLen = paddedLength(Math.max(...plans.map((p) => p.promptLength)));
-    const maxLen = Math.min(
-      cfg.maxPositions,
-      paddedLength(Math.max(...plans.map((p) => p.promptLength + p.maxTokens))),
-    );
-    const slotCaches = await this.#cache(slots, maxLen, "slot");
-    const promptCaches = await this.#cache(promptCount, maxLen, "prompt");
+    const batch = planBatch(cfg, requests);
+    const slots = batch.plans.length;
+    const slotCaches = await this.#cache(slots, batch.maxLen, "slot");
+    const promptCaches = await this.#cache(requests.length, batch.maxLen, "prompt");
     const { device } = this.#gpu;
     const processing = needsLogitsProcessing(requests)
-      ? new LogitsBatch(device, requests, plans.map((p) => p.request), cfg.vocabSize)
+      ? new LogitsBatch(device, requests, batch.plans.map((p) => p.request), cfg.vocabSize)
       : undefined;
     const counts = processing && await this.#countsOf(slots);
     if (counts) clearCounts(device, counts);
-
-    const settings = packSamplingSettings(
-      plans.map(({ request }) => {
-        const { temperature = 1, topK, topP } = requests[request];
-        return { temperature, topK, topP };
-      }),
-    );
-    const seeds = requests.flatMap((r) => {
-      const seed = r.seed ?? randomSeed();
-      return Array.from(
-        { length: r.n ?? 1 },
-        (_, j) => (seed + Math.imul(j + 1, SEED_STRIDE)) >>> 0,
-      );
-    });
-    const slotPrompt = Int32Array.from(plans, (p) => p.request);
-    const lengths = Int32Array.from(plans, (p) => p.promptLength);
-    const steps = Math.max(...plans.map((p) => p.maxTokens));
-
-    // History of one block: tokens and log-probs of each step, [blockSize, slots].
-    const block = processing?.constrained ? 1 : Math.min(this.blockSize, steps);
-    const blockBuffer = (bytesPerStep: number) =>
-      device.createBuffer({ size: block * bytesPerStep, usage: TENSOR_USAGE });
-    const history = { tokens: blockBuffer(slots * 4), logprobs: blockBuffer(slots * 4) };
-    // The decode steps' inputs, one region per step of a block, copied in by each step: a block
-    // of steps is recorded into one command buffer and submitted once (one submit per step
-    // cost ~10 ms of a 60-75 ms step on the CPU adapter), so no step may take host data.
-    const [positionBytes, rngBytes] = [slots * 4, slots * RNG_WIDTH * 4];
-    const stepInputs = {
-      positions: blockBuffer(positionBytes),
-      rng: blockBuffer(rngBytes),
-      settings: device.createBuffer({ size: settings.byteLength, usage: TENSOR_USAGE }),
-    };
-    device.queue.writeBuffer(stepInputs.settings, 0, settings);
-    const record = (graph: StepGraph, stepInBlock: number) => (encoder: GPUCommandEncoder) => {
-      const offset = stepInBlock * slots * 4;
-      encoder.copyBufferToBuffer(
-        graph.exe.buffer(graph.tokens),
-        0,
-        history.tokens,
-        offset,
-        slots * 4,
-      );
-      encoder.copyBufferToBuffer(
-        graph.exe.buffer(graph.logprobs),
-        0,
-        history.logprobs,
-        offset,
-        slots * 4,
-      );
-    };
-
-    const samples: GeneratedSample[] = plans.map((p) => ({
+    const block = processing?.constrained ? 1 : Math.min(this.blockSize, batch.steps);
+    const io = new DecodeBuffers(device, slots, block, batch.settings);
+    const samples: GeneratedSample[] = batch.plans.map((p) => ({
       prompt: p.request,
       tokens: [],
       logprobs: [],
       finishReason: "length",
     }));
-    const finished = new Array<boolean>(slots).fill(false);
+    const buffers: StepBuffers = { io, processing, counts };
     try {
-      // Prefill: all prompts at once; the first token of every slot is sampled from it.
-      const prefill = await this.#prefillGraph(promptCount, promptLen, slots, promptCaches, counts);
-      const ids = new Int32Array(promptCount * promptLen);
-      const positions = new Int32Array(promptCount * promptLen).fill(-1);
-      requests.forEach(({ prompt }, i) =>
-        prompt.forEach((id, t) => {
-          ids[i * promptLen + t] = id;
-          positions[i * promptLen + t] = t;
-        })
-      );
-      const last = Int32Array.from(requests, ({ prompt }, i) => i * promptLen + prompt.length - 1);
-      await prefill.exe.run(
-        new Map<Tensor, Feed>([
-          [prefill.ids, ids],
-          [prefill.positions, positions],
-          [prefill.last, last],
-          [prefill.slotPrompt, slotPrompt],
-          [prefill.settings, settings],
-          [prefill.rng, packRngState(seeds, 0)],
-          ...processorFeeds(prefill, processing),
-        ]),
-        {
-          after: (encoder) => {
-            copyPromptCaches(encoder, promptCaches, slotCaches, slotPrompt, lengths);
-            record(prefill, 0)(encoder);
-          },
-        },
-      );
-      const decode = await this.#decodeGraph(slots, slotCaches, counts);
-      let previous: StepGraph = prefill;
-      let step = 1; // steps done (the prefill sampled step 0)
-      let inBlock = 1;
-      // The block's steps so far, submitted together before its readback.
-      let encoder: GPUCommandEncoder | undefined;
-      while (true) {
-        if (inBlock === block || step === steps) {
-          if (encoder) device.queue.submit([encoder.finish()]);
-          encoder = undefined;
-          this.#collect(await this.#readHistory(history, inBlock, slots), samples, finished, plans);
-          processing?.update(samples.map((s) => s.tokens), finished);
-          inBlock = 0;
-          if (step === steps || finished.every(Boolean)) break;
-        }
-        // A slot past its own maxTokens is masked (position -1: its cache stays untouched).
-        const stepPositions = Int32Array.from(
-          plans,
-          (p, s) => (finished[s] || step >= p.maxTokens ? -1 : p.promptLength + step - 1),
-        );
-        // Written before the block's submit; each step copies its own region.
-        const [positionsAt, rngAt] = [inBlock * positionBytes, inBlock * rngBytes];
-        device.queue.writeBuffer(stepInputs.positions, positionsAt, stepPositions);
-        device.queue.writeBuffer(stepInputs.rng, rngAt, packRngState(seeds, step));
-        encoder ??= recordable()
-          ? device.createCommandEncoder({ label: "decode block" })
-          : undefined;
-        await decode.exe.run(
-          new Map<Tensor, Feed>([
-            [decode.ids, previous.exe.buffer(previous.tokens)],
-            [decode.positions, { source: stepInputs.positions, offset: positionsAt }],
-            [decode.settings, stepInputs.settings],
-            [decode.rng, { source: stepInputs.rng, offset: rngAt }],
-            ...processorFeeds(decode, processing),
-          ]),
-          { after: record(decode, inBlock), encoder },
-        );
-        this.stats.decodeSteps++;
-        previous = decode;
-        step++;
-        inBlock++;
-      }
+      const prefill = await this.#prefill(requests, batch, promptCaches, slotCaches, buffers);
+      await this.#decode(batch, prefill, slotCaches, buffers, samples);
     } finally {
-      for (const b of [history.tokens, history.logprobs, ...Object.values(stepInputs)]) {
-        b.destroy();
-      }
+      io.destroy();
       processing?.destroy();
     }
     return requests.map((_, r) => samples.filter((s) => s.prompt === r));
   }
 
-  async #readHistory(
-    history: { tokens: GPUBuffer; logprobs: GPUBuffer },
-    steps: number,
-    slots: number,
-  ) {
+  /**
+   * Runs the prefill of every prompt at once: it writes the prompts' caches, copies them to their
+   * slots and samples each slot's first token into the history's step 0.
+   */
+  async #prefill(
+    requests: readonly GenerationRequest[],
+    batch: BatchPlan,
+    promptCaches: KvCacheSet,
+    slotCaches: KvCacheSet,
+    { io, processing, counts }: StepBuffers,
+  ): Promise<StepGraph> {
+    const { promptLen, slotPrompt, lengths } = batch;
+    const count = requests.length;
+    const slots = slotPrompt.length;
+    const prefill = await this.#prefillGraph(count, promptLen, slots, promptCaches, counts);
+    const ids = new Int32Array(count * promptLen);
+    const positions = new Int32Array(count * promptLen).fill(-1);
+    requests.forEach(({ prompt }, i) =>
+      prompt.forEach((id, t) => {
+        ids[i * promptLen + t] = id;
+        positions[i * promptLen + t] = t;
+      })
+    );
+    const last = Int32Array.from(requests, ({ prompt }, i) => i * promptLen + prompt.length - 1);
+    await prefill.exe.run(
+      new Map<Tensor, Feed>([
+        [prefill.ids, ids],
+        [prefill.positions, positions],
+        [prefill.last, last],
+        [prefill.slotPrompt, slotPrompt],
+        [prefill.settings, batch.settings],
+        [prefill.rng, packRngState(batch.seeds, 0)],
+        ...processorFeeds(prefill, processing),
+      ]),
+      {
+        after: (encoder) => {
+          copyPromptCaches(encoder, promptCaches, slotCaches, slotPrompt, lengths);
+          io.record(prefill, 0)(encoder);
+        },
+      },
+    );
+    return prefill;
+  }
+
+  /**
+   * Decodes after the prefill (whose tokens are step 0): blocks of steps recorded into one
+   * command buffer each, read back and collected into `samples` at each block's end, until every
+   * slot stopped or the longest maxTokens is reached.
+   */
+  async #decode(
+    batch: BatchPlan,
+    prefill: StepGraph,
+    caches: KvCacheSet,
+    { io, processing, counts }: StepBuffers,
+    samples: GeneratedSample[],
+  ): Promise<void> {
+    const { plans, steps, seeds } = batch;
+    const { device } = this.#gpu;
+    const decode = await this.#decodeGraph(plans.length, caches, counts);
+    const finished = new Array<boolean>(plans.length).fill(false);
+    let previous = prefill;
+    let inBlock = 1; // the prefill sampled step 0
+    // The block's steps so far, submitted together before its readback.
+    let encoder: GPUCommandEncoder | undefined;
+    for (let step = 1;; step++) {
+      if (inBlock === io.block || step === steps) {
+        if (encoder) device.queue.submit([encoder.finish()]);
+        encoder = undefined;
+        this.#collect(await this.#readHistory(io, inBlock), samples, finished, plans);
+        processing?.update(samples.map((s) => s.tokens), finished);
+        inBlock = 0;
+        if (step === steps || finished.every(Boolean)) return;
+      }
+      // A slot past its own maxTokens is masked (position -1: its cache stays untouched).
+      const positions = Int32Array.from(
+        plans,
+        (p, s) => (finished[s] || step >= p.maxTokens ? -1 : p.promptLength + step - 1),
+      );
+      const feeds = io.writeStep(inBlock, positions, packRngState(seeds, step));
+      encoder ??= recordable() ? device.createCommandEncoder({ label: "decode block" }) : undefined;
+      await decode.exe.run(
+        new Map<Tensor, Feed>([
+          [decode.ids, previous.exe.buffer(previous.tokens)],
+          [decode.positions, feeds.positions],
+          [decode.settings, feeds.settings],
+          [decode.rng, feeds.rng],
+          ...processorFeeds(decode, processing),
+        ]),
+        { after: io.record(decode, inBlock), encoder },
+      );
+      this.stats.decodeSteps++;
+      previous = decode;
+      inBlock++;
+    }
+  }
+
+  async #readHistory(io: DecodeBuffers, steps: number) {
     this.stats.readbacks++;
-    const bytes = steps * slots * 4;
-    const [tokens, logprobs] = await readBuffers(this.#gpu.device, [
-      { buffer: history.tokens, bytes },
-      { buffer: history.logprobs, bytes },
-    ]);
-    return { tokens: new Uint32Array(tokens), logprobs: new Float32Array(logprobs), steps };
+    return await io.readHistory(steps);
   }
 
   /** Appends a block's tokens to the unfinished samples; marks those that stop or are full. */
   #collect(
-    read: { tokens: Uint32Array; logprobs: Float32Array; steps: number },
+    read: BlockHistory,
     samples: GeneratedSample[],
     finished: boolean[],
     plans: readonly SlotPlan[],
@@ -465,7 +362,7 @@ export class GenerationEngine {
 
   /** Attention that appends k, v at `positions` to the caches, then attends over them. */
   #cachedAttention(g: Graph, caches: KvCacheSet, positions: Tensor): AttentionFn {
-    return (layer, q, k, v, { rotary, scale }) => {
+    return (layer, q, k, v, { rotary, scale, window }) => {
       if (rotary && rotary.positions !== positions) {
         throw new Error(`Cannot rotate layer ${layer}'s keys: positions other than the cache's`);
       }
@@ -482,12 +379,12 @@ export class GenerationEngine {
           positions,
           rotary.invFreq,
         );
-        return cachedAttention(queries, keys, values, positions, { scale });
+        return cachedAttention(queries, keys, values, positions, { scale, window });
       }
       // The keys are rotated as they are written (one dispatch); the queries by RoPE.
       const keys = writeKvCache(keyCache, k, positions, { invFreq: rotary?.invFreq });
       const values = writeKvCache(valueCache, v, positions);
-      return cachedAttention(rotate(q, rotary), keys, values, positions, { scale });
+      return cachedAttention(rotate(q, rotary), keys, values, positions, { scale, window });
     };
   }
 
@@ -653,9 +550,4 @@ function copyPromptCaches(
       });
     }
   }
-}
-
-/** A seed for a request that names none. */
-function randomSeed(): number {
-  return Math.floor(Math.random() * 2 ** 32);
 }

@@ -2,8 +2,10 @@
  * Merges generation requests from many concurrent callers into shared engine batches: everything
  * submitted within one macrotask tick, or while the engine ran the previous batch, goes into the
  * next `generateRequests` call, up to a number of sample slots per batch. Batches run one at a
- * time under the model's GPU lock. Does not reorder requests (first come, first batched), and
- * does not split one request across batches: a request bigger than the cap runs alone.
+ * time under the model's GPU lock. Requests under a token constraint (constrained decoding,
+ * which reads back after every step) are batched apart from the others, so they never slow the
+ * others' blocks of steps; within each kind, first come, first batched. Does not split one
+ * request across batches: a request bigger than the cap runs alone.
  */
 
 import {
@@ -104,16 +106,25 @@ export class GenerationBatcher {
     this.#draining = false;
   }
 
-  /** The oldest queued requests whose slots fit the cap (at least one). */
+  /**
+   * The oldest queued request and the next ones of its kind (constrained or not) whose slots
+   * fit the cap, in queue order.
+   */
   #takeBatch(): Pending[] {
-    let slots = this.#queue[0].request.n ?? 1;
-    let count = 1;
-    while (count < this.#queue.length) {
-      const n = this.#queue[count].request.n ?? 1;
-      if (slots + n > this.maxBatchSlots) break;
+    const constrained = (p: Pending) => p.request.constraint !== undefined;
+    const kind = constrained(this.#queue[0]);
+    const batch: Pending[] = [];
+    let slots = 0;
+    for (const pending of this.#queue) {
+      if (constrained(pending) !== kind) continue;
+      const n = pending.request.n ?? 1;
+      if (batch.length > 0 && slots + n > this.maxBatchSlots) break;
+      batch.push(pending);
       slots += n;
-      count++;
     }
-    return this.#queue.splice(0, count);
+    const taken = new Set(batch);
+    const rest = this.#queue.filter((p) => !taken.has(p));
+    this.#queue.splice(0, this.#queue.length, ...rest);
+    return batch;
   }
 }

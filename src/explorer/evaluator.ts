@@ -7,6 +7,7 @@
  * One evaluator serves every mode: both, explore, train and bench.
  */
 
+import { beginActivity } from "../util/activity.ts";
 import type { Taskset } from "../buffer/taskset.ts";
 import { summarizeExperiences } from "./summarize.ts";
 import { runTasks, type RunTasksOptions, type TaskFailure } from "./workflow_runner.ts";
@@ -83,6 +84,7 @@ export class Evaluator {
       const tasks = taskset.nextBatch(taskset.size) ?? [];
       taskset.restore({ ...start, epoch: 0, index: 0 });
       const started = performance.now();
+      using _evaluating = beginActivity(`evaluating ${name} (${tasks.length} tasks)`);
       const { experiences, failures } = await runTasks(tasks, this.#runOptions(rewardFnArgs));
       this.#report(failures);
       const summary = summarizeExperiences(`eval/${name}`, experiences);

@@ -101,7 +101,7 @@ export interface TaskSource {
 
 /**
  * Where kept experiences go: the `ExperienceBuffer` in one process, a stream across
- * processes (`cluster/experience_stream.ts`). Resolves once they are stored.
+ * processes (`cluster/experience_publisher.ts`). Resolves once they are stored.
  */
 export interface ExperienceSink {
   put(exps: readonly Experience[]): Promise<PutResult>;

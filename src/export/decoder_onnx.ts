@@ -95,7 +95,7 @@ class OnnxDecoderLayers {
     let [q, k, v] = flat.map((t, i) => reshape(b, t, [0, 0, sizes[i], D]));
     if (names.qNorm) q = this.norm(q, p + names.qNorm, 3);
     if (names.kNorm) k = this.norm(k, p + names.kNorm, 3);
-    const { rotary } = cfg.layers[l];
+    const { rotary, window } = cfg.layers[l];
     const factor = rotary?.attentionFactor ?? 1;
     if (rotary) {
       const tables = this.#tables(rotary);
@@ -107,13 +107,8 @@ class OnnxDecoderLayers {
       headDim: D,
       scale: cfg.attentionScale * factor * factor,
     };
-    const attn = groupedAttention(
-      b,
-      q,
-      this.context.keysValues(l, k, v),
-      layout,
-      this.context.bias,
-    );
+    const keysValues = this.context.keysValues(l, k, v);
+    const attn = groupedAttention(b, q, keysValues, layout, this.context.bias(window));
     const out = this.norm(
       this.linear(attn, attentionOut),
       names.postAttentionNorm && p + names.postAttentionNorm,

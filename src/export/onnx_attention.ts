@@ -28,8 +28,12 @@ export type KeyValueSource = (
 export interface AttentionContext {
   /** int64 positions, [batch, seq] with a mask or explicit positions, [1, seq] otherwise. */
   positions: string;
-  /** Additive float mask bias: [batch, 1, 1, seq, keys] with a mask, [seq, seq] without. */
-  bias: string;
+  /**
+   * The additive float mask bias of attention with a sliding `window` (keys `window` or more
+   * steps before the query masked; none: causal only): [batch, 1, 1, seq, keys] with a mask,
+   * [seq, seq] without. Built once per window.
+   */
+  bias(window?: number): string;
   /**
    * Keys and values [batch, kvHeads, keys, headDim] layer `layer` attends to, from its new k, v
    * [batch, seq, kvHeads, headDim] (with a cache, the past ones first).
@@ -60,7 +64,7 @@ export interface HeadLayout {
   scale: number;
 }
 
-/** Positions, the causal (and padding) mask bias and the key source of `inputs`. */
+/** Positions, the causal (padding, window) mask biases and the key source of `inputs`. */
 export function attentionContext(b: OnnxGraphBuilder, inputs: AttentionInputs): AttentionContext {
   const { ids, mask } = inputs;
   const unsqueeze = (x: string, axes: number[]) => b.op("Unsqueeze", [x, b.int64s(axes)]);
@@ -72,10 +76,20 @@ export function attentionContext(b: OnnxGraphBuilder, inputs: AttentionInputs): 
   const keySteps = range(b.int64s([0], []), keyLen);
   // The new tokens are the last seqLen of keyLen: query i sits at keyLen - seqLen + i.
   const querySteps = mask === undefined ? keySteps : range(b.op("Sub", [keyLen, seqLen]), keyLen);
-  // causal[i, j] = key j <= query i.
+  // causal[i, j] = key j <= query i; windowed: query i - key j < window too.
   const causal = b.op("LessOrEqual", [unsqueeze(keySteps, [0]), unsqueeze(querySteps, [1])]);
+  const distance = b.op("Sub", [unsqueeze(querySteps, [1]), unsqueeze(keySteps, [0])]);
+  const allowedIn = (window?: number) =>
+    window === undefined
+      ? causal
+      : b.op("And", [causal, b.op("Less", [distance, b.int64s([window], [])])]);
   const biasWhere = (allowed: string) =>
     b.op("Where", [allowed, b.floats([0], []), b.floats([MASKED], [])]);
+  const biases = new Map<number | undefined, string>();
+  const biasOf = (allowed: (window?: number) => string) => (window?: number) => {
+    if (!biases.has(window)) biases.set(window, biasWhere(allowed(window)));
+    return biases.get(window)!;
+  };
   const toHeads = (x: string) => b.op("Transpose", [x], { perm: { ints: [0, 2, 1, 3] } });
   // New k, v arrive [batch, seq, kvHeads, headDim]; attention and the cache use heads first.
   const withHeads: KeyValueSource = (layer, k, v) => {
@@ -87,7 +101,7 @@ export function attentionContext(b: OnnxGraphBuilder, inputs: AttentionInputs): 
       throw new Error("Cannot build cached attention: expected an attention_mask, received none");
     }
     const positions = inputs.positions ?? unsqueeze(keySteps, [0]);
-    return { positions, bias: biasWhere(causal), keysValues: withHeads };
+    return { positions, bias: biasOf(allowedIn), keysValues: withHeads };
   }
   const keyAllowed = unsqueeze(b.op("Cast", [mask], { to: { int: 9 } }), [1, 2, 3]);
   // HF's position_ids for padded batches: the count of real tokens before, 0 on padding.
@@ -97,7 +111,7 @@ export function attentionContext(b: OnnxGraphBuilder, inputs: AttentionInputs): 
   };
   return {
     positions: inputs.positions ?? counted(),
-    bias: biasWhere(b.op("And", [causal, keyAllowed])),
+    bias: biasOf((window) => b.op("And", [allowedIn(window), keyAllowed])),
     keysValues: withHeads,
   };
 }

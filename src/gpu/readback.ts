@@ -3,6 +3,8 @@
  * the fallback adapter), so callers gather everything they need and read it in one call.
  */
 
+import { beginActivity } from "../util/activity.ts";
+
 /** A region of a GPU buffer to read. */
 export interface ReadRequest {
   buffer: GPUBuffer;
@@ -32,7 +34,11 @@ export async function readBuffers(
     return target;
   });
   device.queue.submit([encoder.finish()]);
-  await Promise.all(staging.map((b) => b.mapAsync(GPUMapMode.READ)));
+  {
+    // Long on a graph's first run on a CPU adapter, whose driver compiles the shaders then.
+    using _waiting = beginActivity("waiting for the GPU (a first run also compiles its shaders)");
+    await Promise.all(staging.map((b) => b.mapAsync(GPUMapMode.READ)));
+  }
   return staging.map((b, i) => {
     const copy = b.getMappedRange().slice(0, requests[i].bytes);
     b.unmap();

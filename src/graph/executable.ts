@@ -16,6 +16,8 @@ import {
 import { readBuffers } from "../gpu/readback.ts";
 import { debugLevel, printTimes, runTimed } from "../gpu/timing.ts";
 import type { Graph } from "./graph.ts";
+import { GraphTextures } from "./graph_textures.ts";
+import { textureBytes } from "../gpu/memory_ledger.ts";
 import { planMemory, storageRoot } from "./memory_plan.ts";
 import type { BoundTensor, LaunchContext } from "./op.ts";
 import { inputsOf, schedule } from "./schedule.ts";
@@ -71,43 +73,44 @@ export interface ExecutableStats {
   heldBytes: number;
 }
 
+/** What a compiled graph holds: its launches, buffers and textures (see {@link compileGraph}). */
+export interface CompiledParts {
+  graph: Graph;
+  /** The graph's inputs the outputs need. */
+  inputs: readonly Tensor[];
+  dispatches: readonly PreparedDispatch[];
+  stats: ExecutableStats;
+  bufferOf: (t: Tensor) => GPUBuffer;
+  /** Pool buffers (slots, scratch), returned on destroy. */
+  owned: readonly GPUBuffer[];
+  /** Textures it created, and its holds on variables' textures. */
+  textures: readonly GPUTexture[];
+  heldTextures: readonly GPUTexture[];
+  /** Each op's dispatches, for validate mode. */
+  steps: readonly OpStep[];
+  /** Buffers of the variables the graph writes in place (their versions move on each run). */
+  writtenVariables: readonly GPUBuffer[];
+}
+
 /** A graph ready to run. */
 export class Executable {
-  readonly #bufferOf: (t: Tensor) => GPUBuffer;
-  readonly #owned: readonly GPUBuffer[];
-  readonly #textures: readonly GPUTexture[];
-  readonly #heldTextures: readonly GPUTexture[];
-  readonly #steps: readonly OpStep[];
-  /** Buffers of the variables this graph writes in place (their versions move on each run). */
-  readonly #writtenVariables: readonly GPUBuffer[];
+  readonly graph: Graph;
+  readonly inputs: readonly Tensor[];
+  readonly dispatches: readonly PreparedDispatch[];
+  readonly stats: ExecutableStats;
+  readonly #parts: CompiledParts;
   /** What the last run compared with CPU references (validate mode, `RFT_VALIDATE=1`, only). */
   lastValidation?: ValidationReport;
 
-  constructor(
-    readonly gpu: GpuContext,
-    readonly graph: Graph,
-    readonly label: string,
-    readonly inputs: readonly Tensor[],
-    readonly dispatches: readonly PreparedDispatch[],
-    readonly stats: ExecutableStats,
-    bufferOf: (t: Tensor) => GPUBuffer,
-    owned: readonly GPUBuffer[],
-    textures: readonly GPUTexture[],
-    heldTextures: readonly GPUTexture[],
-    steps: readonly OpStep[],
-    writtenVariables: readonly GPUBuffer[],
-  ) {
-    this.#writtenVariables = writtenVariables;
-    this.#bufferOf = bufferOf;
-    this.#owned = owned;
-    this.#textures = textures;
-    this.#heldTextures = heldTextures;
-    this.#steps = steps;
+  constructor(readonly gpu: GpuContext, readonly label: string, parts: CompiledParts) {
+    this.#parts = parts;
+    ({ graph: this.graph, inputs: this.inputs, dispatches: this.dispatches, stats: this.stats } =
+      parts);
   }
 
   /** The GPU buffer holding `t` (valid after a run for outputs and inputs). */
   buffer(t: Tensor): GPUBuffer {
-    return this.#bufferOf(t);
+    return this.#parts.bufferOf(t);
   }
 
   /**
@@ -124,35 +127,13 @@ export class Executable {
           "RFT_DEBUG=2 submit each op on its own",
       );
     }
-    for (const [tensor, data] of feeds) {
-      if (!this.inputs.includes(tensor)) {
-        // An input of the same graph that these outputs do not need is fine to feed.
-        if (tensor.source.kind === "input" && tensor.graph === this.graph) continue;
-        throw new Error(`Cannot run graph "${this.label}": ${tensor} is not an input of it`);
-      }
-      if (!gpuFeedOf(data)) {
-        const host = data as HostData;
-        if (hooks.encoder) {
-          throw new Error(
-            `Cannot record graph "${this.label}" into a caller's encoder: input ${tensor} is fed ` +
-              "host data, expected a GPU buffer",
-          );
-        }
-        if (host.length !== tensor.size) {
-          throw new Error(
-            `Cannot run graph "${this.label}": input ${tensor} needs ${tensor.size} values, received ${host.length}`,
-          );
-        }
-        device.queue.writeBuffer(this.#bufferOf(tensor), 0, host);
-      }
-    }
+    this.#writeHostFeeds(feeds, hooks.encoder !== undefined);
     const copyGpuFeeds = (encoder: GPUCommandEncoder) => {
       for (const [tensor, data] of feeds) {
         const feed = gpuFeedOf(data);
-        if (feed && this.inputs.includes(tensor)) {
-          const bytes = tensor.bytes;
-          encoder.copyBufferToBuffer(feed.source, feed.offset, this.#bufferOf(tensor), 0, bytes);
-        }
+        if (!feed || !this.inputs.includes(tensor)) continue;
+        const target = this.#parts.bufferOf(tensor);
+        encoder.copyBufferToBuffer(feed.source, feed.offset, target, 0, tensor.bytes);
       }
     };
     // The launches' copies of variables (e.g. packed weights) are left out while every texture
@@ -160,16 +141,16 @@ export class Executable {
     // (the prefill and decode graphs of a generate call, every call until the weights change).
     // A validating run records every copy.
     const textures = this.gpu.variableTextures;
-    const skipVariableCopies = !validateEnabled() && this.#heldTextures.length > 0 &&
-      textures.current(this.#heldTextures);
-    if (!skipVariableCopies) textures.filled(this.#heldTextures);
-    for (const b of this.#writtenVariables) textures.written(b);
+    const skipVariableCopies = !validateEnabled() && this.#parts.heldTextures.length > 0 &&
+      textures.current(this.#parts.heldTextures);
+    if (!skipVariableCopies) textures.filled(this.#parts.heldTextures);
+    for (const b of this.#parts.writtenVariables) textures.written(b);
     if (validateEnabled()) {
       this.lastValidation = await runValidated(
         this.gpu,
         this.label,
-        this.#steps,
-        this.#bufferOf,
+        this.#parts.steps,
+        this.#parts.bufferOf,
         copyGpuFeeds,
         hooks.after,
       );
@@ -191,11 +172,40 @@ export class Executable {
     if (!hooks.encoder) device.queue.submit([encoder.finish()]);
   }
 
+  /**
+   * Checks that every tensor of `feeds` is an input (or an unneeded input of the same graph) and
+   * writes the host data among them into their buffers; `recording` (into a caller's encoder)
+   * refuses host data.
+   */
+  #writeHostFeeds(feeds: ReadonlyMap<Tensor, Feed>, recording: boolean): void {
+    for (const [tensor, data] of feeds) {
+      if (!this.inputs.includes(tensor)) {
+        // An input of the same graph that these outputs do not need is fine to feed.
+        if (tensor.source.kind === "input" && tensor.graph === this.graph) continue;
+        throw new Error(`Cannot run graph "${this.label}": ${tensor} is not an input of it`);
+      }
+      if (gpuFeedOf(data)) continue;
+      const host = data as HostData;
+      if (recording) {
+        throw new Error(
+          `Cannot record graph "${this.label}" into a caller's encoder: input ${tensor} is fed ` +
+            "host data, expected a GPU buffer",
+        );
+      }
+      if (host.length !== tensor.size) {
+        throw new Error(
+          `Cannot run graph "${this.label}": input ${tensor} needs ${tensor.size} values, received ${host.length}`,
+        );
+      }
+      this.gpu.device.queue.writeBuffer(this.#parts.bufferOf(tensor), 0, host);
+    }
+  }
+
   /** Reads tensors (outputs, inputs or variables) back to the host, all in one readback. */
   async read(tensors: readonly Tensor[]): Promise<HostData[]> {
     const raw = await readBuffers(
       this.gpu.device,
-      tensors.map((t) => ({ buffer: this.#bufferOf(t), bytes: t.bytes })),
+      tensors.map((t) => ({ buffer: this.#parts.bufferOf(t), bytes: t.bytes })),
     );
     return raw.map((data, i) => hostDataOf(data, tensors[i].dtype, tensors[i].size));
   }
@@ -206,9 +216,9 @@ export class Executable {
    */
   destroy(): void {
     for (const d of this.dispatches) releaseDispatch(d);
-    for (const b of this.#owned) this.gpu.pool.release(b);
-    for (const t of this.#textures) t.destroy();
-    for (const t of this.#heldTextures) this.gpu.variableTextures.release(t);
+    for (const b of this.#parts.owned) this.gpu.pool.release(b);
+    for (const t of this.#parts.textures) t.destroy();
+    for (const t of this.#parts.heldTextures) this.gpu.variableTextures.release(t);
   }
 }
 
@@ -247,38 +257,75 @@ function writtenRoots(node: Tensor): Tensor[] {
   return op.inPlace === undefined ? roots : [storageRoot(inputs[op.inPlace]), ...roots];
 }
 
-/** Bytes per texel of the texture formats ops create (`matmul_variants.ts`). */
-const TEXEL_BYTES: Partial<Record<GPUTextureFormat, number>> = { rgba32float: 16 };
-
-/** Bytes of `texture` (one mip level, as ops create them). */
-function textureBytes(texture: GPUTexture): number {
-  const texel = TEXEL_BYTES[texture.format];
-  if (texel === undefined) throw new Error(`Unexpected texture format ${texture.format}`);
-  return texture.width * texture.height * texture.depthOrArrayLayers * texel;
-}
-
-/** What makes two op textures interchangeable: size, format, usage, mip levels. */
-function textureKey(d: GPUTextureDescriptor): string {
-  const [width, height = 1, depth = 1] = Array.isArray(d.size) ? d.size : [
-    (d.size as GPUExtent3DDict).width,
-    (d.size as GPUExtent3DDict).height,
-    (d.size as GPUExtent3DDict).depthOrArrayLayers,
-  ];
-  return `${width}x${height}x${depth}:${d.format}:${d.usage}:${d.mipLevelCount ?? 1}`;
-}
-
 /** Compiles the part of a graph that `outputs` need. */
 export async function compileGraph(
   gpu: GpuContext,
   outputs: readonly Tensor[],
   label = "graph",
 ): Promise<Executable> {
-  const { device } = gpu;
   const started = performance.now();
   if (outputs.length === 0) throw new Error(`Cannot compile graph "${label}": no outputs`);
   const order = schedule(outputs);
-  checkBindingSizes(order, device.limits.maxStorageBufferBindingSize, label);
-  const plan = planMemory(order, new Set(outputs));
+  checkBindingSizes(order, gpu.device.limits.maxStorageBufferBindingSize, label);
+  const memory = allocateSlots(gpu, order, new Set(outputs), label);
+  const textures = new GraphTextures(gpu, label, order);
+  // Variables some op of this graph writes in place (e.g. a KV cache).
+  const written = new Set(order.flatMap(writtenRoots));
+  const ctx: LaunchContext = {
+    gpu,
+    scratch: memory.acquire,
+    texture: (descriptor, name) => textures.texture(descriptor, name),
+    inputTexture: (...args) => textures.inputTexture(...args),
+    variableTexture: (...args) => textures.variableTexture(...args),
+    isConstantVariable: (t) => {
+      const root = storageRoot(t);
+      return root.source.kind === "variable" && !written.has(root);
+    },
+  };
+  const { dispatches, steps } = await prepareLaunches(ctx, order, memory.bufferOf, textures, label);
+  const stats = {
+    nodes: order.length,
+    dispatches: dispatches.length,
+    slotBytes: memory.plan.slotBytes.reduce((a, b) => a + b, 0),
+    unsharedBytes: memory.plan.unsharedBytes,
+    textures: textures.created.length,
+    heldBytes: memory.owned.reduce((n, b) => n + b.size, 0) +
+      textures.created.reduce((n, t) => n + textureBytes(t), 0),
+  };
+  if (debugLevel() >= 1) logCompiled(label, stats, performance.now() - started);
+  return new Executable(gpu, label, {
+    graph: outputs[0].graph,
+    inputs: order.filter((node) => node.source.kind === "input"),
+    dispatches,
+    stats,
+    bufferOf: memory.bufferOf,
+    owned: memory.owned,
+    textures: textures.created,
+    heldTextures: textures.held,
+    steps,
+    writtenVariables: [...written].filter((t) => t.source.kind === "variable").map(
+      memory.bufferOf,
+    ),
+  });
+}
+
+/** A graph's memory: the plan, its slots' pool buffers and the buffer of each tensor. */
+interface GraphMemory {
+  plan: ReturnType<typeof planMemory>;
+  /** Every pool buffer it acquired (slots and, through `acquire`, scratch). */
+  owned: GPUBuffer[];
+  acquire: (bytes: number, name: string) => GPUBuffer;
+  bufferOf: (t: Tensor) => GPUBuffer;
+}
+
+/** Plans the memory of `order` and acquires its slots from the pool. */
+function allocateSlots(
+  gpu: GpuContext,
+  order: readonly Tensor[],
+  outputs: ReadonlySet<Tensor>,
+  label: string,
+): GraphMemory {
+  const plan = planMemory(order, outputs);
   const owned: GPUBuffer[] = [];
   const acquire = (bytes: number, name: string) => {
     const buffer = gpu.pool.acquire(bytes, `${label}:${name}`);
@@ -295,89 +342,39 @@ export async function compileGraph(
     }
     return slots[slot];
   };
-  const textures: GPUTexture[] = [];
-  // Textures an op filled and read (ctx.texture), free for the ops after it, by descriptor.
-  const freeTextures = new Map<string, GPUTexture[]>();
-  let opTextures: [string, GPUTexture][] = [];
-  // A texture from the free ones of its descriptor, else a new one.
-  const takeTexture = (descriptor: GPUTextureDescriptor, name: string) => {
-    let texture = freeTextures.get(textureKey(descriptor))?.pop();
-    if (!texture) {
-      texture = device.createTexture({ ...descriptor, label: `${label}:${name}` });
-      textures.push(texture);
-    }
-    return texture;
-  };
-  // Copies of op inputs (ctx.inputTexture) by tensor, then layout and descriptor key (with the
-  // descriptor key they are freed under, after the tensor's last reader).
-  const inputCopies = new Map<Tensor, Map<string, [string, GPUTexture]>>();
-  const lastReader = new Map<Tensor, Tensor>();
-  for (const node of order) {
-    if (node.source.kind !== "op" || node.source.op.aliasOf !== undefined) continue;
-    for (const t of inputsOf(node)) lastReader.set(t, node);
-  }
-  let opInputs: readonly BoundTensor[] = []; // of the op being compiled
-  const heldTextures: GPUTexture[] = []; // from gpu.variableTextures
-  // Variables some op of this graph writes in place (e.g. a KV cache).
-  const written = new Set(order.flatMap(writtenRoots));
-  const ctx: LaunchContext = {
-    gpu,
-    scratch: acquire,
-    texture: (descriptor, name) => {
-      const texture = takeTexture(descriptor, name);
-      opTextures.push([textureKey(descriptor), texture]);
-      return texture;
-    },
-    inputTexture: (source, descriptor, name, layout) => {
-      const input = opInputs.find((b) => b.buffer === source)?.tensor;
-      if (!input) return { texture: ctx.texture(descriptor, name), copied: false };
-      if (!inputCopies.has(input)) inputCopies.set(input, new Map());
-      const copies = inputCopies.get(input)!;
-      const key = textureKey(descriptor);
-      const held = copies.get(`${layout} ${key}`);
-      if (held) return { texture: held[1], copied: true };
-      const texture = takeTexture(descriptor, name);
-      copies.set(`${layout} ${key}`, [key, texture]);
-      return { texture, copied: false };
-    },
-    variableTexture: (source, descriptor, name, layout) => {
-      const texture = gpu.variableTextures.acquire(
-        source,
-        descriptor,
-        `${source.label}:${name}`,
-        layout,
-      );
-      if (heldTextures.includes(texture)) {
-        gpu.variableTextures.release(texture); // one hold per executable
-        return { texture, copied: true };
-      }
-      heldTextures.push(texture);
-      return { texture, copied: false };
-    },
-    isConstantVariable: (t) => {
-      const root = storageRoot(t);
-      return root.source.kind === "variable" && !written.has(root);
-    },
-  };
+  return { plan, owned, acquire, bufferOf };
+}
 
+/**
+ * Writes the constants of `order` and prepares every op's launches once, in schedule order,
+ * handing each op its textures; returns the dispatches and each op's share of them.
+ */
+async function prepareLaunches(
+  ctx: LaunchContext,
+  order: readonly Tensor[],
+  bufferOf: (t: Tensor) => GPUBuffer,
+  textures: GraphTextures,
+  label: string,
+): Promise<{ dispatches: PreparedDispatch[]; steps: OpStep[] }> {
   const dispatches: PreparedDispatch[] = [];
   const steps: OpStep[] = [];
-  const inputs: Tensor[] = [];
+  const bind = (t: Tensor): BoundTensor => ({ tensor: t, buffer: bufferOf(t) });
   using compiling = beginActivity(`compiling kernels of graph "${label}"`, order.length);
   for (const [index, node] of order.entries()) {
     compiling.progress(index);
     const source = node.source;
-    if (source.kind === "input") inputs.push(node);
-    if (source.kind === "constant") device.queue.writeBuffer(bufferOf(node), 0, source.data);
+    if (source.kind === "constant") {
+      ctx.gpu.device.queue.writeBuffer(bufferOf(node), 0, source.data);
+    }
     if (source.kind !== "op" || source.op.aliasOf !== undefined) continue;
-    const bind = (t: Tensor): BoundTensor => ({ tensor: t, buffer: bufferOf(t) });
-    opInputs = inputsOf(node).map(bind);
-    const launches = await source.op.launch(ctx, opInputs, bind(node), source.attrs);
+    const inputs = inputsOf(node).map(bind);
+    textures.beginOp(inputs);
+    const launches = await source.op.launch(ctx, inputs, bind(node), source.attrs);
     const first = dispatches.length;
     for (const l of launches) {
       try {
         dispatches.push(
-          await prepareDispatch(gpu, l.spec, l.buffers, l.params, l.workgroups, l),
+          await prepareDispatch(ctx.gpu, l.spec, l.buffers, l.params, l.workgroups, l),
         );
       } catch (err) {
         (err as Error).message = `${
@@ -387,48 +384,16 @@ export async function compileGraph(
       }
     }
     steps.push({ node, dispatches: dispatches.slice(first) });
-    const freed = [...opTextures];
-    for (const t of inputsOf(node)) {
-      if (lastReader.get(t) !== node) continue;
-      freed.push(...inputCopies.get(t)?.values() ?? []);
-      inputCopies.delete(t);
-    }
-    for (const [key, texture] of freed) {
-      if (!freeTextures.has(key)) freeTextures.set(key, []);
-      freeTextures.get(key)!.push(texture);
-    }
-    opTextures = [];
+    textures.endOp(node);
   }
-  const stats = {
-    nodes: order.length,
-    dispatches: dispatches.length,
-    slotBytes: plan.slotBytes.reduce((a, b) => a + b, 0),
-    unsharedBytes: plan.unsharedBytes,
-    textures: textures.length,
-    heldBytes: owned.reduce((n, b) => n + b.size, 0) +
-      textures.reduce((n, t) => n + textureBytes(t), 0),
-  };
-  if (debugLevel() >= 1) {
-    console.error(
-      `[rft] compiled graph "${label}" in ${
-        (performance.now() - started).toFixed(0)
-      } ms: ${stats.dispatches} dispatches, ${
-        (stats.heldBytes / 2 ** 20).toFixed(1)
-      } MiB of buffers and textures`,
-    );
-  }
-  return new Executable(
-    gpu,
-    outputs[0].graph,
-    label,
-    inputs,
-    dispatches,
-    stats,
-    bufferOf,
-    owned,
-    textures,
-    heldTextures,
-    steps,
-    [...written].filter((t) => t.source.kind === "variable").map(bufferOf),
+  return { dispatches, steps };
+}
+
+/** The `RFT_DEBUG=1` line of a compiled graph. */
+function logCompiled(label: string, stats: ExecutableStats, ms: number): void {
+  console.error(
+    `[rft] compiled graph "${label}" in ${ms.toFixed(0)} ms: ${stats.dispatches} dispatches, ${
+      (stats.heldBytes / 2 ** 20).toFixed(1)
+    } MiB of buffers and textures`,
   );
 }

@@ -173,12 +173,13 @@ class DecoderLayers {
 
   /** What layer `l`'s attention applies besides q, k and v. */
   #layerAttention(l: number): LayerAttention {
-    const { rotary } = this.cfg.layers[l];
+    const { rotary, window } = this.cfg.layers[l];
     const factor = rotary?.attentionFactor ?? 1;
     return {
       // yarn's factor scales cos and sin, so q.k by its square.
       scale: this.cfg.attentionScale * factor * factor,
       ...(rotary ? { rotary: { positions: this.inputs.positions, invFreq: rotary.invFreq } } : {}),
+      ...(window ? { window } : {}),
     };
   }
 }

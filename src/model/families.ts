@@ -6,8 +6,9 @@
  * else. Adding a family is adding a row (ARCHITECTURE.md, "How to add a model family").
  */
 
-import { ConfigKeys, isTokenId, oneOfText } from "./config_keys.ts";
+import { ConfigKeys, isRecord, isTokenId, oneOfText } from "./config_keys.ts";
 import type {
+  AttentionKind,
   BiasSpec,
   LayerAttentionSpec,
   ModelConfig,
@@ -15,7 +16,7 @@ import type {
   RotarySpec,
   WeightNames,
 } from "./model_config.ts";
-import { readRopeScaling, ropeFrequencies } from "./rope_scaling.ts";
+import { readRopeScaling, ropeFrequencies, type RopeScaling } from "./rope_scaling.ts";
 
 /** One row of the table: the architectures it covers and how its config.json reads. */
 export interface Family {
@@ -56,6 +57,14 @@ const QK_NORM_NAMES: WeightNames = {
   kNorm: "self_attn.k_norm",
 };
 
+/** Gemma 3's: q/k norms and four norms per layer (pre and post attention, pre and post MLP). */
+const GEMMA3_NAMES: WeightNames = {
+  ...QK_NORM_NAMES,
+  postAttentionNorm: "post_attention_layernorm",
+  preMlpNorm: "pre_feedforward_layernorm",
+  postMlpNorm: "post_feedforward_layernorm",
+};
+
 const GPT2_NAMES: WeightNames = {
   embedding: "transformer.wte.weight",
   positionEmbedding: "transformer.wpe.weight",
@@ -81,6 +90,13 @@ interface LlamaRow {
   attentionBiasDefault: boolean;
   names: WeightNames;
 }
+
+/** Llama's RoPE keys: `rope_theta` (10000 by default) and `rope_scaling`. */
+const LLAMA_ROPE: LegacyRope = {
+  thetaKey: "rope_theta",
+  thetaDefault: 10000,
+  scalingKey: "rope_scaling",
+};
 
 /** Llama's biases: `attention_bias` on q, k, v and o_proj. */
 const attentionBiases = (on: boolean): BiasSpec => ({ qkv: on, attentionOut: on, mlp: false });
@@ -116,12 +132,13 @@ export const FAMILIES: Readonly<Record<string, Family>> = {
     names: QK_NORM_NAMES,
   }),
   gpt2: { architectures: ["GPT2LMHeadModel", "GPT2Model"], read: gpt2Config },
+  gemma3_text: { architectures: ["Gemma3ForCausalLM"], read: gemma3Config },
 };
 
-/** model_types of multimodal models whose text model rft could run, with what to use instead. */
+/** model_types of vision-language models, with the text model to use instead. */
 const NOT_TEXT_MODELS: Readonly<Record<string, string>> = {
   gemma3:
-    "Gemma 3's vision-language model (Gemma3ForConditionalGeneration); rft runs text models: use a gemma3_text checkpoint (Gemma3ForCausalLM, e.g. gemma-3-270m or gemma-3-1b)",
+    "a text model (this is Gemma 3's vision-language Gemma3ForConditionalGeneration, whose weights rft does not read): use a gemma3_text checkpoint (Gemma3ForCausalLM: gemma-3-270m, gemma-3-1b)",
 };
 
 /** Every model_type rft can load. */
@@ -155,7 +172,7 @@ function llamaFamily(row: LlamaRow): Family {
     architectures: row.architectures,
     read(keys, modelType) {
       const shape = decoderShape(keys, { maxPositions: row.maxPositions });
-      const rotary = rotarySpec(keys, "rope_theta", 10000, "rope_scaling", shape);
+      const rotary = rotarySpec(keys, shape, LLAMA_ROPE);
       return {
         modelType,
         ...shape,
@@ -209,6 +226,97 @@ function gpt2Config(keys: ConfigKeys, modelType: string): ModelConfig {
   };
 }
 
+/**
+ * Gemma 3's text model: RMSNorm scaling by 1 + weight, four norms per layer and q/k norms,
+ * embeddings scaled by sqrt(hidden) in the checkpoint's dtype, a GELU-tanh gated MLP, scores
+ * scaled by query_pre_attn_scalar^-0.5, sliding-window layers (their own RoPE base) beside
+ * full-attention ones (`rope_scaling` on those), as `layer_types` (or the older
+ * `sliding_window_pattern`) says.
+ */
+function gemma3Config(keys: ConfigKeys, modelType: string): ModelConfig {
+  const shape = decoderShape(keys, { maxPositions: 131072, headDim: 256, numKvHeads: 4 });
+  if (keys.boolean("use_bidirectional_attention", false)) {
+    keys.fail("use_bidirectional_attention", true, "false (rft runs causal decoders)");
+  }
+  const softcap = keys.optionalPositiveNumber("attn_logit_softcapping");
+  if (softcap !== undefined) {
+    keys.fail("attn_logit_softcapping", softcap, "null (rft's attention does not soft-cap scores)");
+  }
+  const window = keys.positiveInt("sliding_window", 4096);
+  const rotary = {
+    full_attention: rotarySpec(keys, shape, GEMMA3_ROPE.full_attention, "full_attention"),
+    sliding_attention: rotarySpec(keys, shape, GEMMA3_ROPE.sliding_attention, "sliding_attention"),
+  };
+  const attentionBias = keys.boolean("attention_bias", false);
+  return {
+    modelType,
+    ...shape,
+    tieWordEmbeddings: keys.boolean("tie_word_embeddings", true),
+    ...tokenIds(keys, { pad: 0, eos: 1, bos: 2 }),
+    norm: { kind: "rms_norm", eps: keys.positiveNumber("rms_norm_eps", 1e-6), weightOffset: 1 },
+    bias: attentionBiases(attentionBias),
+    activation: activation(keys, "hidden_activation", "gelu_pytorch_tanh"),
+    embeddingScale: roundToDtype(Math.sqrt(shape.hiddenSize), checkpointDtype(keys)),
+    attentionScale: keys.positiveNumber("query_pre_attn_scalar", 256) ** -0.5,
+    finalLogitSoftcap: keys.optionalPositiveNumber("final_logit_softcapping"),
+    layers: layerKinds(keys, shape.numLayers).map((kind) => ({
+      kind,
+      rotary: rotary[kind],
+      ...(kind === "sliding_attention" ? { window } : {}),
+    })),
+    names: GEMMA3_NAMES,
+  };
+}
+
+/** Gemma 3's RoPE keys per kind: the global layers' `rope_theta` and `rope_scaling`, the local ones' base. */
+const GEMMA3_ROPE: Readonly<Record<AttentionKind, LegacyRope>> = {
+  full_attention: { thetaKey: "rope_theta", thetaDefault: 1e6, scalingKey: "rope_scaling" },
+  sliding_attention: { thetaKey: "rope_local_base_freq", thetaDefault: 10000 },
+};
+
+/**
+ * Each layer's attention kind: `layer_types`, or from `sliding_window_pattern` p (default 6)
+ * every p-th layer full and the others sliding, as transformers derives it.
+ */
+function layerKinds(keys: ConfigKeys, numLayers: number): AttentionKind[] {
+  const kinds: readonly AttentionKind[] = ["full_attention", "sliding_attention"];
+  const types = keys.get("layer_types");
+  if (types === undefined || types === null) {
+    const pattern = keys.positiveInt("sliding_window_pattern", 6);
+    return Array.from({ length: numLayers }, (_, l) => kinds[(l + 1) % pattern === 0 ? 0 : 1]);
+  }
+  if (
+    !Array.isArray(types) || types.length !== numLayers ||
+    !types.every((t) => kinds.includes(t))
+  ) {
+    keys.fail(
+      "layer_types",
+      types,
+      `${numLayers} entries (num_hidden_layers), each ${oneOfText(kinds)}`,
+    );
+  }
+  return types as AttentionKind[];
+}
+
+/** The dtype a config says its weights are stored in (`torch_dtype`, v5's `dtype`). */
+function checkpointDtype(keys: ConfigKeys): string {
+  const dtype = keys.get("torch_dtype") ?? keys.get("dtype");
+  return typeof dtype === "string" ? dtype : "float32";
+}
+
+/**
+ * `x` rounded to `dtype` (bfloat16, float16; f32 otherwise), as HF's `embed_scale.to(dtype)`:
+ * Gemma's sqrt(hidden) is a bfloat16 in the checkpoints it ships (sqrt(640) ~ 25.298 -> 25.25).
+ */
+function roundToDtype(x: number, dtype: string): number {
+  if (dtype === "float16") return Math.f16round(x);
+  if (dtype !== "bfloat16") return Math.fround(x);
+  const bits = new Uint32Array(Float32Array.of(x).buffer)[0];
+  // Round to nearest even on the 16 dropped bits.
+  const rounded = (bits + 0x7fff + ((bits >>> 16) & 1)) & 0xffff0000;
+  return new Float32Array(Uint32Array.of(rounded >>> 0).buffer)[0];
+}
+
 /** The sizes every rotary decoder's config spells the same way. */
 type DecoderShape = Pick<
   ModelConfig,
@@ -251,19 +359,47 @@ function decoderShape(
   };
 }
 
+/** Where a config keeps one attention kind's RoPE base and variant before `rope_parameters`. */
+interface LegacyRope {
+  thetaKey: string;
+  thetaDefault: number;
+  /** The variant's key (`rope_scaling`), or none where the kind always has the default. */
+  scalingKey?: string;
+}
+
 /**
- * The rotary embedding of base key `thetaKey` (default `thetaDefault`) and variant key
- * `scalingKey` (`rope_scaling`, null: default), for heads of `shape.headDim`.
+ * The rotary embedding of an attention kind for heads of `shape.headDim`: from transformers v5's
+ * `rope_parameters` (one object, or one per kind, `kind` naming it), else from the `legacy` keys
+ * (`rope_theta`, `rope_scaling`: null is the default RoPE).
  */
 function rotarySpec(
   keys: ConfigKeys,
-  thetaKey: string,
-  thetaDefault: number,
-  scalingKey: string,
   shape: DecoderShape,
+  legacy: LegacyRope,
+  kind?: AttentionKind,
 ): RotarySpec {
-  const theta = keys.positiveNumber(thetaKey, thetaDefault);
-  const scaling = readRopeScaling(keys, scalingKey, keys.get(scalingKey), shape.maxPositions);
+  const params = keys.get("rope_parameters");
+  if (isRecord(params)) {
+    const perKind = kind !== undefined && isRecord(params[kind]);
+    const key = perKind ? `rope_parameters.${kind}` : "rope_parameters";
+    const own = (perKind ? params[kind] : params) as Record<string, unknown>;
+    const theta = own.rope_theta ?? legacy.thetaDefault;
+    if (typeof theta !== "number" || !(theta > 0)) {
+      keys.fail(`${key}.rope_theta`, theta, "a positive number");
+    }
+    return rotary(theta, readRopeScaling(keys, key, own, shape.maxPositions), shape);
+  }
+  const theta = keys.positiveNumber(legacy.thetaKey, legacy.thetaDefault);
+  const raw = legacy.scalingKey ? keys.get(legacy.scalingKey) : null;
+  return rotary(
+    theta,
+    readRopeScaling(keys, legacy.scalingKey ?? "", raw, shape.maxPositions),
+    shape,
+  );
+}
+
+/** The rotary spec of base `theta` and variant `scaling` with its f32 tables. */
+function rotary(theta: number, scaling: RopeScaling, shape: DecoderShape): RotarySpec {
   return { theta, scaling, ...ropeFrequencies(theta, scaling, shape.headDim) };
 }
 
@@ -277,16 +413,16 @@ function activation(keys: ConfigKeys, key: string, fallback: string): ModelConfi
   return ACTIVATIONS[keys.oneOf(key, Object.keys(ACTIVATIONS), fallback)];
 }
 
-/** bos, eos (one id or a list) and pad token ids. */
-function tokenIds(keys: ConfigKeys) {
-  const eos = keys.get("eos_token_id") ?? [];
+/** bos, eos (one id or a list) and pad token ids, with the model_type's defaults. */
+function tokenIds(keys: ConfigKeys, defaults: { pad?: number; eos?: number; bos?: number } = {}) {
+  const eos = keys.get("eos_token_id") ?? defaults.eos ?? [];
   const eosTokenIds = typeof eos === "number" ? [eos] : eos;
   if (!Array.isArray(eosTokenIds) || !eosTokenIds.every(isTokenId)) {
     keys.fail("eos_token_id", eos, "a token id or a list of token ids");
   }
   return {
-    bosTokenId: keys.tokenId("bos_token_id"),
+    bosTokenId: keys.tokenId("bos_token_id") ?? defaults.bos,
     eosTokenIds: eosTokenIds as number[],
-    padTokenId: keys.tokenId("pad_token_id"),
+    padTokenId: keys.tokenId("pad_token_id") ?? defaults.pad,
   };
 }

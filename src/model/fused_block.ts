@@ -4,9 +4,9 @@
  * RMSNorm computed in the operand fills of the products reading it (`prologue_matmul.ts`), the
  * gated activation computed in the down product's fill, and a one-token-row MLP's norm, gate and
  * up products and activation as one `normedGatedGemv`. Each applies where the description allows
- * it (an RMSNorm without weight offset, a gated MLP of separate modules without biases, f32
- * weights: the fills and the gemv read textures of f32 weights) and gives the same values as the
- * plain path.
+ * it (RMSNorms, a gated MLP of separate modules without biases; the down product's fill where no
+ * post-MLP norm follows it; f32 weights: the fills and the gemv read textures of f32 weights) and
+ * gives the same values as the plain path.
  */
 
 import type { GpuContext } from "../gpu/device.ts";
@@ -72,7 +72,7 @@ export class NormedInput {
   constructor(
     readonly h: Tensor,
     readonly compute: () => Tensor,
-    readonly fill?: { weight: Tensor; eps: number },
+    readonly fill?: { weight: Tensor; eps: number; weightOffset: number },
   ) {}
 
   /** The normalized tensor, computed on first use. */
@@ -86,7 +86,8 @@ export class NormedInput {
     if (!this.fill || !m.transB || w.lora?.(m.name) || isHalf(weight.dtype)) {
       return project(this.x, w, m);
     }
-    const prologue = { kind: "rms_norm", eps: this.fill.eps } as const;
+    const { eps, weightOffset } = this.fill;
+    const prologue = { kind: "rms_norm", eps, weightOffset } as const;
     const y = prologueMatmul(this.h, this.fill.weight, weight, prologue, { transB: true });
     return m.bias ? add(y, w(`${m.name}.bias`)) : y;
   }
@@ -112,20 +113,21 @@ export class BlockFusions {
     if (options.prologueProducts && !options.inference) {
       throw new Error("Cannot build prologue products into a graph that is differentiated");
     }
-    const plainRmsNorm = cfg.norm.kind === "rms_norm" && cfg.norm.weightOffset === 0;
+    const rmsNorm = cfg.norm.kind === "rms_norm";
     const gated = "gate" in cfg.names.mlpIn && !cfg.bias.mlp;
-    const prologues = Boolean(options.prologueProducts) && plainRmsNorm;
+    const prologues = Boolean(options.prologueProducts) && rmsNorm;
     // The fills read rows four values at a time.
     this.#normsInFills = prologues && cfg.hiddenSize % 4 === 0;
     this.#activationInFill = prologues && gated && cfg.intermediateSize % 4 === 0 &&
       !cfg.names.postMlpNorm;
-    this.#gatedGemv = plainRmsNorm && gated && Boolean(cfg.names.preMlpNorm) &&
+    this.#gatedGemv = rmsNorm && gated && Boolean(cfg.names.preMlpNorm) &&
       Boolean(options.gatedGemv?.(cfg.intermediateSize, cfg.hiddenSize));
   }
 
   /** The output of the norm of `h` with weight `weight` that `compute` computes as a tensor. */
   normed(h: Tensor, compute: () => Tensor, weight?: Tensor): NormedInput {
-    const fill = this.#normsInFills && weight ? { weight, eps: this.cfg.norm.eps } : undefined;
+    const { eps, weightOffset } = this.cfg.norm;
+    const fill = this.#normsInFills && weight ? { weight, eps, weightOffset } : undefined;
     return new NormedInput(h, compute, fill);
   }
 
@@ -142,7 +144,8 @@ export class BlockFusions {
     if (!this.#gatedGemv || w.lora?.(gate.name) || w.lora?.(up.name)) return undefined;
     const weights = [w(`${gate.name}.weight`), w(`${up.name}.weight`)] as const;
     if (weights.some((t) => isHalf(t.dtype))) return undefined;
-    const attrs = { eps: this.cfg.norm.eps, gate: this.cfg.activation };
+    const { eps, weightOffset } = this.cfg.norm;
+    const attrs = { eps, weightOffset, gate: this.cfg.activation };
     return normedGatedGemv(h, normWeight, ...weights, attrs);
   }
 

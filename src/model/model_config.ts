@@ -34,6 +34,8 @@ export interface RotarySpec {
 /** What one layer's attention does besides the shared shapes. */
 export interface LayerAttentionSpec {
   kind: AttentionKind;
+  /** Keys `window` or more positions before the query are not attended (HF's sliding_window). */
+  window?: number;
   /** RoPE of q and k; absent where positions are learned embeddings (GPT-2). */
   rotary?: RotarySpec;
 }

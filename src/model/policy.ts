@@ -489,11 +489,14 @@ export async function loadModel(dir: string, options: LoadOptions = {}): Promise
   return model;
 }
 
-/** A model from config.json contents and host parameters (e.g. `initParameters`), on the GPU. */
+/**
+ * A model from config.json contents and host parameters (e.g. `initParameters`), on the GPU;
+ * `sideFilesFrom`: a directory whose tokenizer and generation files it keeps (and saves).
+ */
 export async function createModel(
   rawConfig: Record<string, unknown>,
   parameters: ReadonlyMap<string, Float32Array<ArrayBuffer>>,
-  options: LoadOptions & { tokenizer?: Tokenizer } = {},
+  options: LoadOptions & { tokenizer?: Tokenizer; sideFilesFrom?: string } = {},
 ): Promise<PolicyModel> {
   const gpu = options.gpu ?? await getGpu();
   const config = parseHfConfig(rawConfig, "config");
@@ -521,7 +524,10 @@ export async function createModel(
       : [await uploadTensor(gpu, tensor)];
     for (const v of uploaded) params.set(v.name, v);
   }
-  return new PolicyModel(gpu, rawConfig, config, params, options.tokenizer);
+  const sideFiles = options.sideFilesFrom === undefined
+    ? new Map()
+    : await readSideFiles(options.sideFilesFrom);
+  return new PolicyModel(gpu, rawConfig, config, params, options.tokenizer, sideFiles);
 }
 
 /**

@@ -74,6 +74,8 @@ export interface LayerAttention {
   scale: number;
   /** RoPE of q and k, not yet applied; absent for learned positions (GPT-2). */
   rotary?: Rotary;
+  /** Sliding window: keys this many positions or more before the query are not attended. */
+  window?: number;
 }
 
 /**
@@ -99,8 +101,8 @@ export function rotate(x: Tensor, rotary: Rotary | undefined): Tensor {
 
 /** Causal attention within segments (`segments` [batch, seq], < 0 padding), RoPE applied. */
 export function causalAttentionFn(segments: Tensor): AttentionFn {
-  return (_layer, q, k, v, { rotary, scale }) =>
-    causalAttention(rotate(q, rotary), rotate(k, rotary), v, segments, { scale });
+  return (_layer, q, k, v, { rotary, scale, window }) =>
+    causalAttention(rotate(q, rotary), rotate(k, rotary), v, segments, { scale, window });
 }
 
 /**

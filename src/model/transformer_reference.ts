@@ -193,7 +193,8 @@ class ReferenceDecoder {
       rotate(q, T, H, rope.invFreq, rope.attentionFactor);
       rotate(k, T, Hkv, rope.invFreq, rope.attentionFactor);
     }
-    const a = attention(q, k, v, { T, H, Hkv, D, scale: cfg.attentionScale, window: Infinity });
+    const window = spec.window ?? Infinity;
+    const a = attention(q, k, v, { T, H, Hkv, D, scale: cfg.attentionScale, window });
     return this.norm(
       this.linear(a, attentionOut),
       names.postAttentionNorm && p + names.postAttentionNorm,

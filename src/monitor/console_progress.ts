@@ -40,25 +40,27 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, "0")}m`;
 }
 
-/** Where a stage stands: its name, the step and total, time spent, where this process began. */
+/** Where a stage stands: its name, the step and total, time spent, the pace. */
 export interface StageProgress {
   stage?: string;
   step: number;
   total?: number;
   /** Seconds since this process took the stage up. */
   elapsedSeconds: number;
-  /** The step the stage resumed from (0 for a fresh one); the ETA counts the steps after it. */
-  startStep?: number;
+  /** Seconds a step takes of late, for the ETA (unknown before two steps were seen). */
+  secondsPerStep?: number;
 }
 
 /**
  * The progress line of `progress` with the well-known metrics present and every eval accuracy
- * (`eval <taskset> acc 0.42`). The ETA assumes the remaining steps take as long as those done.
+ * (`eval <taskset> acc 0.42`). The ETA assumes the remaining steps take `secondsPerStep` each.
  *
  * @example
  * ```ts
- * formatProgressLine({ stage: "grpo", step: 12, total: 100, elapsedSeconds: 30 },
- *   { "rollout/reward_mean": 0.42 });
+ * formatProgressLine(
+ *   { stage: "grpo", step: 12, total: 100, elapsedSeconds: 30, secondsPerStep: 2.5 },
+ *   { "rollout/reward_mean": 0.42 },
+ * );
  * // "[grpo] step 12/100 [=>        ] 12% 30s, ETA 3m40s | reward 0.42"
  * ```
  */
@@ -66,7 +68,7 @@ export function formatProgressLine(
   progress: StageProgress,
   metrics: Record<string, number>,
 ): string {
-  const { stage, step, total, elapsedSeconds, startStep = 0 } = progress;
+  const { stage, step, total, elapsedSeconds, secondsPerStep } = progress;
   let head = `${stage ? `[${stage}] ` : ""}step ${step}`;
   if (total !== undefined && total > 0) {
     const fraction = Math.min(1, Math.max(0, step / total));
@@ -75,8 +77,9 @@ export function formatProgressLine(
       ? "=".repeat(BAR_WIDTH)
       : "=".repeat(filled) + ">" + " ".repeat(BAR_WIDTH - filled - 1);
     head += `/${total} [${bar}] ${Math.floor(fraction * 100)}% ${formatDuration(elapsedSeconds)}`;
-    const done = step - startStep;
-    if (done > 0) head += `, ETA ${formatDuration((elapsedSeconds / done) * (total - step))}`;
+    if (secondsPerStep !== undefined) {
+      head += `, ETA ${formatDuration(secondsPerStep * Math.max(0, total - step))}`;
+    }
   } else {
     head += ` ${formatDuration(elapsedSeconds)}`;
   }
@@ -97,26 +100,42 @@ function evalOnly(metrics: Record<string, number>): boolean {
   return keys.length > 0 && keys.every((k) => k.startsWith("eval/") || k.startsWith("time/eval"));
 }
 
-/** The console monitor: the progress line of each step (see the file comment). */
+/**
+ * The console monitor: the progress line of each step (see the file comment). The pace of the
+ * ETA is measured from the first step this process logged in the stage, so neither a resume's
+ * earlier steps nor the first step's compilation count.
+ */
 export class ConsoleSink implements MetricsSink {
   #stage: StageInfo = { startStep: 0 };
   #started = performance.now();
+  #first: { step: number; at: number } | undefined;
 
   beginStage(stage: StageInfo): void {
     endUpdatingLine();
     this.#stage = stage;
     this.#started = performance.now();
+    this.#first = undefined;
+  }
+
+  setStageTotal(totalSteps: number): void {
+    this.#stage = { ...this.#stage, totalSteps };
   }
 
   log({ step, metrics }: MetricsRecord): void {
+    const now = performance.now();
+    const evaluation = evalOnly(metrics);
+    if (!evaluation) this.#first ??= { step, at: now };
+    const first = this.#first;
     const line = formatProgressLine({
       stage: this.#stage.name,
       step,
       total: this.#stage.totalSteps,
-      elapsedSeconds: (performance.now() - this.#started) / 1000,
-      startStep: this.#stage.startStep,
+      elapsedSeconds: (now - this.#started) / 1000,
+      secondsPerStep: first && step > first.step
+        ? (now - first.at) / 1000 / (step - first.step)
+        : undefined,
     }, metrics);
-    if (evalOnly(metrics)) printLine(line);
+    if (evaluation) printLine(line);
     else printUpdatingLine(line);
   }
 

@@ -1,21 +1,32 @@
 /**
- * The heartbeat of a long command: when nothing was printed for `quietSeconds` (default 10), one
- * updating line says what the process is doing (the open activities of `src/util/activity.ts`,
- * innermost last) and for how long, e.g. `... stage sft: compiling kernels of graph "train_step"
- * 34/120 (22 s)`. Runs on a timer that does not keep the process alive; it cannot speak while a
- * synchronous call blocks the event loop, so such calls are preceded by a line of their own.
+ * The heartbeat of a long command: when nothing was printed for `quietLimit` seconds (default
+ * 10), one line says what the process is doing (the open activities of `src/util/activity.ts`,
+ * innermost last) and for how long, e.g. `... stage sft: compiling kernels of graph "train"
+ * 34/120 (22s)`; an updating line on a terminal. It runs in a worker (`heartbeat_worker.ts`) that
+ * reads the activities and the time of the last line from shared memory, so it speaks while the
+ * main thread is blocked in a synchronous call (a shader compile on a CPU adapter).
  */
 
-import { type Activity, describeActivity, openActivities } from "../util/activity.ts";
-import { printUpdatingLine, quietSeconds } from "../util/status_lines.ts";
+import { ACTIVITY_BOARD } from "../util/activity.ts";
+import { STATUS_BOARD, STDERR_SINK } from "../util/status_lines.ts";
 import { formatDuration } from "./console_progress.ts";
 
-/** The heartbeat's line for `activities` at time `now` (ms, `performance.now()`). */
-export function heartbeatLine(activities: readonly Activity[], now: number): string {
-  if (activities.length === 0) return "... working";
-  const innermost = activities[activities.length - 1];
-  const seconds = (now - innermost.started) / 1000;
-  return `... ${activities.map(describeActivity).join(": ")} (${formatDuration(seconds)})`;
+/** The heartbeat's line for the activities' `text` (begun at `started`, ms) at `now` (ms). */
+export function heartbeatLine(
+  activity: { text: string; started: number } | undefined,
+  now: number,
+) {
+  if (!activity) return "... working";
+  return `... ${activity.text} (${formatDuration((now - activity.started) / 1000)})`;
+}
+
+/** What the worker is started with. */
+export interface HeartbeatSetup {
+  status: SharedArrayBuffer;
+  activity: SharedArrayBuffer;
+  quietLimit: number;
+  isTerminal: boolean;
+  columns: number;
 }
 
 /** A running heartbeat. */
@@ -25,11 +36,14 @@ export interface Heartbeat {
 
 /** Starts the heartbeat (see the file comment). */
 export function startHeartbeat(quietLimit = 10): Heartbeat {
-  const id = setInterval(() => {
-    if (quietSeconds() >= quietLimit) {
-      printUpdatingLine(heartbeatLine(openActivities(), performance.now()));
-    }
-  }, 1000);
-  Deno.unrefTimer(id);
-  return { stop: () => clearInterval(id) };
+  const worker = new Worker(new URL("./heartbeat_worker.ts", import.meta.url), { type: "module" });
+  const setup: HeartbeatSetup = {
+    status: STATUS_BOARD,
+    activity: ACTIVITY_BOARD,
+    quietLimit,
+    isTerminal: STDERR_SINK.isTerminal,
+    columns: STDERR_SINK.columns(),
+  };
+  worker.postMessage(setup);
+  return { stop: () => worker.terminate() };
 }

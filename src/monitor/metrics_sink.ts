@@ -28,6 +28,8 @@ export interface MetricsRecord {
 export interface MetricsSink {
   /** Notes that `stage` begins; later rows belong to it. */
   beginStage?(stage: StageInfo): void | Promise<void>;
+  /** The current stage's last step, once known better than at its start. */
+  setStageTotal?(totalSteps: number): void;
   /** Records one row. */
   log(record: MetricsRecord): void | Promise<void>;
   /** Ends the current stage (its last progress line stays on screen). */

@@ -90,6 +90,14 @@ export class Monitor {
     for (const sink of this.sinks) await sink.beginStage?.(stage);
   }
 
+  /**
+   * The current stage's last step, once its data says (an epoch of its tasksets may end it
+   * before `total_steps`).
+   */
+  setStageTotal(totalSteps: number): void {
+    for (const sink of this.sinks) sink.setStageTotal?.(totalSteps);
+  }
+
   /** Notes that the current stage ended. */
   async endStage(): Promise<void> {
     for (const sink of this.sinks) await sink.endStage?.();

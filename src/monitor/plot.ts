@@ -9,7 +9,7 @@ import { writeAtomic } from "../util/write_atomic.ts";
 import { formatMetric } from "./console_progress.ts";
 import { METRICS_FILE, type MetricsRow, readMetrics, rowMetrics } from "./metrics_log.ts";
 import { seriesColor } from "./palette.ts";
-import { PANELS, panelSeries, type PanelSpec } from "./plot_panels.ts";
+import { type BandKeys, PANELS, panelSeries, type PanelSpec } from "./plot_panels.ts";
 import { PLOT_SCRIPT } from "./plot_script.ts";
 import { splitStages, type StageRows } from "./stage_rows.ts";
 import { type ChartSeries, escapeHtml, renderChart, type StagePoints } from "./svg_chart.ts";
@@ -37,13 +37,19 @@ function seriesPoints(rows: readonly MetricsRow[], key: string): StagePoints {
   });
 }
 
-/** The [step, mean - std, mean + std] of a stage's rows that have both. */
-function bandPoints(rows: readonly MetricsRow[], [mean, std]: readonly [string, string]) {
+/**
+ * The [step, mean - std, mean + std] of a stage's rows that have both, within the row's min and
+ * max when it has them.
+ */
+function bandPoints(rows: readonly MetricsRow[], keys: BandKeys) {
   return rows.flatMap((row) => {
-    const [m, s] = [row[mean], row[std]];
-    return typeof m === "number" && typeof s === "number"
-      ? [[row.step, m - s, m + s] as [number, number, number]]
-      : [];
+    const [m, s] = [row[keys.mean], row[keys.std]];
+    if (typeof m !== "number" || typeof s !== "number") return [];
+    const lo = keys.min === undefined ? null : row[keys.min];
+    const hi = keys.max === undefined ? null : row[keys.max];
+    const low = typeof lo === "number" ? Math.max(lo, m - s) : m - s;
+    const high = typeof hi === "number" ? Math.min(hi, m + s) : m + s;
+    return [[row.step, low, high] as [number, number, number]];
   });
 }
 
@@ -63,7 +69,7 @@ function panelChart(panel: PanelSpec, stages: readonly StageRows[], keys: string
     label: s.label,
     color: seriesColor(i),
     points: drawn.map((stage) => seriesPoints(stage.rows, s.key)),
-    band: panel.band?.[0] === s.key
+    band: panel.band?.mean === s.key
       ? drawn.map((stage) => bandPoints(stage.rows, panel.band!))
       : undefined,
   }));

@@ -20,10 +20,21 @@ import {
 export interface PanelSpec {
   title: string;
   series: readonly (readonly [string, string])[] | RegExp;
-  /** The series drawn with a band of mean ± std: [mean key, std key]. */
-  band?: readonly [string, string];
+  /**
+   * The series drawn with a band of mean ± std (its keys), kept within the logged min and max
+   * where the run has them (a 0/1 reward's spread does not pass 1).
+   */
+  band?: BandKeys;
   /** Draw only when the found series and their values pass (default: any value). */
   show?: (found: readonly FoundSeries[]) => boolean;
+}
+
+/** The keys of a spread band: mean and std, and the bounds that clip it when logged. */
+export interface BandKeys {
+  mean: string;
+  std: string;
+  min?: string;
+  max?: string;
 }
 
 /** A series a panel found in the run: its key, label and non-null values. */
@@ -38,7 +49,12 @@ export const PANELS: readonly PanelSpec[] = [
   {
     title: "Reward",
     series: [[METRIC.reward, "mean"]],
-    band: [METRIC.reward, "rollout/reward_std"],
+    band: {
+      mean: METRIC.reward,
+      std: "rollout/reward_std",
+      min: "rollout/reward_min",
+      max: "rollout/reward_max",
+    },
   },
   { title: "Evaluation (accuracy per taskset)", series: EVAL_ACCURACY },
   { title: "Loss", series: [[METRIC.loss, "policy"], ["critic/vf_loss", "critic (value)"]] },

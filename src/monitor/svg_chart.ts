@@ -69,7 +69,8 @@ export function niceScale(
     { length: last - first + 1 },
     (_, i) => Number(((first + i) * step).toPrecision(12)),
   );
-  return { lo: first * step, hi: last * step, ticks };
+  const round = (v: number) => Number(v.toPrecision(12));
+  return { lo: round(first * step), hi: round(last * step), ticks };
 }
 
 /**
@@ -111,7 +112,7 @@ export function renderChart(
     series.map((s) =>
       `<span data-series="${escapeHtml(s.key)}"><i style="background:${s.color}"></i>${
         escapeHtml(s.label)
-      }${s.band ? " (band: ± std)" : ""}</span>`
+      }${s.band ? " (band: ± std, within min and max)" : ""}</span>`
     ).join(" ")
   }</div>`;
   return `<figure class="chart" data-title="${escapeHtml(title)}"><figcaption>${

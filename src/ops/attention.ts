@@ -6,7 +6,7 @@
  * (with delta = rowsum(dO * O)), then dq (iterating over keys) and dk and dv (iterating over
  * queries; two ops, each recomputing P, again as an op has one output), without atomics, so
  * results are deterministic. The head dim is a runtime parameter: one pipeline per kernel serves
- * every model. f32 only; no dropout, sliding window, ALiBi, soft-capping or KV cache.
+ * every model. f32 only; an optional sliding window; no dropout, ALiBi, soft-capping or KV cache.
  * On CPU adapters the operands are copied into textures first (`shaders/attention_texture.wgsl`,
  * head dims that are multiples of 4), whose loads cost a fraction of storage loads there; both
  * shaders are `shaders/lib/attention_core.wgsl` with their own loads.
@@ -32,10 +32,17 @@ import {
 export interface AttentionOptions {
   /** Factor of q.k before the softmax; default 1 / sqrt(head_dim). */
   scale?: number;
+  /**
+   * Sliding window (HF's `sliding_window`): query t attends only to keys s with t - s < window.
+   * Default none.
+   */
+  window?: number;
 }
 
 interface AttentionAttrs {
   scale: number;
+  /** 0: none. */
+  window: number;
 }
 
 /** Sizes of an attention problem, read off q [batch, seq, heads, headDim] and k. */
@@ -164,7 +171,7 @@ function attentionLaunch(
   [q, k, v, segmentIds]: readonly BoundTensor[],
   extra: ExtraBuffers,
   out: GPUBuffer,
-  { scale }: AttentionAttrs,
+  { scale, window }: AttentionAttrs,
   gradV = false,
 ): KernelLaunch[] {
   const dims = attentionDims(op, q.tensor, k.tensor, v.tensor, segmentIds.tensor);
@@ -199,6 +206,7 @@ function attentionLaunch(
     kv_heads: dims.kvHeads,
     head_dim: dims.headDim,
     scale: { f32: scale },
+    window,
   });
   if (!textures) {
     const [qb, kb, vb, ob, dob] = operands;
@@ -303,7 +311,7 @@ const CAUSAL_ATTENTION: OpDef<AttentionAttrs> = {
   launch(ctx, inputs, out, attrs) {
     return attentionLaunch(ctx, "causal_attention", "forward", inputs, {}, out.buffer, attrs);
   },
-  reference: ([q, k, v, segmentIds], [qt, kt, vt, st], { scale }) =>
+  reference: ([q, k, v, segmentIds], [qt, kt, vt, st], { scale, window }) =>
     causalAttentionRef(
       q,
       k,
@@ -311,6 +319,7 @@ const CAUSAL_ATTENTION: OpDef<AttentionAttrs> = {
       segmentIds,
       attentionDims("causal_attention", qt, kt, vt, st),
       scale,
+      window,
     ),
   backward(grad, [q, k, v, segmentIds], out, attrs) {
     const g = grad.graph;
@@ -329,9 +338,10 @@ const CAUSAL_ATTENTION: OpDef<AttentionAttrs> = {
  * Causal self-attention: q [batch, seq, heads, head_dim], k and v [batch, seq, kv_heads,
  * head_dim] with kv_heads dividing heads (query head h uses kv head floor(h / (heads /
  * kv_heads)), HF's repeat_kv), `segmentIds` [batch, seq] (i32). Query t attends to key s iff
- * s <= t and both have the same segment id, so one row can pack several sequences; a negative id
- * marks padding, whose output row is 0 and which gets and gives no gradient. Weights are
- * `softmax(scale * q.k)` in f32. Returns [batch, seq, heads, head_dim]; differentiable in q, k, v.
+ * s <= t and both have the same segment id (and, with `options.window`, t - s < window), so one
+ * row can pack several sequences; a negative id marks padding, whose output row is 0 and which
+ * gets and gives no gradient. Weights are `softmax(scale * q.k)` in f32. Returns [batch, seq,
+ * heads, head_dim]; differentiable in q, k, v.
  */
 export function causalAttention(
   q: Tensor,
@@ -341,10 +351,11 @@ export function causalAttention(
   options: AttentionOptions = {},
 ): Tensor {
   const scale = options.scale ?? 1 / Math.sqrt(q.lastDim);
-  if (!Number.isFinite(scale)) {
+  const window = options.window ?? 0;
+  if (!Number.isFinite(scale) || !Number.isSafeInteger(window) || window < 0) {
     throw new Error(
-      `Cannot apply "causal_attention" to ${q}: expected a finite scale, received ${scale}`,
+      `Cannot apply "causal_attention" to ${q}: expected a finite scale and a whole window >= 1, received ${scale} and ${options.window}`,
     );
   }
-  return q.graph.apply(CAUSAL_ATTENTION, [q, k, v, segmentIds], { scale });
+  return q.graph.apply(CAUSAL_ATTENTION, [q, k, v, segmentIds], { scale, window });
 }

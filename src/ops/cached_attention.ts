@@ -3,7 +3,8 @@
  * and token-by-token decode), on `shaders/cached_attention.wgsl`. An online softmax in f32 over
  * the cached keys, parallel over (slot, kv head, query block) and, when that is too little work
  * to fill the device (decode), over key chunks merged by a second pass (flash-decoding). Not
- * differentiable; no segment ids (one sequence per slot), sliding window or ALiBi.
+ * differentiable; no segment ids (one sequence per slot) or ALiBi. A sliding window limits the
+ * keys a query attends to; the cache still holds every position.
  * Shader: shaders/cached_attention.wgsl
  * Reference: src/reference/kv_cache.ts
  * Test: tests/ops/kv_cache_test.ts
@@ -14,12 +15,24 @@ import { packParams } from "../gpu/kernel_params.ts";
 import type { KernelSpec } from "../gpu/kernel_spec.ts";
 import type { LaunchContext, OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
-import type { AttentionOptions } from "./attention.ts";
 import { checkPositions } from "./kv_cache.ts";
+
+/** Options of {@link cachedAttention}. */
+export interface CachedAttentionOptions {
+  /** Factor of q.k before the softmax; default 1 / sqrt(head_dim). */
+  scale?: number;
+  /** Keys a query attends to at most, itself included (HF's sliding_window); default all. */
+  window?: number;
+}
 
 interface CachedAttentionAttrs {
   scale: number;
+  /** Keys a query attends to at most, itself included; {@link NO_WINDOW} for all. */
+  window: number;
 }
+
+/** The window of an attention without one (the shader's params hold a u32). */
+const NO_WINDOW = 2 ** 32 - 1;
 
 /** Sizes of a cached-attention problem: q [slots, tn, heads, headDim], caches [slots, tmax, kvHeads, headDim]. */
 interface CachedDims {
@@ -130,7 +143,7 @@ const CACHED_ATTENTION: OpDef<CachedAttentionAttrs> = {
     cachedDims(q, kCache, vCache, positions);
     return { shape: q.shape, dtype: "f32" };
   },
-  launch(ctx, [q, kCache, vCache, positions], out, { scale }) {
+  launch(ctx, [q, kCache, vCache, positions], out, { scale, window }) {
     const dims = cachedDims(q.tensor, kCache.tensor, vCache.tensor, positions.tensor);
     const { rowLanes, keyLanes, slotLanes, rowGroups, colGroups, splits, chunk, blocks } = layout(
       ctx,
@@ -165,6 +178,7 @@ const CACHED_ATTENTION: OpDef<CachedAttentionAttrs> = {
       head_dim: dims.headDim,
       chunk,
       scale: { f32: scale },
+      window,
     });
     // Four head-dim elements per load where the rows are whole vec4s.
     const attend = dims.headDim % 4 === 0 ? "attend4" : "attend";
@@ -209,22 +223,24 @@ const CACHED_ATTENTION: OpDef<CachedAttentionAttrs> = {
  * `vCache` [slots, max_len, kv_heads, head_dim] (kv_heads dividing heads; query head h uses kv
  * head floor(h / (heads / kv_heads)), HF's repeat_kv). The query at (s, t) with p =
  * `positions[s, t]` >= 0 (i32 [slots, tokens]) attends to cache rows 0 ..= min(p, max_len - 1)
- * of slot s, so write the new keys and values first (`writeKvCache`); p < 0 (padding)
- * gives a zero row. Weights are `softmax(scale * q.k)` in f32, scale 1 / sqrt(head_dim) by
- * default. Returns [slots, tokens, heads, head_dim]; not differentiable.
+ * of slot s (with `options.window` w, rows from max(0, p + 1 - w) on: HF's sliding window), so
+ * write the new keys and values first (`writeKvCache`); p < 0 (padding) gives a zero row.
+ * Weights are `softmax(scale * q.k)` in f32, scale 1 / sqrt(head_dim) by default. Returns
+ * [slots, tokens, heads, head_dim]; not differentiable.
  */
 export function cachedAttention(
   q: Tensor,
   kCache: Tensor,
   vCache: Tensor,
   positions: Tensor,
-  options: AttentionOptions = {},
+  options: CachedAttentionOptions = {},
 ): Tensor {
   const scale = options.scale ?? 1 / Math.sqrt(q.lastDim);
-  if (!Number.isFinite(scale)) {
+  const window = options.window ?? NO_WINDOW;
+  if (!Number.isFinite(scale) || !Number.isInteger(window) || window < 1 || window > NO_WINDOW) {
     throw new Error(
-      `Cannot apply "cached_attention" to ${q}: expected a finite scale, received ${scale}`,
+      `Cannot apply "cached_attention" to ${q}: expected a finite scale and a window >= 1, received ${scale} and ${window}`,
     );
   }
-  return q.graph.apply(CACHED_ATTENTION, [q, kCache, vCache, positions], { scale });
+  return q.graph.apply(CACHED_ATTENTION, [q, kCache, vCache, positions], { scale, window });
 }

@@ -21,9 +21,13 @@ import { textureWidth } from "./operand_texture.ts";
 import { PACKED_STRIP_COLUMNS, packedMisfit, packedWeightTexture } from "./packed_weight.ts";
 import { UNARY_OPS } from "./unary.ts";
 
-/** Attributes of {@link normedGatedGemv}: the norm's eps and the gate's activation. */
+/**
+ * Attributes of {@link normedGatedGemv}: the norm's eps and weight offset (Gemma's 1 + gamma;
+ * default 0) and the gate's activation.
+ */
 export interface NormedGatedAttrs {
   eps: number;
+  weightOffset?: number;
   gate: GateKind;
 }
 
@@ -84,7 +88,11 @@ const NORMED_GATED_GEMV: OpDef<NormedGatedAttrs> = {
       spec: {
         shader: "normed_gated_gemv",
         entryPoint: "main",
-        constants: { TEX_W: textureWidth(ctx.gpu), OP: UNARY_OPS.indexOf(attrs.gate) },
+        constants: {
+          TEX_W: textureWidth(ctx.gpu),
+          OP: UNARY_OPS.indexOf(attrs.gate),
+          ...(attrs.weightOffset ? { WEIGHT_OFFSET: attrs.weightOffset } : {}),
+        },
         bindings: ["read", "read", "texture", "texture", "read_write"],
         params: true,
       },
@@ -93,17 +101,18 @@ const NORMED_GATED_GEMV: OpDef<NormedGatedAttrs> = {
       workgroups: [Math.ceil(Math.ceil(n / PACKED_STRIP_COLUMNS) / STRIPS_PER_WORKGROUP), m, 1],
     }];
   },
-  reference: ([h, gamma, gate, up], [, , gateT], { eps, gate: kind }) =>
+  reference: ([h, gamma, gate, up], [, , gateT], { eps, weightOffset, gate: kind }) =>
     normedGatedGemvRef(h, gamma, gate, up, {
       n: gateT.shape[0],
       k: gateT.shape[1],
       eps,
+      weightOffset,
       kind,
     }),
 };
 
 /**
- * `f(rmsNorm(h, gamma, eps) @ gate^T) * (rmsNorm(h, gamma, eps) @ up^T)`: h [..., K], gamma [K],
+ * `f(rmsNorm(h, gamma, eps, weightOffset) @ gate^T) * (rmsNorm(...) @ up^T)`: h [..., K], gamma [K],
  * the weights [N, K] as HF stores them; out [..., N]. One launch per run (plus the weights'
  * packing when they change), on adapters {@link normedGatedGemvMisfit} accepts.
  *

@@ -33,10 +33,11 @@ import { UNARY_OPS } from "./unary.ts";
 
 /**
  * What A is computed as from the op's inputs `x` and `aux`: HF's RMSNorm of x with weight aux
- * ([K]), or the gated activation f(x) * aux (x the gate, aux up, of one shape).
+ * ([K]; plus `weightOffset`, Gemma's 1 + weight, default 0), or the gated activation f(x) * aux
+ * (x the gate, aux up, of one shape).
  */
 export type APrologue =
-  | { kind: "rms_norm"; eps: number }
+  | { kind: "rms_norm"; eps: number; weightOffset?: number }
   | { kind: "gated"; gate: GateKind };
 
 /** Attributes of a prologue product: the matmul's, and A's prologue. */
@@ -65,9 +66,10 @@ function texturePrologue(
   const cols = x.tensor.lastDim;
   const rows = x.tensor.size / cols;
   const rmsNorm = prologue.kind === "rms_norm";
+  const offset = rmsNorm ? prologue.weightOffset ?? 0 : 0;
   return {
     layout: rmsNorm
-      ? `rms_norm ${prologue.eps} of ${aux.tensor.id}`
+      ? `rms_norm ${prologue.eps}+${offset} of ${aux.tensor.id}`
       : `gated ${prologue.gate} by ${aux.tensor.id}`,
     fill: (view, width) => ({
       spec: {
@@ -77,6 +79,7 @@ function texturePrologue(
           TEX_W: width,
           WG: rmsNorm ? ROWS_WG : GATED_WG,
           ...(rmsNorm ? {} : { OP: UNARY_OPS.indexOf(prologue.gate) }),
+          ...(offset ? { WEIGHT_OFFSET: offset } : {}),
         },
         bindings: ["read", "read", "storage_texture"],
         params: true,
@@ -97,7 +100,8 @@ function prologuePass(
 ): KernelLaunch {
   if (prologue.kind === "rms_norm") {
     const buffers = [x.buffer, aux.buffer, undefined] as const;
-    return normForwardLaunch(ctx.gpu, "rms_norm", x.tensor, buffers, out, { eps: prologue.eps });
+    const attrs = { eps: prologue.eps, weightOffset: prologue.weightOffset };
+    return normForwardLaunch(ctx.gpu, "rms_norm", x.tensor, buffers, out, attrs);
   }
   return gatedKernelLaunch("forward", prologue.gate, x.tensor.size, [x.buffer, aux.buffer], out);
 }

@@ -1,6 +1,6 @@
 /**
- * Plain-loop CPU reference (f64) of causal self-attention with segment ids and grouped-query
- * attention, materialising each query row's scores. Tests compare the GPU kernels (forward) and
+ * Plain-loop CPU reference (f64) of causal self-attention with segment ids, an optional sliding
+ * window and grouped-query attention, materialising each query row's scores. Tests compare the GPU kernels (forward) and
  * finite differences of this (backward) against it.
  */
 
@@ -18,9 +18,10 @@ export interface AttentionShape {
 }
 
 /**
- * Attention output [batch, seq, heads, headDim]: query t attends to key s iff s <= t and
- * `segmentIds[b, s] == segmentIds[b, t] >= 0`, with weights `softmax(scale * q.k)`; rows of
- * padding (a negative segment id) are 0. `scale` defaults to 1 / sqrt(headDim).
+ * Attention output [batch, seq, heads, headDim]: query t attends to key s iff s <= t,
+ * `segmentIds[b, s] == segmentIds[b, t] >= 0` and, with a `window` > 0, t - s < window (HF's
+ * sliding window), with weights `softmax(scale * q.k)`; rows of padding (a negative segment id)
+ * are 0. `scale` defaults to 1 / sqrt(headDim); `window` 0 means no window.
  */
 export function causalAttentionRef(
   q: ArrayLike<number>,
@@ -29,6 +30,7 @@ export function causalAttentionRef(
   segmentIds: ArrayLike<number>,
   shape: AttentionShape,
   scale = 1 / Math.sqrt(shape.headDim),
+  window = 0,
 ): Float64Array {
   const { batch, seq, heads, kvHeads, headDim } = shape;
   const group = heads / kvHeads;
@@ -45,7 +47,7 @@ export function causalAttentionRef(
         let max = -Infinity;
         for (let s = 0; s <= t; s++) {
           let score = -Infinity;
-          if (segmentIds[b * seq + s] === segment) {
+          if (segmentIds[b * seq + s] === segment && (window <= 0 || t - s < window)) {
             score = 0;
             for (let d = 0; d < headDim; d++) score += q[qAt(b, t, h) + d] * k[kvAt(b, s, g) + d];
             score *= scale;

@@ -1,9 +1,10 @@
 /**
  * Plain-loop CPU references (f64) of the element-wise ops: unary functions, gated activations,
  * broadcasting binary ops, `sumTo` and `expandTo`. Tests compare the GPU kernels against these.
+ * Broadcasting is numpy's, indexed here element by element through each dimension, independently
+ * of the ops' own (outer, n, inner) layout, so a layout bug cannot hide from its check.
  */
 
-import { broadcastLayout, broadcastShape } from "../ops/broadcast.ts";
 import type { BinaryKind } from "../ops/binary.ts";
 import type { UnaryKind } from "../ops/unary.ts";
 import { shapeSize } from "../graph/tensor.ts";
@@ -55,6 +56,37 @@ export function gatedRef(
   return Float64Array.from({ length: gate.length }, (_, i) => unaryScalar(kind, gate[i]) * up[i]);
 }
 
+/** The shape numpy broadcasts `a` and `b` to; throws when a dimension pair is neither equal nor 1. */
+function numpyShape(a: readonly number[], b: readonly number[]): number[] {
+  const rank = Math.max(a.length, b.length);
+  const padded = (s: readonly number[]) => [...Array(rank - s.length).fill(1), ...s];
+  const [pa, pb] = [padded(a), padded(b)];
+  return pa.map((da, d) => {
+    if (da !== pb[d] && da !== 1 && pb[d] !== 1) {
+      throw new Error(`Cannot broadcast [${a}] with [${b}]: dimension ${d} is ${da} and ${pb[d]}`);
+    }
+    return Math.max(da, pb[d]);
+  });
+}
+
+/**
+ * The flat index in an array of shape `shape` that element `i` of an array of shape `out` reads
+ * when `shape` is broadcast to `out` (right-aligned; a dimension of 1 repeats).
+ */
+function broadcastIndex(i: number, out: readonly number[], shape: readonly number[]): number {
+  let index = 0;
+  let stride = 1;
+  let rest = i;
+  for (let d = out.length - 1; d >= 0; d--) {
+    const coordinate = rest % out[d];
+    rest = Math.floor(rest / out[d]);
+    const dim = shape[d - (out.length - shape.length)] ?? 1;
+    if (dim !== 1) index += coordinate * stride;
+    stride *= dim;
+  }
+  return index;
+}
+
 /** Binary op with broadcasting; returns the values and the output shape. */
 export function binaryRef(
   kind: BinaryKind,
@@ -63,13 +95,11 @@ export function binaryRef(
   b: ArrayLike<number>,
   bShape: readonly number[],
 ): { data: Float64Array; shape: number[] } {
-  const shape = broadcastShape(aShape, bShape);
-  const la = broadcastLayout(aShape, shape);
-  const lb = broadcastLayout(bShape, shape);
+  const shape = numpyShape(aShape, bShape);
   const data = new Float64Array(shapeSize(shape));
   for (let i = 0; i < data.length; i++) {
-    const x = a[Math.floor(i / la.inner) % la.n];
-    const y = b[Math.floor(i / lb.inner) % lb.n];
+    const x = a[broadcastIndex(i, shape, aShape)];
+    const y = b[broadcastIndex(i, shape, bShape)];
     data[i] = kind === "add" ? x + y : kind === "sub" ? x - y : kind === "mul" ? x * y : x / y;
   }
   return { data, shape };
@@ -81,9 +111,8 @@ export function sumToRef(
   from: readonly number[],
   to: readonly number[],
 ): Float64Array {
-  const { n, inner } = broadcastLayout(to, from);
-  const out = new Float64Array(n);
-  for (let i = 0; i < x.length; i++) out[Math.floor(i / inner) % n] += x[i];
+  const out = new Float64Array(shapeSize(to));
+  for (let i = 0; i < x.length; i++) out[broadcastIndex(i, from, to)] += x[i];
   return out;
 }
 
@@ -93,6 +122,5 @@ export function expandToRef(
   from: readonly number[],
   to: readonly number[],
 ): Float64Array {
-  const { n, inner } = broadcastLayout(from, to);
-  return Float64Array.from({ length: shapeSize(to) }, (_, i) => x[Math.floor(i / inner) % n]);
+  return Float64Array.from({ length: shapeSize(to) }, (_, i) => x[broadcastIndex(i, to, from)]);
 }

@@ -45,8 +45,9 @@ export function writeKvCacheRef(
 
 /**
  * Attention output [slots, tokens, heads, headDim]: the query at (s, t) with p =
- * `positions[s, t]` >= 0 attends to cache rows 0 ..= min(p, maxLen - 1) of slot s with weights
- * `softmax(scale * q.k)`; rows with p < 0 are 0. `scale` defaults to 1 / sqrt(headDim).
+ * `positions[s, t]` >= 0 attends to cache rows max(0, p + 1 - window) ..= min(p, maxLen - 1) of
+ * slot s with weights `softmax(scale * q.k)`; rows with p < 0 are 0. `scale` defaults to
+ * 1 / sqrt(headDim), `window` to all rows.
  */
 export function cachedAttentionRef(
   q: ArrayLike<number>,
@@ -55,6 +56,7 @@ export function cachedAttentionRef(
   positions: ArrayLike<number>,
   shape: KvCacheShape,
   scale = 1 / Math.sqrt(shape.headDim),
+  window = Infinity,
 ): Float64Array {
   const { slots, tokens, maxLen, heads, kvHeads, headDim } = shape;
   const group = heads / kvHeads;
@@ -63,23 +65,24 @@ export function cachedAttentionRef(
   for (let s = 0; s < slots; s++) {
     for (let t = 0; t < tokens; t++) {
       const last = Math.min(positions[s * tokens + t], maxLen - 1);
+      const first = Math.max(0, positions[s * tokens + t] + 1 - window);
       for (let h = 0; h < heads; h++) {
         const qAt = ((s * tokens + t) * heads + h) * headDim;
         const kvAt = (key: number) =>
           ((s * maxLen + key) * kvHeads + Math.floor(h / group)) * headDim;
         let max = -Infinity;
-        for (let key = 0; key <= last; key++) {
+        for (let key = first; key <= last; key++) {
           let score = 0;
           for (let d = 0; d < headDim; d++) score += q[qAt + d] * kCache[kvAt(key) + d];
           weights[key] = score * scale;
           max = Math.max(max, weights[key]);
         }
         let sum = 0;
-        for (let key = 0; key <= last; key++) {
+        for (let key = first; key <= last; key++) {
           weights[key] = Math.exp(weights[key] - max);
           sum += weights[key];
         }
-        for (let key = 0; key <= last; key++) {
+        for (let key = first; key <= last; key++) {
           for (let d = 0; d < headDim; d++) {
             out[qAt + d] += (weights[key] / sum) * vCache[kvAt(key) + d];
           }

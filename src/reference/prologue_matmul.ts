@@ -17,7 +17,7 @@ export function prologueMatmulRef(
   shape: MatmulRefShape,
 ): Float64Array {
   const a = prologue.kind === "rms_norm"
-    ? rmsNormRef(x, aux, shape.k, prologue.eps)
+    ? rmsNormRef(x, aux, shape.k, prologue.eps, prologue.weightOffset)
     : gatedRef(prologue.gate, x, aux);
   return matmulRef(a, b, shape);
 }

@@ -47,10 +47,7 @@ export async function runBench(stage: StageConfig, ctx: StageContext): Promise<S
     using model = await load();
     using rollout = rolloutModel(stage, model, stage.seed);
     rollout.setPolicyVersion(step);
-    const evaluator = stageEvaluator(stage, ctx, evalTasksets, rollout, {
-      startVersion: step,
-      stepOffset: 0,
-    });
+    const evaluator = stageEvaluator(stage, ctx, evalTasksets, rollout, { startVersion: step });
     lastEval = await evaluator.evaluate(step);
   }
   return { steps: checkpoints.at(-1)?.step ?? 0, lastEval };

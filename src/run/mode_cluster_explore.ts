@@ -71,7 +71,7 @@ export async function runClusterExplorer(
         const row = { ...metrics, "explorer/id": id, "sync/load_s": loadS };
         await queue.finish(row);
         await heartbeat(link, id, step, sync.version);
-        await ctx.monitor.log(ctx.stepOffset + step, row);
+        await ctx.monitor.log(step, row);
       },
     });
     log(`cluster: explorer ${id} ran ${steps} step(s); the run is done`);

@@ -16,18 +16,19 @@ import { logSkipped } from "../buffer/skipped_rows.ts";
 import { Taskset } from "../buffer/taskset.ts";
 import { ExperienceIngest } from "../cluster/experience_ingest.ts";
 import { aliveExplorers } from "../cluster/explorer_registry.ts";
-import { KV_KEYS } from "../cluster/nats_link.ts";
+import { KV_KEYS, type NatsLink } from "../cluster/nats_link.ts";
 import { RemoteTrainerSync } from "../cluster/remote_trainer_sync.ts";
 import { feedTasks } from "../cluster/task_queue.ts";
 import { newestWeights } from "../cluster/weight_broadcast.ts";
-import { exploredTasksets, type StageConfig } from "../config/run_config.ts";
+import { exploredTasksets, type StageConfig, type TasksetSection } from "../config/run_config.ts";
+import type { PolicyModel } from "../model/policy.ts";
 import { sampleStrategySource } from "../trainer/sample_source.ts";
 import type { ResolvedAlgorithm } from "../algorithm/resolve_algorithm.ts";
-import { loadStagePolicy, rolloutModel } from "./stage_policy.ts";
+import { loadStagePolicy, type StagePolicy } from "./stage_policy.ts";
 import type { StageContext, StageOutcome } from "./stage_context.ts";
 import { openStageLink } from "./stage_link.ts";
-import { stageEvaluator } from "./stage_eval.ts";
-import { openEvalTasksets, tasksetConfig } from "./stage_tasksets.ts";
+import { openTrainedEvaluation } from "./stage_eval.ts";
+import { tasksetConfig } from "./stage_tasksets.ts";
 import { openStageTrainer } from "./stage_trainer.ts";
 
 /** Runs `stage` as the trainer of the cluster run at `url` (see the file comment). */
@@ -37,7 +38,7 @@ export async function runClusterTrainer(
   ctx: StageContext,
   url: string,
 ): Promise<StageOutcome> {
-  const { stageDir, log, signal, monitor, stepOffset } = ctx;
+  const { stageDir, log, signal, monitor } = ctx;
   const [section] = exploredTasksets(stage.buffer.explorerInput);
   if (!section) {
     throw new Error(`Stage "${stage.stageName}" trains a cluster run but has no taskset`);
@@ -47,33 +48,14 @@ export async function runClusterTrainer(
   using model = policy.model;
   const startStep = policy.resumed?.trainerState.step ?? 0;
   await using link = await openStageLink(stage, url, ctx);
-  const taskset = await Taskset.open(
-    tasksetConfig(stage, section, false, model.tokenizer),
-  );
-  logSkipped(taskset, log);
-  const totalSteps = stage.buffer.totalSteps ?? Infinity;
-  const batches = await feedTasks(link, taskset, stage.buffer.batchSize, totalSteps);
-  await link.write(KV_KEYS.run, { state: "running" });
-  const bufferSection = stage.buffer.trainerInput.experienceBuffer;
+  const batches = await publishTasks(stage, section, link, model, log);
   const bufferDir = `${stageDir}/experiences`;
-  if (stage.continueFromCheckpoint) {
-    // Experiences taken after the checkpoint were trained by weights lost with the process.
-    await ExperienceBuffer.rewind(
-      bufferDir,
-      (policy.resumed?.trainerState.buffer_retired ?? []) as string[],
-    );
-  }
-  await using buffer = await ExperienceBuffer.open(bufferDir, {
-    capacity: bufferSection.capacity ?? Number.MAX_SAFE_INTEGER,
-    maxStaleness: bufferSection.maxStaleness,
-    policyVersion: startStep,
-    replay: bufferSection.replay,
-  });
+  await using buffer = await openIngestBuffer(stage, bufferDir, startStep, policy.resumed);
   const ingest = await ExperienceIngest.start(link, buffer, {
     stateDir: stageDir,
     ackWaitS: stage.cluster.ackWait,
     log,
-    onStepDone: (done) => monitor.hold(stepOffset + done.step, done.metrics),
+    onStepDone: (done) => monitor.hold(done.step, done.metrics),
   });
   ingest.totalSteps = batches;
   await ingest.replayDone(startStep);
@@ -99,40 +81,64 @@ export async function runClusterTrainer(
       `cluster: trainer of run ${link.names.run} at ${url}: ${batches} task batches, ` +
         `train step ${startStep}, ${ingest.doneSteps} explore steps done`,
     );
-    const evalTasksets = await openEvalTasksets(stage, log, model.tokenizer);
-    using rollout = evalTasksets.length ? rolloutModel(stage, model, stage.seed) : undefined;
-    const evaluator = rollout &&
-      stageEvaluator(stage, ctx, evalTasksets, rollout, { startVersion: startStep });
+    await using evaluation = await openTrainedEvaluation(stage, ctx, model, startStep, {
+      services: false,
+    });
     const buffers = { experience: buffer };
     const strategy = algorithm.sampleStrategy;
     strategy.entry.check(strategy.args, buffers);
-    const steps = await trainer.trainer.run(
-      sampleStrategySource(strategy, buffers, () => ingest.allDone),
-      {
-        batchSize: stage.buffer.trainBatchSize,
-        startStep,
-        totalSteps,
-        sync,
-        beforeStep: async (version) => {
-          rollout?.setPolicyVersion(version);
-          await evaluator?.maybeEvaluate(version);
-        },
-        logRow: async (step, metrics) =>
-          await monitor.log(stepOffset + step, {
-            ...metrics,
-            "cluster/explorers_alive": await aliveExplorers(link),
-          }),
-        checkpoint: { every: stage.trainer.saveInterval, save: (s) => trainer.checkpoints.save(s) },
-        log,
-        signal,
-      },
-    );
+    const steps = await trainer.run(sampleStrategySource(strategy, buffers, () => ingest.allDone), {
+      startStep,
+      sync,
+      evaluation,
+      rowMetrics: async () => ({ "cluster/explorers_alive": await aliveExplorers(link) }),
+    });
     await link.write(KV_KEYS.run, { state: "done" });
-    const finalCheckpoint = await trainer.checkpoints.saveFinal(steps);
-    rollout?.setPolicyVersion(steps);
-    await evaluator?.finalEvaluate(steps);
-    return { steps, finalCheckpoint, lastEval: evaluator?.last ?? {} };
+    const finalCheckpoint = await trainer.finish(steps, evaluation);
+    return { steps, finalCheckpoint, lastEval: evaluation?.evaluator.last ?? {} };
   } finally {
     await ingest.stop();
   }
+}
+
+/**
+ * Publishes the taskset's batches (up to `total_steps`) as the run's task queue and marks the
+ * run running; returns the number of batches.
+ */
+async function publishTasks(
+  stage: StageConfig,
+  section: TasksetSection,
+  link: NatsLink,
+  model: PolicyModel,
+  log: (line: string) => void,
+): Promise<number> {
+  const taskset = await Taskset.open(tasksetConfig(stage, section, false, model.tokenizer));
+  logSkipped(taskset, log);
+  const totalSteps = stage.buffer.totalSteps ?? Infinity;
+  const batches = await feedTasks(link, taskset, stage.buffer.batchSize, totalSteps);
+  await link.write(KV_KEYS.run, { state: "running" });
+  return batches;
+}
+
+/**
+ * The buffer the experience stream is read into: rewound to the checkpoint resumed from (the
+ * experiences taken after it were trained by weights lost with the process), unbounded unless
+ * the config bounds it.
+ */
+async function openIngestBuffer(
+  stage: StageConfig,
+  dir: string,
+  startStep: number,
+  resumed: StagePolicy["resumed"],
+): Promise<ExperienceBuffer> {
+  if (stage.continueFromCheckpoint) {
+    await ExperienceBuffer.rewind(dir, (resumed?.trainerState.buffer_retired ?? []) as string[]);
+  }
+  const section = stage.buffer.trainerInput.experienceBuffer;
+  return await ExperienceBuffer.open(dir, {
+    capacity: section.capacity ?? Number.MAX_SAFE_INTEGER,
+    maxStaleness: section.maxStaleness,
+    policyVersion: startStep,
+    replay: section.replay,
+  });
 }

@@ -25,9 +25,9 @@ export async function runExploreTrain(
   algorithm: ResolvedAlgorithm,
   ctx: StageContext,
 ): Promise<StageOutcome> {
-  const { stageDir, monitor, log, stepOffset } = ctx;
+  const { stageDir, monitor } = ctx;
   const policy = await loadStagePolicy(stage, stageDir, ctx.gpu, { ...ctx, resume: true });
-  log(`policy from ${policy.source}`);
+  ctx.log(`policy from ${policy.source}`);
   using trainerModel = policy.model;
   using explorerModel = await cloneModel(trainerModel, rolloutDtype(stage, trainerModel));
   const startVersion = policy.resumed?.trainerState.step ?? 0;
@@ -43,7 +43,7 @@ export async function runExploreTrain(
   });
   const strategy = algorithm.sampleStrategy;
   await using expert = strategy.name === "mix"
-    ? await openExpertBuffer(`${stageDir}/expert`, ...stageDataset(stage, trainerModel, log, 1))
+    ? await openExpertBuffer(`${stageDir}/expert`, ...stageDataset(stage, trainerModel, ctx.log, 1))
     : undefined;
   const controller = new AbortController();
   const signal = AbortSignal.any([ctx.signal, controller.signal]);
@@ -63,27 +63,21 @@ export async function runExploreTrain(
   });
   const buffers = { experience: buffer, expert };
   strategy.entry.check(strategy.args, buffers);
-  const totalSteps = stage.buffer.totalSteps ?? Infinity;
   const [, steps] = await bothOrAbort(controller, [
     explorer.run({
-      totalSteps,
+      totalSteps: stage.buffer.totalSteps ?? Infinity,
       sync,
       beforeStep: (version) => evaluator.maybeEvaluate(version),
-      report: (step, metrics) => Promise.resolve(monitor.hold(stepOffset + step, metrics)),
+      report: (step, metrics) => Promise.resolve(monitor.hold(step, metrics)),
     }),
-    trainer.trainer.run(sampleStrategySource(strategy, buffers, () => sync.explorerDone), {
-      batchSize: stage.buffer.trainBatchSize,
+    trainer.run(sampleStrategySource(strategy, buffers, () => sync.explorerDone), {
       startStep: startVersion,
-      totalSteps,
       sync,
-      logRow: (step, metrics) => monitor.log(stepOffset + step, metrics),
-      checkpoint: { every: stage.trainer.saveInterval, save: (s) => trainer.checkpoints.save(s) },
-      log,
       signal,
     }),
   ]);
   await monitor.logHeld();
-  const finalCheckpoint = await trainer.checkpoints.saveFinal(steps);
+  const finalCheckpoint = await trainer.finish(steps);
   await sync.finalSync();
   await evaluator.finalEvaluate(steps);
   return { steps, finalCheckpoint, lastEval: evaluator.last };
@@ -107,8 +101,7 @@ export async function runExploreOnly(
   const steps = await explorer.run({
     totalSteps: stage.buffer.totalSteps ?? Infinity,
     beforeStep: (version) => evaluator.maybeEvaluate(version),
-    report: (step, metrics) =>
-      ctx.monitor.log(ctx.stepOffset + step, { ...metrics, ...bufferMetrics(buffer) }),
+    report: (step, metrics) => ctx.monitor.log(step, { ...metrics, ...bufferMetrics(buffer) }),
   });
   await evaluator.finalEvaluate(0);
   return { steps, lastEval: evaluator.last };

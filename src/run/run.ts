@@ -10,7 +10,8 @@
 
 import { resolvedConfigYaml } from "../config/resolved_yaml.ts";
 import type { RunConfig, StageConfig } from "../config/run_config.ts";
-import { getGpu } from "../gpu/device.ts";
+import type { ResolvedAlgorithm } from "../algorithm/resolve_algorithm.ts";
+import { getGpu, type GpuContext } from "../gpu/device.ts";
 import { Monitor } from "../monitor/monitor.ts";
 import { writePlot } from "../monitor/plot.ts";
 import { findLatestCheckpoint } from "../trainer/checkpoint.ts";
@@ -59,110 +60,116 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
   await writeAtomic(`${runDir}/config.yaml`, resolvedConfigYaml(config));
   const multi = config.stages.length > 1;
   const stageDir = (s: StageConfig) => (multi ? `${runDir}/${s.stageName}` : runDir);
-
-  let offset = 0;
-  let resumeAfter = 0;
-  const done: (StageDone | undefined)[] = [];
-  for (const stage of config.stages) {
-    // A bench stage evaluates what is there each time it runs; it never counts as finished.
-    const record = stage.mode === "bench" ? undefined : await readStageDone(stageDir(stage));
-    done.push(record);
-    if (record) {
-      offset += record.steps;
-      resumeAfter = offset;
-      continue;
-    }
-    const latest = await findLatestCheckpoint(stageDir(stage));
-    const step = latest ? Number(/step_(\d+)$/.exec(latest)?.[1] ?? 0) : 0;
-    resumeAfter = offset + step;
-    break;
-  }
+  const { done, resume } = await finishedStages(config.stages, stageDir);
   const monitor = await Monitor.open(runDir, {
     tensorboard: first.monitor.tensorboard,
     console: first.monitor.console,
-    resumeAfterStep: resumeAfter > 0 ? resumeAfter : undefined,
+    monitors: first.monitor.monitors,
+    project: first.project,
+    name: first.name,
+    resumeAfterStep: resume.step,
+    resumeStage: multi ? resume.stage : undefined,
   });
   log(`run directory ${runDir}`);
   const gpu = await getGpu();
-  const summary: RunSummary["stages"] = [];
-  let previousCheckpoint: string | undefined;
-  let stepOffset = 0;
+  const run = { algorithms, done, resume, multi, stageDir, monitor, gpu, log, signal };
+  let stages: RunSummary["stages"];
   try {
-    for (const [i, stage] of config.stages.entries()) {
-      const dir = stageDir(stage);
-      const record = done[i];
-      if (record) {
-        log(`stage ${stage.stageName}: already finished (${record.steps} steps), skipped`);
-        summary.push({
-          name: stage.stageName,
-          outcome: {
-            steps: record.steps,
-            finalCheckpoint: record.final_checkpoint,
-            lastEval: record.last_eval,
-          },
-        });
-      } else {
-        log(
-          `stage ${stage.stageName}: mode ${stage.mode}, algorithm ${stage.algorithm.algorithmType}`,
-        );
-        await Deno.mkdir(dir, { recursive: true });
-        const total = stage.buffer.totalSteps;
-        await monitor.beginStage({
-          name: multi ? stage.stageName : undefined,
-          totalSteps: total === undefined ? undefined : stepOffset + total,
-          startStep: Math.max(stepOffset, resumeAfter),
-        });
-        const outcome = await runStage(stage, algorithms[i], {
-          gpu,
-          stageDir: dir,
-          stepOffset,
-          monitor,
-          log: (line) => log(`[${stage.stageName}] ${line}`),
-          signal,
-          previousCheckpoint,
-        });
-        const doneRecord: StageDone = {
-          steps: outcome.steps,
-          final_checkpoint: outcome.finalCheckpoint,
-          last_eval: outcome.lastEval,
-        };
-        if (stage.mode !== "bench") {
-          await writeAtomic(
-            `${dir}/${STAGE_DONE_FILE}`,
-            JSON.stringify(doneRecord, null, 2) + "\n",
-          );
-        }
-        await monitor.endStage();
-        summary.push({ name: stage.stageName, outcome });
-      }
-      const last = summary.at(-1)!.outcome;
-      previousCheckpoint = last.finalCheckpoint ?? previousCheckpoint;
-      stepOffset += last.steps;
-    }
+    stages = await runStages(config.stages, run);
   } finally {
     await monitor.close();
   }
   const plot = await writePlot(runDir);
-  return { runDir, stages: summary, seconds: (performance.now() - started) / 1000, plot };
+  return { runDir, stages, seconds: (performance.now() - started) / 1000, plot };
 }
 
-/** The summary lines printed at the end of a run. */
-export function formatSummary(summary: RunSummary): string[] {
-  const lines = [`run finished in ${formatSeconds(summary.seconds)}: ${summary.runDir}`];
-  for (const { name, outcome } of summary.stages) {
-    const evals = Object.entries(outcome.lastEval)
-      .filter(([key]) => /^eval\/[^/]+\/(accuracy|reward_mean)$/.test(key))
-      .map(([key, value]) => `${key} ${value.toFixed(3)}`);
-    lines.push(
-      `  stage ${name}: ${outcome.steps} steps${evals.length ? `; ${evals.join(", ")}` : ""}`,
-    );
+/** Where a run resumes: the stage under way and its last checkpoint's step. */
+interface ResumePoint {
+  stage: string;
+  step: number;
+}
+
+/**
+ * The record of each stage that finished (up to the first that did not; a bench stage never
+ * counts as finished), and where the run resumes: the first unfinished stage at its latest
+ * checkpoint's step (0 without one); the rows logged after it are dropped.
+ */
+async function finishedStages(
+  stages: readonly StageConfig[],
+  stageDir: (stage: StageConfig) => string,
+): Promise<{ done: (StageDone | undefined)[]; resume: ResumePoint }> {
+  const done: (StageDone | undefined)[] = [];
+  for (const stage of stages) {
+    // A bench stage evaluates what is there each time it runs; it never counts as finished.
+    const record = stage.mode === "bench" ? undefined : await readStageDone(stageDir(stage));
+    done.push(record);
+    if (!record) {
+      const latest = await findLatestCheckpoint(stageDir(stage));
+      const step = latest ? Number(/step_(\d+)$/.exec(latest)?.[1] ?? 0) : 0;
+      return { done, resume: { stage: stage.stageName, step } };
+    }
   }
-  lines.push(`  plot: ${summary.plot}`);
-  return lines;
+  const last = stages[stages.length - 1];
+  return { done, resume: { stage: last.stageName, step: done.at(-1)?.steps ?? 0 } };
 }
 
-function formatSeconds(s: number): string {
-  return s < 60 ? `${s.toFixed(1)} s` : `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
+/** What {@link runStages} runs the stages with. */
+interface StagesRun {
+  algorithms: readonly ResolvedAlgorithm[];
+  done: readonly (StageDone | undefined)[];
+  /** Where the run resumes. */
+  resume: ResumePoint;
+  /** Whether the run has several stages (the monitor then names each). */
+  multi: boolean;
+  stageDir: (stage: StageConfig) => string;
+  monitor: Monitor;
+  gpu: GpuContext;
+  log: (line: string) => void;
+  signal: AbortSignal;
+}
+
+/**
+ * Runs the stages in order, each from the previous one's final checkpoint, skipping those that
+ * finished; records each that finishes (bench stages excepted).
+ */
+async function runStages(
+  stages: readonly StageConfig[],
+  run: StagesRun,
+): Promise<RunSummary["stages"]> {
+  const summary: RunSummary["stages"] = [];
+  let previousCheckpoint: string | undefined;
+  for (const [i, stage] of stages.entries()) {
+    const record = run.done[i];
+    let outcome: StageOutcome;
+    if (record) {
+      run.log(`stage ${stage.stageName}: already finished (${record.steps} steps), skipped`);
+      const { steps, final_checkpoint: finalCheckpoint, last_eval: lastEval } = record;
+      outcome = { steps, finalCheckpoint, lastEval };
+    } else {
+      const mode = `mode ${stage.mode}, algorithm ${stage.algorithm.algorithmType}`;
+      run.log(`stage ${stage.stageName}: ${mode}`);
+      const dir = run.stageDir(stage);
+      await Deno.mkdir(dir, { recursive: true });
+      await run.monitor.beginStage({
+        name: run.multi ? stage.stageName : undefined,
+        totalSteps: stage.buffer.totalSteps,
+        startStep: run.resume.stage === stage.stageName ? run.resume.step : 0,
+      });
+      outcome = await runStage(stage, run.algorithms[i], {
+        gpu: run.gpu,
+        stageDir: dir,
+        monitor: run.monitor,
+        log: (line) => run.log(`[${stage.stageName}] ${line}`),
+        signal: run.signal,
+        previousCheckpoint,
+      });
+      if (stage.mode !== "bench") await writeStageDone(dir, outcome);
+      await run.monitor.endStage();
+    }
+    summary.push({ name: stage.stageName, outcome });
+    previousCheckpoint = outcome.finalCheckpoint ?? previousCheckpoint;
+  }
+  return summary;
 }
 
 /**
@@ -183,6 +190,7 @@ async function chooseRunDir(stage: StageConfig): Promise<string> {
   return `${dir}_${stamp}`;
 }
 
+/** The record `writeStageDone` left in `dir`, if any. */
 async function readStageDone(dir: string): Promise<StageDone | undefined> {
   try {
     return JSON.parse(await Deno.readTextFile(`${dir}/${STAGE_DONE_FILE}`));
@@ -190,4 +198,14 @@ async function readStageDone(dir: string): Promise<StageDone | undefined> {
     if (err instanceof Deno.errors.NotFound) return undefined;
     throw new Error(`Cannot read ${dir}/${STAGE_DONE_FILE}: ${(err as Error).message}`);
   }
+}
+
+/** Records in `dir` that its stage finished with `outcome`. */
+async function writeStageDone(dir: string, outcome: StageOutcome): Promise<void> {
+  const record: StageDone = {
+    steps: outcome.steps,
+    final_checkpoint: outcome.finalCheckpoint,
+    last_eval: outcome.lastEval,
+  };
+  await writeAtomic(`${dir}/${STAGE_DONE_FILE}`, JSON.stringify(record, null, 2) + "\n");
 }

@@ -2,7 +2,7 @@
  * Checks and configures every component every stage of a run names, before any stage starts or
  * any GPU work: the algorithm (`resolveAlgorithm`: its advantage fn, policy loss, KL fns,
  * entropy loss and sample strategy, each configured once here for the whole run); the
- * experience operators; each taskset's selector, workflow with its `workflow_args` and reward fn
+ * experience operators; the monitors; each taskset's selector, workflow with its `workflow_args` and reward fn
  * with its `reward_fn_args`. A problem is a ConfigError naming the stage's key path. Opens no
  * data and no model.
  */
@@ -15,6 +15,7 @@ import { ConfigError } from "../config/config_error.ts";
 import { exploredTasksets, type RunConfig, type TasksetSection } from "../config/run_config.ts";
 import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
 import { TOOL_CALL_PARSERS } from "../tool_calls/mod.ts";
+import { MONITORS } from "../monitor/monitor_registry.ts";
 
 /** Runs `check`; turns what it throws into a ConfigError at `keyPath` of the stage. */
 type Checker = <T>(keyPath: string, check: () => T) => T;
@@ -45,6 +46,9 @@ export function validateComponents(config: RunConfig): ResolvedAlgorithm[] {
     const algorithm = resolveAlgorithm(stage.algorithm, checker);
     checker("data_processor.experience_pipeline.operators", () => {
       createOperators(stage.dataProcessor.experiencePipeline.operators);
+    });
+    stage.monitor.monitors.forEach((name, j) => {
+      checker(`monitor.monitors[${j}]`, () => MONITORS.get(name));
     });
     const parser = stage.explorer.rolloutModel.toolCallParser;
     if (parser !== undefined) {

@@ -18,6 +18,7 @@ import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
 import { InputError, oneLineMessage } from "../util/input_error.ts";
 import { resolve } from "node:path";
 import { TOOL_CALL_PARSERS } from "../tool_calls/mod.ts";
+import { MONITORS } from "../monitor/monitor_registry.ts";
 import { pathToFileURL } from "node:url";
 
 /** The registries a plugin may add to, by what the log calls their entries. */
@@ -33,6 +34,7 @@ const REGISTRIES: [string, Registry<unknown>][] = [
   ["operator", EXPERIENCE_OPERATORS],
   ["task selector", TASK_SELECTORS],
   ["tool call parser", TOOL_CALL_PARSERS],
+  ["monitor", MONITORS],
 ] as [string, Registry<unknown>][];
 
 /** What one plugin file registered. */

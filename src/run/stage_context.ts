@@ -1,6 +1,7 @@
 /**
- * What a stage runs with (the GPU, its directory, the monitor, its place among the run's steps)
- * and what a finished stage leaves. Types only: the stage runners fill them.
+ * What a stage runs with (the GPU, its directory, the monitor) and what a finished stage leaves.
+ * Steps count per stage, as in Trinity: on screen, in metrics.jsonl (each row names its stage)
+ * and in checkpoints. Types only: the stage runners fill them.
  */
 
 import type { GpuContext } from "../gpu/device.ts";
@@ -11,8 +12,6 @@ export interface StageContext {
   gpu: GpuContext;
   /** The stage's directory (checkpoints, experiences, cursor files). */
   stageDir: string;
-  /** Global step of this stage's step 0 (the steps of the stages before it). */
-  stepOffset: number;
   monitor: Monitor;
   /** Prints one line of progress or warning. */
   log: (line: string) => void;

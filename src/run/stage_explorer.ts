@@ -54,6 +54,23 @@ export interface StageExplorerOptions {
   remote?: { tasks: TaskSource; sink: ExperienceSink };
 }
 
+/**
+ * Tells the monitor the steps the tasksets last (as Trinity counts `total_steps` when unset:
+ * every taskset through its epochs, a batch a step), when `total_steps` does not end the stage
+ * sooner; not with lessons or dynamic sampling, which draw as they go.
+ */
+function reportPlannedSteps(
+  stage: StageConfig,
+  ctx: StageContext,
+  tasks: TasksetScheduler,
+  algorithm: ResolvedAlgorithm,
+): void {
+  if (algorithm.dynamicSampling || tasks.entries.some((e) => e.lesson !== undefined)) return;
+  const draws = tasks.entries.reduce((n, e) => n + e.taskset.size * e.taskset.totalEpochs, 0);
+  const planned = Math.ceil(draws / stage.buffer.batchSize);
+  ctx.monitor.setStageTotal(Math.min(stage.buffer.totalSteps ?? Infinity, planned));
+}
+
 /** The explorer side of `stage` exploring with `model` (see the file comment). */
 export async function openStageExplorer(
   stage: StageConfig,
@@ -119,6 +136,7 @@ export async function openStageExplorer(
     signal: ctx.signal,
   });
   if (saved) await explorer.restore(rewinds ? cursorForVersion(saved, startVersion) : saved);
+  if (!options.remote) reportPlannedSteps(stage, ctx, tasks, algorithm);
   const files = tasks.entries.map(({ taskset }) => `${taskset.files.join(", ")}: ${taskset.size}`);
   log(
     `taskset ${files.join("; ")} tasks; explore step ${explorer.step}, ` +

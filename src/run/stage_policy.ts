@@ -111,7 +111,11 @@ async function loadWeights(
   // HF's `initializer_range` is the std of the normal init (INIT_STD when absent).
   const std = typeof raw.initializer_range === "number" ? raw.initializer_range : INIT_STD;
   const params = initParameters(parseHfConfig(raw, configPath), stage.seed, std);
-  const model = await createModel(raw, params, { gpu, tokenizer: await loadTokenizer(dir) });
+  const model = await createModel(raw, params, {
+    gpu,
+    tokenizer: await loadTokenizer(dir),
+    sideFilesFrom: dir, // its tokenizer files go into every checkpoint
+  });
   return { model, source: `${dir} (from scratch, seed ${stage.seed})` };
 }
 

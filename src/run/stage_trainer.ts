@@ -1,6 +1,8 @@
 /**
- * Builds a stage's TrainStep (the resolved algorithm's losses, the stage's optimizer and clip) and
- * its Trainer around it: the frozen reference model when the loss needs reference log-probs (the
+ * A stage's trainer: `openStageTrainer` builds the TrainStep (the resolved algorithm's losses,
+ * the stage's optimizer and clip) and the Trainer around it, and `StageTrainer.run` runs the
+ * Trainer's loop as the stage configures it, the one way every runner (mode train, mode both, a
+ * cluster trainer) trains. Built with it: the frozen reference model when the loss needs reference log-probs (the
  * stage's initial weights, never its resumed ones; with a LoRA adapter, the policy's own frozen
  * base weights, shared), and for algorithms with a critic (`ppo`) a
  * value model whose trunk starts from the policy's current weights (as verl initialises the
@@ -21,16 +23,83 @@ import { loadStagePolicy, rolloutDtype, type StagePolicy } from "./stage_policy.
 import { matricesDtype } from "../model/weight_transfer.ts";
 import { StageCheckpoints, type StageCheckpointSources } from "./stage_checkpoint.ts";
 import type { StageContext } from "./stage_context.ts";
-import { Trainer } from "../trainer/trainer.ts";
+import { Trainer, type TrainerSync } from "../trainer/trainer.ts";
 import { formatMemoryReport, memoryReport } from "../trainer/memory_report.ts";
+import type { BatchSource } from "../buffer/batch_source.ts";
+import type { StageEvaluation } from "./stage_eval.ts";
+
+/** What a run of {@link StageTrainer} takes besides its batches. */
+export interface StageTrainRun {
+  /** Train steps already done (a resumed stage's checkpoint step). */
+  startStep: number;
+  /** The synchronizer the loop waits on (when an explorer runs). */
+  sync?: TrainerSync;
+  /** The evaluation of the model being trained (mode train, a cluster trainer). */
+  evaluation?: StageEvaluation;
+  /** More metrics for each step's row (a cluster trainer's live explorers). */
+  rowMetrics?: () => Promise<Record<string, number>>;
+  /** Ends the loop; default the stage's signal. */
+  signal?: AbortSignal;
+}
 
 /** A stage's trainer with its train step, critic and checkpoints; disposing frees them all. */
-export interface StageTrainer extends Disposable {
-  trainer: Trainer;
-  trainStep: TrainStep;
-  /** The critic (algorithms with a critic). */
-  critic?: CriticStep;
-  checkpoints: StageCheckpoints;
+export class StageTrainer implements Disposable {
+  readonly #free: DisposableStack;
+
+  constructor(
+    readonly stage: StageConfig,
+    readonly ctx: StageContext,
+    readonly trainer: Trainer,
+    readonly checkpoints: StageCheckpoints,
+    free: DisposableStack,
+  ) {
+    this.#free = free;
+  }
+
+  /**
+   * The Trainer's loop over `source` as the stage configures it: `train_batch_size` rows a step
+   * from `startStep` until `total_steps` or the source's end, each step's row logged at its
+   * step in the stage, a checkpoint every `save_interval` steps, and before each step the
+   * evaluation's rollout model moved to the weights' version and an evaluation when due. Returns
+   * the last step done.
+   */
+  run(source: BatchSource, run: StageTrainRun): Promise<number> {
+    const { stage, ctx } = this;
+    const { evaluation, rowMetrics } = run;
+    return this.trainer.run(source, {
+      batchSize: stage.buffer.trainBatchSize,
+      startStep: run.startStep,
+      totalSteps: stage.buffer.totalSteps ?? Infinity,
+      sync: run.sync,
+      beforeStep: evaluation && (async (version) => {
+        evaluation.rollout.setPolicyVersion(version);
+        await evaluation.evaluator.maybeEvaluate(version);
+      }),
+      logRow: async (step, metrics) =>
+        await ctx.monitor.log(step, { ...metrics, ...await rowMetrics?.() }),
+      checkpoint: { every: stage.trainer.saveInterval, save: (s) => this.checkpoints.save(s) },
+      log: ctx.log,
+      signal: run.signal ?? ctx.signal,
+    });
+  }
+
+  /**
+   * The final checkpoint at `steps` and then, with `evaluation`, the last evaluation at that
+   * version; returns the checkpoint's directory.
+   */
+  async finish(steps: number, evaluation?: StageEvaluation): Promise<string> {
+    const finalCheckpoint = await this.checkpoints.saveFinal(steps);
+    if (evaluation) {
+      evaluation.rollout.setPolicyVersion(steps);
+      await evaluation.evaluator.finalEvaluate(steps);
+    }
+    return finalCheckpoint;
+  }
+
+  /** Frees the train step, the reference model and the critic. */
+  [Symbol.dispose](): void {
+    this.#free.dispose();
+  }
 }
 
 /** Options of {@link openStageTrainer}. */
@@ -94,8 +163,7 @@ export async function openStageTrainer(
     { ...checkpointSources, critic },
     resumed?.dir,
   );
-  const free = owned.move();
-  return { trainer, trainStep, critic, checkpoints, [Symbol.dispose]: () => free.dispose() };
+  return new StageTrainer(stage, ctx, trainer, checkpoints, owned.move());
 }
 
 /**

@@ -69,6 +69,10 @@ export interface TrainerRunOptions {
   beforeStep?: (version: number) => Promise<void>;
   /** Prints one line. */
   log: (line: string) => void;
+  /**
+   * Stops the loop between steps (and a wait for a batch); a checkpoint of the last step done is
+   * written first when the latest one is older.
+   */
   signal?: AbortSignal;
 }
 
@@ -94,7 +98,7 @@ export class Trainer {
       this.options;
     const oldValues = critic ? await critic.critic.values(batch.map((e) => e.tokens)) : undefined;
     if (this.options.advantageFn) {
-      const advantages = applyAdvantages(this.options.advantageFn, batch, false, {
+      const advantages = applyAdvantages(this.options.advantageFn, batch, {
         values: oldValues,
       });
       Object.assign(metrics, advantages.metrics);
@@ -165,6 +169,7 @@ export class Trainer {
   async run(source: BatchSource, options: TrainerRunOptions): Promise<number> {
     const { sync, checkpoint, signal } = options;
     let step = options.startStep;
+    let saved = step; // the step of the latest checkpoint
     let skippedTotal = 0;
     try {
       while (step < options.totalSteps) {
@@ -191,9 +196,19 @@ export class Trainer {
         await sync?.afterTrainStep(step);
         // The row goes first: a resume from this step's checkpoint must find it.
         await options.logRow(step, { ...row, ...sync?.metrics(), ...source.metrics?.() });
-        if (checkpoint.every > 0 && step % checkpoint.every === 0) await checkpoint.save(step);
+        if (checkpoint.every > 0 && step % checkpoint.every === 0) {
+          await checkpoint.save(step);
+          saved = step;
+        }
       }
       return step;
+    } catch (err) {
+      // Stopped (Ctrl-C): the step under way has ended; keep what it trained.
+      if (signal?.aborted && step > saved) {
+        await checkpoint.save(step);
+        options.log(`interrupted after step ${step}: checkpoint step_${step} written`);
+      }
+      throw err;
     } finally {
       sync?.trainerFinished();
     }

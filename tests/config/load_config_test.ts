@@ -103,7 +103,7 @@ function baseStage(dir: string): StageConfig {
       criticLr: 1e-6,
       cliprangeValue: 0.5,
     },
-    monitor: { tensorboard: true, console: true },
+    monitor: { tensorboard: true, console: true, monitors: [] },
     dataProcessor: { experiencePipeline: { operators: [] } },
   };
 }

@@ -10,6 +10,7 @@ import {
 } from "../../src/engine/engine.ts";
 import { referenceLogits } from "../../src/model/transformer_reference.ts";
 import { assertClose } from "../_assert_close.ts";
+import { tinyGemma3Config, tinyLlama32Config } from "../_tiny_families.ts";
 
 const CONFIGS: Record<string, Record<string, unknown>> = {
   llama: {
@@ -37,6 +38,13 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
     activation_function: "gelu_new",
     eos_token_id: 28,
   },
+  "llama 3.2": { ...tinyLlama32Config(29), eos_token_id: 28 },
+  // Soft-capped logits: random Gemma weights (embeddings scaled by sqrt(hidden), tied to the
+  // head) otherwise put almost all mass on one token, and the samples would not differ.
+  "gemma 3 (window 4, logit softcap)": tinyGemma3Config(29, 3, {
+    eos_token_id: 28,
+    final_logit_softcapping: 3,
+  }),
 };
 
 const PROMPTS = [[3, 1, 4, 1, 5, 9, 2], [6, 5], [

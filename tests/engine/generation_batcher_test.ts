@@ -82,3 +82,22 @@ Deno.test("an invalid request is rejected alone; the others of its tick still ru
   engine.destroy();
   model.destroy();
 });
+
+Deno.test("constrained requests are batched apart from the others, each kind in order", async () => {
+  const { model, engine } = await tinyEngine();
+  let version = 0;
+  const batcher = new GenerationBatcher(engine, { policyVersion: () => ++version });
+  // A constraint that allows every token: its batch reads back after every step.
+  const allowAll = () => ({ allowed: () => new Uint32Array(1).fill(0xffffffff), accept: () => {} });
+  const requests = [request(1, 0), { ...request(1, 1), constraint: allowAll }, request(2, 2)];
+  const results = await Promise.all(requests.map((r) => batcher.submit(r)));
+  // Batches: the plain ones [0, 2] first (the oldest request is plain), then [1].
+  assertEquals(results.map((r) => r.policyVersion), [1, 2, 1]);
+  assertEquals(batcher.stats, { batches: 2, requests: 3 });
+  for (const [i, r] of requests.entries()) {
+    const [alone] = await engine.generateRequests([r]);
+    assertEquals(results[i].samples.map((s) => s.tokens), alone.map((s) => s.tokens), `${i}`);
+  }
+  engine.destroy();
+  model.destroy();
+});

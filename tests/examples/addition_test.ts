@@ -34,12 +34,12 @@ async function runShort(root: string, name: string): Promise<string> {
 Deno.test("the addition example runs SFT then GRPO and leaves metrics, checkpoints and experiences", async () => {
   const root = await Deno.makeTempDir();
   const runDir = await runShort(root, "a");
-  const { rows } = await readMetrics(`${runDir}/metrics.jsonl`);
-  const evalSteps = rows.filter((r) => "eval/held_out/accuracy" in r).map((r) => r.step);
-  // SFT: eval at start (0) and end (3); GRPO: at its start (3) and end (5).
-  assertEquals(evalSteps, [0, 3, 3, 5]);
-  const trainSteps = rows.filter((r) => "actor/loss" in r).map((r) => r.step);
-  assertEquals(trainSteps, [1, 2, 3, 4, 5]);
+  const { rows, stages } = await readMetrics(`${runDir}/metrics.jsonl`);
+  const steps = (key: string) =>
+    rows.flatMap((r, i) => (key in r ? [`${stages[i]} ${r.step}`] : []));
+  // Steps count per stage. SFT: eval at start (0) and end (3); GRPO: at its start and end (2).
+  assertEquals(steps("eval/held_out/accuracy"), ["sft 0", "sft 3", "grpo 0", "grpo 2"]);
+  assertEquals(steps("actor/loss"), ["sft 1", "sft 2", "sft 3", "grpo 1", "grpo 2"]);
   assertEquals(rows.filter((r) => "rollout/reward_mean" in r).length, 2);
   assertEquals((await listCheckpoints(`${runDir}/sft`)).map((c) => c.step), [3]);
   assertEquals((await listCheckpoints(`${runDir}/grpo`)).map((c) => c.step), [2]);
@@ -53,8 +53,9 @@ Deno.test("the addition example's SFT stage gives the same numbers on every run"
   const root = await Deno.makeTempDir();
   const losses = async (name: string) => {
     const runDir = await runShort(root, name);
-    const { rows } = await readMetrics(`${runDir}/metrics.jsonl`);
-    return rows.filter((r) => r.step <= 3 && "actor/loss" in r).map((r) => r["actor/loss"]);
+    const { rows, stages } = await readMetrics(`${runDir}/metrics.jsonl`);
+    return rows.filter((r, i) => stages[i] === "sft" && "actor/loss" in r)
+      .map((r) => r["actor/loss"]);
   };
   const first = await losses("b");
   assertEquals(first.length, 3);

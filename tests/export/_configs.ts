@@ -1,6 +1,8 @@
 /**
  * Tiny model configs of every architectural switch the exports handle (GQA, qwen2 biases, qwen3
- * q/k norm and head_dim, tied and untied heads, GPT-2) and seeded random parameters for them,
+ * q/k norm and head_dim, tied and untied heads, Llama 3.2's RoPE scaling, Gemma 3's windows and
+ * norms, GPT-2) and seeded
+ * random parameters for them,
  * shared by the export tests. Configs only: no test here.
  */
 
@@ -8,6 +10,7 @@ import { shapeSize } from "../../src/graph/tensor.ts";
 import type { ModelConfig } from "../../src/model/hf_config.ts";
 import { parameterSpecs } from "../../src/model/parameters.ts";
 import { uniformArray } from "../../src/util/random.ts";
+import { tinyGemma3Config, tinyLlama32Config } from "../_tiny_families.ts";
 
 /** The vocabulary of every config (3 special tokens and 14 characters in the tokenizer tests). */
 export const VOCAB = 17;
@@ -60,6 +63,8 @@ export const CONFIGS: Record<string, Record<string, unknown>> = {
     vocab_size: VOCAB,
     layer_norm_epsilon: 1e-5,
   },
+  "llama 3.2 (llama3 rope scaling, tied)": tinyLlama32Config(VOCAB),
+  "gemma 3 (window 4, sliding and full layers)": tinyGemma3Config(VOCAB, 3),
   "gpt2 (untied)": {
     model_type: "gpt2",
     n_embd: 8,

@@ -32,6 +32,7 @@ import {
 } from "../_model_gradcheck.ts";
 import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
 import { configure } from "../../src/util/registry.ts";
+import { tinyGemma3Config, tinyLlama32Config } from "../_tiny_families.ts";
 
 const VOCAB = GRADCHECK_VOCAB;
 const SEQUENCES = GRADCHECK_SEQUENCES;
@@ -41,6 +42,8 @@ const SETTINGS: LoraSettings = { rank: 2, alpha: 3, targetModules: ["all-linear"
 const CONFIGS: Record<string, Record<string, unknown>> = {
   llama: GRADCHECK_LLAMA,
   gpt2: GRADCHECK_GPT2,
+  "llama 3.2": tinyLlama32Config(VOCAB),
+  "gemma 3": tinyGemma3Config(VOCAB),
 };
 
 /**
@@ -198,7 +201,7 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
       const config = JSON.parse(await Deno.readTextFile(`${dir}/${ADAPTER_CONFIG_FILE}`));
       assertEquals([config.peft_type, config.r, config.lora_alpha], ["LORA", 2, 3]);
       const cfg = model.config;
-      const { module: first, outDim } = layerLinears(cfg, 0).qkv[0];
+      const { module: first, inDim, outDim } = layerLinears(cfg, 0).qkv[0];
       assertEquals(
         first,
         cfg.modelType === "gpt2"
@@ -207,7 +210,7 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
       );
       const a = adapter.get(`base_model.model.${first}.lora_A.weight`)!;
       const b = adapter.get(`base_model.model.${first}.lora_B.weight`)!;
-      assertEquals([a.shape, b.shape], [[2, 8], [outDim, 2]]);
+      assertEquals([a.shape, b.shape], [[2, inDim], [outDim, 2]]);
       const settings = {
         rank: config.r,
         alpha: config.lora_alpha,

@@ -1,5 +1,6 @@
 import { parseHfConfig, readHfConfig } from "../../src/model/hf_config.ts";
 import { ropeInvFreq } from "../../src/ops/rope.ts";
+import { GEMMA3_1B, GEMMA3_270M } from "./_published_configs.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
 
 /** Keys as in SmolLM2-135M's config.json (model_type llama), trimmed. */
@@ -182,12 +183,12 @@ const BAD: [string, Record<string, unknown>, string][] = [
   [
     "an unsupported model_type",
     { ...SMOLLM, model_type: "falcon" },
-    `key "model_type" is "falcon"; expected one of "llama", "mistral", "qwen2", "qwen3", "gpt2"`,
+    `key "model_type" is "falcon"; expected one of "llama", "mistral", "qwen2", "qwen3", "gpt2", "gemma3_text"`,
   ],
   [
     "no model_type",
     { hidden_size: 8 },
-    `key "model_type" is missing; expected one of "llama", "mistral", "qwen2", "qwen3", "gpt2"`,
+    `key "model_type" is missing; expected one of "llama", "mistral", "qwen2", "qwen3", "gpt2", "gemma3_text"`,
   ],
   [
     "a missing size",
@@ -256,5 +257,82 @@ Deno.test("hf config: readHfConfig reads the directory's config.json and reports
     );
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("hf config: gemma-3-270m reads into Gemma 3's description", () => {
+  const cfg = parseHfConfig(GEMMA3_270M);
+  assertEquals(
+    [cfg.numHeads, cfg.numKvHeads, cfg.headDim, cfg.vocabSize, cfg.tieWordEmbeddings],
+    [4, 1, 256, 262144, true],
+  );
+  assertEquals([cfg.norm, cfg.activation, cfg.attentionScale, cfg.finalLogitSoftcap], [
+    { kind: "rms_norm", eps: 1e-6, weightOffset: 1 },
+    "gelu",
+    1 / 16,
+    undefined,
+  ]);
+  // sqrt(640) = 25.298... in bfloat16 (torch_dtype), as HF's embed_scale.to(weight.dtype).
+  assertEquals(cfg.embeddingScale, 25.25);
+  assertEquals([cfg.bosTokenId, cfg.eosTokenIds, cfg.padTokenId], [2, [1], 0]);
+  assertEquals(
+    [cfg.names.preAttentionNorm, cfg.names.postAttentionNorm, cfg.names.preMlpNorm],
+    ["input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm"],
+  );
+  assertEquals([cfg.names.postMlpNorm, cfg.names.qNorm, cfg.names.kNorm], [
+    "post_feedforward_layernorm",
+    "self_attn.q_norm",
+    "self_attn.k_norm",
+  ]);
+  const [sliding, full] = [cfg.layers[0], cfg.layers[5]];
+  assertEquals([sliding.kind, sliding.window, sliding.rotary?.theta], [
+    "sliding_attention",
+    512,
+    10000,
+  ]);
+  assertEquals([full.kind, full.window, full.rotary?.theta], ["full_attention", undefined, 1e6]);
+  assertEquals(cfg.layers.filter((l) => l.kind === "full_attention").length, 3);
+});
+
+Deno.test("hf config: gemma 3 without layer_types takes sliding_window_pattern; f32 checkpoints scale in f32", () => {
+  const cfg = parseHfConfig({ ...GEMMA3_1B, torch_dtype: "float32" });
+  const kinds = cfg.layers.map((l) => l.kind === "full_attention" ? "F" : "s").join("");
+  assertEquals(kinds, "sssssFsssssFsssssFsssssFss");
+  assertEquals(cfg.embeddingScale, Math.fround(Math.sqrt(1152)));
+  assertEquals(cfg.eosTokenIds, [1, 106]);
+});
+
+Deno.test("hf config: gemma 3's global layers take rope_scaling, the local ones their own base", () => {
+  const linear = { rope_type: "linear", factor: 8 };
+  const cfg = parseHfConfig({ ...GEMMA3_1B, rope_scaling: linear });
+  assertEquals(cfg.layers[5].rotary?.scaling, { type: "linear", factor: 8 });
+  assertEquals(cfg.layers[0].rotary?.scaling, { type: "default" });
+  // transformers v5 spells both per kind in rope_parameters.
+  const { rope_theta: _, rope_local_base_freq: __, rope_scaling: ___, ...rest } = GEMMA3_1B;
+  const v5 = parseHfConfig({
+    ...rest,
+    rope_parameters: {
+      full_attention: { rope_type: "linear", factor: 8, rope_theta: 1e6 },
+      sliding_attention: { rope_type: "default", rope_theta: 10000 },
+    },
+  });
+  assertEquals(v5.layers, cfg.layers);
+});
+
+Deno.test("hf config: Gemma 3 configs rft cannot run are one line naming the key", () => {
+  const cases: [Record<string, unknown>, string][] = [
+    [
+      { model_type: "gemma3", text_config: GEMMA3_1B, vision_config: {} },
+      `key "model_type" is "gemma3"; expected a text model (this is Gemma 3's vision-language`,
+    ],
+    [{ ...GEMMA3_1B, attn_logit_softcapping: 50 }, `key "attn_logit_softcapping" is 50`],
+    [{ ...GEMMA3_1B, use_bidirectional_attention: true }, `key "use_bidirectional_attention"`],
+    [
+      { ...GEMMA3_270M, layer_types: ["sliding_attention"] },
+      `key "layer_types" is ["sliding_attention"]; expected 18 entries`,
+    ],
+  ];
+  for (const [json, message] of cases) {
+    assertThrows(() => parseHfConfig(json, "/m/config.json"), Error, message);
   }
 });

@@ -20,6 +20,7 @@ import {
   GRADCHECK_VOCAB,
   logprobGradients,
 } from "../_model_gradcheck.ts";
+import { tinyGemma3Config, tinyLlama32Config } from "../_tiny_families.ts";
 
 const VOCAB = GRADCHECK_VOCAB;
 
@@ -63,6 +64,9 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
     tie_word_embeddings: false,
   },
   "gpt2": GRADCHECK_GPT2,
+  "llama 3.2 (llama3 rope scaling, tied)": tinyLlama32Config(VOCAB),
+  "gemma 3 (window 4, sliding and full layers)": tinyGemma3Config(VOCAB),
+  "gemma 3 with a final logit softcap": tinyGemma3Config(VOCAB, 2, { final_logit_softcapping: 2 }),
 };
 
 const SEQUENCES = GRADCHECK_SEQUENCES;

@@ -23,7 +23,13 @@ const ALL = {
 
 Deno.test("the progress line: stage, step/total, bar, elapsed, ETA and the watched metrics in order", () => {
   assertEquals(
-    formatProgressLine({ stage: "grpo", step: 12, total: 100, elapsedSeconds: 30 }, ALL),
+    formatProgressLine({
+      stage: "grpo",
+      step: 12,
+      total: 100,
+      elapsedSeconds: 30,
+      secondsPerStep: 2.5,
+    }, ALL),
     "[grpo] step 12/100 [=>        ] 12% 30s, ETA 3m40s | reward 0.421 | loss 0.031 | " +
       "kl 0.0021 | entropy 1.2 | lr 0.001 | tok/s 340 | resp_len 18 | staleness 0.5",
   );
@@ -43,18 +49,18 @@ Deno.test("the progress line falls back to PPO's KL and training tokens/s, and l
     "step 0/50 [>         ] 0% 0s",
   );
   assertEquals(
-    formatProgressLine({ step: 50, total: 50, elapsedSeconds: 100 }, {}),
+    formatProgressLine({ step: 50, total: 50, elapsedSeconds: 100, secondsPerStep: 2 }, {}),
     "step 50/50 [==========] 100% 1m40s, ETA 0s",
   );
 });
 
-Deno.test("after a resume the ETA counts only the steps this process ran", () => {
+Deno.test("the ETA is the pace since the first step seen times the steps left; none before a pace", () => {
   assertEquals(
-    formatProgressLine({ step: 60, total: 100, elapsedSeconds: 20, startStep: 40 }, {}),
+    formatProgressLine({ step: 60, total: 100, elapsedSeconds: 20, secondsPerStep: 1 }, {}),
     "step 60/100 [======>   ] 60% 20s, ETA 40s",
   );
   assertEquals(
-    formatProgressLine({ step: 40, total: 100, elapsedSeconds: 1, startStep: 40 }, {}),
+    formatProgressLine({ step: 40, total: 100, elapsedSeconds: 1 }, {}),
     "step 40/100 [====>     ] 40% 1s",
   );
 });

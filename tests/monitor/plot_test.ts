@@ -77,6 +77,8 @@ Deno.test("plot of two stages: each stage its own segment and scales, a boundary
       "actor/loss": step / 100,
       "rollout/reward_mean": 0.5,
       "rollout/reward_std": 0.25,
+      "rollout/reward_min": 0.4,
+      "rollout/reward_max": 0.6,
     })),
   ];
   const rowStages = ["sft", "sft", "sft", "grpo", "grpo"];
@@ -90,6 +92,7 @@ Deno.test("plot of two stages: each stage its own segment and scales, a boundary
   const reward = chart(html, "Reward");
   assertEquals(reward.match(/<g class="segment"/g)?.length, 1, "grpo alone");
   assertEquals(reward.includes('<path class="band"'), true, "mean ± std band");
+  assertEquals(/data-y="0.4 0.6 /.test(reward), true, "the band within min and max: " + reward);
   assertEquals(html.includes("stage sft: steps 1 to 3; stage grpo: steps 1 to 2"), true);
 });
 

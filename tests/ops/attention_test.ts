@@ -216,6 +216,36 @@ const GRAD_CASES: Case[] = [
   },
 ];
 
+Deno.test("causalAttention: a sliding window limits each query to its last keys", async () => {
+  // Packed and padded rows longer than the window, storage (D=6) and texture (D=8) operands.
+  const cases = [GRAD_CASES[0], GRAD_CASES[5]].map((c) => ({
+    ...c,
+    label: `window 5: ${c.label}`,
+  }));
+  for (const [i, c] of cases.entries()) {
+    const inputs = caseInputs(c, 640 + 10 * i);
+    const [y] = await runOps(
+      inputs,
+      (q, k, v, ids) => causalAttention(q, k, v, ids, { window: 5 }),
+    );
+    const [q, k, v, ids] = inputs.map((x) => x.data);
+    const want = causalAttentionRef(q, k, v, ids, c.shape, undefined, 5);
+    assertClose(y, want, { label: c.label, atol: 1e-6, rtol: 1e-5 });
+    const unwindowed = causalAttentionRef(q, k, v, ids, c.shape);
+    assertEquals(
+      want.some((x, j) => Math.abs(x - unwindowed[j]) > 1e-3),
+      true,
+      "the window matters",
+    );
+    await checkGradients({
+      label: `${c.label} backward`,
+      inputs,
+      build: (q, k, v, ids) => causalAttention(q, k, v, ids, { window: 5 }),
+      reference: (q, k, v, ids) => causalAttentionRef(q, k, v, ids, c.shape, undefined, 5),
+    });
+  }
+});
+
 Deno.test("causalAttention: backward (q, k, v) matches finite differences", async () => {
   for (const [i, c] of GRAD_CASES.entries()) {
     await checkGradients({

@@ -14,6 +14,22 @@ import {
 import { assertClose } from "../_assert_close.ts";
 import { checkGradients, randomInput, runOps } from "../_harness.ts";
 
+Deno.test("the references broadcast as numpy does, worked out by hand", () => {
+  // [2, 1] + [3]: each row of a against all of b.
+  const sum = binaryRef("add", [1, 2], [2, 1], [10, 20, 30], [3]);
+  assert.deepEqual(sum.shape, [2, 3]);
+  assert.deepEqual([...sum.data], [11, 21, 31, 12, 22, 32]);
+  // [2, 1, 2] * [3, 1]: a layout of two broadcast blocks, which no (outer, n, inner) describes.
+  const product = binaryRef("mul", [1, 2, 3, 4], [2, 1, 2], [1, 10, 100], [3, 1]);
+  assert.deepEqual(product.shape, [2, 3, 2]);
+  assert.deepEqual([...product.data], [1, 2, 10, 20, 100, 200, 3, 4, 30, 40, 300, 400]);
+  const x = [1, 2, 3, 4, 5, 6];
+  assert.deepEqual([...sumToRef(x, [2, 3], [3])], [5, 7, 9]);
+  assert.deepEqual([...sumToRef(x, [2, 3], [2, 1])], [6, 15]);
+  assert.deepEqual([...expandToRef([7, 8], [2, 1], [2, 3])], [7, 7, 7, 8, 8, 8]);
+  assert.throws(() => binaryRef("add", [1, 2], [2], [1, 2, 3], [3]), /Cannot broadcast/);
+});
+
 // Odd sizes: not multiples of the 256-wide workgroups.
 const SHAPE = [7, 37];
 

@@ -181,6 +181,8 @@ interface Case {
   /** positions[s][t]. */
   positions: number[][];
   scale?: number;
+  /** Sliding window: keys a query sees, itself included. */
+  window?: number;
 }
 
 // Layouts on the CPU adapter (8 invocations of up to 8 home rows; home rows = tokens * heads /
@@ -273,6 +275,31 @@ const CASES: Case[] = [
     positions: [[3, 4], [0, 8]],
     scale: 0.7,
   },
+  // Sliding windows: queries past the window skip the cache rows before it.
+  {
+    label: "window 5: prefill, H=4 Hkv=2 D=6 Tmax=37, rows before and past the window",
+    shape: { slots: 3, tokens: 5, maxLen: 37, heads: 4, kvHeads: 2, headDim: 6 },
+    positions: [[0, 1, 2, 3, 4], [20, 21, 22, -1, -1], [-1, -1, 30, 31, 36]],
+    window: 5,
+  },
+  {
+    label: "window 7: decode, H=2 Hkv=2 D=6 Tmax=600: key splits wholly before the window",
+    shape: { slots: 2, tokens: 1, maxLen: 600, heads: 2, kvHeads: 2, headDim: 6 },
+    positions: [[599], [300]],
+    window: 7,
+  },
+  {
+    label: "window 3, attend4: decode in slot lanes, H=9 Hkv=3 D=8 Tmax=40",
+    shape: { slots: 9, tokens: 1, maxLen: 40, heads: 9, kvHeads: 3, headDim: 8 },
+    positions: Array.from({ length: 9 }, (_, s) => [s === 8 ? -1 : 39 - 4 * s]),
+    window: 3,
+  },
+  {
+    label: "window 1, attend4: two tokens each seeing only itself, H=4 Hkv=1 D=12 Tmax=70",
+    shape: { slots: 3, tokens: 2, maxLen: 70, heads: 4, kvHeads: 1, headDim: 12 },
+    positions: [[10, 11], [68, 69], [-1, 100]],
+    window: 1,
+  },
 ];
 
 Deno.test("cachedAttention: matches CPU on odd shapes, GQA, padding and every kernel path", async () => {
@@ -286,10 +313,10 @@ Deno.test("cachedAttention: matches CPU on odd shapes, GQA, padding and every ke
     ];
     const [y] = await runOps(
       inputs,
-      (q, k, v, pos) => cachedAttention(q, k, v, pos, { scale: c.scale }),
+      (q, k, v, pos) => cachedAttention(q, k, v, pos, { scale: c.scale, window: c.window }),
     );
     const [q, k, v, pos] = inputs.map((x) => x.data);
-    assertClose(y, cachedAttentionRef(q, k, v, pos, c.shape, c.scale), {
+    assertClose(y, cachedAttentionRef(q, k, v, pos, c.shape, c.scale, c.window), {
       label: c.label,
       atol: 1e-5,
       rtol: 1e-4,

@@ -26,6 +26,8 @@ interface Case {
   kind: GateKind;
   /** The weights as variables (else graph inputs). */
   weights: boolean;
+  /** Added to the norm's weight (Gemma's 1 + gamma). */
+  weightOffset?: number;
 }
 
 const CASES: Case[] = [
@@ -33,6 +35,14 @@ const CASES: Case[] = [
   { label: "three rows, N off the strips", h: [3, 1, 36], n: 100, kind: "silu", weights: true },
   { label: "one row, inputs, GELU", h: [1, 20], n: 8, kind: "gelu", weights: false },
   { label: "two rows, long K", h: [2, 1000], n: 140, kind: "silu", weights: false },
+  {
+    label: "one row, Gemma's 1 + gamma, GELU",
+    h: [1, 1, 20],
+    n: 24,
+    kind: "gelu",
+    weights: true,
+    weightOffset: 1,
+  },
 ];
 
 // A large eps, so a kernel that drops or misreads it fails.
@@ -83,7 +93,8 @@ Deno.test("normed gated gemv matches the CPU reference on odd shapes", async () 
     const [gate, up] = [await weight("gate"), await weight("up")];
     hs.push(h);
     ups.push(up);
-    outs.push(normedGatedGemv(h, gamma, gate, up, { eps: EPS, gate: c.kind }));
+    const attrs = { eps: EPS, gate: c.kind, weightOffset: c.weightOffset };
+    outs.push(normedGatedGemv(h, gamma, gate, up, attrs));
     // A plain product by the same gate weight reads the same packed texture.
     plain.push(matmul(h, gate, { transB: true, variant: "texture_gemv_1x16" }));
   }
@@ -97,6 +108,7 @@ Deno.test("normed gated gemv matches the CPU reference on odd shapes", async () 
         k,
         n: c.n,
         eps: EPS,
+        weightOffset: c.weightOffset,
         kind: c.kind,
       });
       assertEquals(got[i].length, want.length, c.label);
@@ -129,6 +141,7 @@ Deno.test("normed gated gemv matches the CPU reference on odd shapes", async () 
         k: c.h[c.h.length - 1],
         n: c.n,
         eps: EPS,
+        weightOffset: c.weightOffset,
         kind: c.kind,
       });
       assertClose(again[i], want, {

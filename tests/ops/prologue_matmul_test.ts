@@ -23,6 +23,8 @@ import { makeVariable } from "../_variable.ts";
 
 // A large eps, so a kernel that drops or misreads it fails.
 const RMS: APrologue = { kind: "rms_norm", eps: 0.3 };
+// Gemma's RMSNorm, scaling by 1 + weight.
+const GEMMA_RMS: APrologue = { kind: "rms_norm", eps: 0.3, weightOffset: 1 };
 const SWIGLU: APrologue = { kind: "gated", gate: "silu" };
 
 interface Case {
@@ -72,6 +74,15 @@ const CASES: Case[] = [
     weight: true,
   },
 ];
+
+// Gemma's RMSNorm on the first case's layout, smaller.
+CASES.splice(1, 0, {
+  ...CASES[0],
+  label: "rms_norm with weight offset 1, weight B^T",
+  prologue: GEMMA_RMS,
+  x: [9, 20],
+  b: [13, 20],
+});
 
 for (const variant of ["texture_16x12", "texture_4x16", "regblock_16x16", "texture_gemv_2x16"]) {
   Deno.test(`prologue matmul via ${variant} matches the CPU reference`, async () => {

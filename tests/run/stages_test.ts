@@ -1,5 +1,6 @@
 /** `rft run` in process: mode explore then train, SFT, two stages, and bench. */
 
+import { readMetrics } from "../../src/monitor/metrics_log.ts";
 import { assertEquals } from "../_asserts.ts";
 import { readExperienceDir } from "../../src/buffer/experience_io.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
@@ -86,7 +87,7 @@ Deno.test("mode train with algorithm sft: the loss falls over 6 steps", async ()
   });
 });
 
-Deno.test("two stages: the second starts from the first's final checkpoint, steps continue", async () => {
+Deno.test("two stages: the second starts from the first's final checkpoint, steps count per stage", async () => {
   await withFixture(async (f) => {
     const file = await f.writeConfig({
       buffer: { total_steps: 2 },
@@ -110,8 +111,16 @@ Deno.test("two stages: the second starts from the first's final checkpoint, step
     assertEquals(policyLines[1], `[rl] policy from ${runDir}/warm/checkpoints/step_3`);
 
     const rows = await metricsRows(runDir);
+    const { stages } = await readMetrics(`${runDir}/metrics.jsonl`);
     const train = trainRows(rows);
-    assertEquals(train.map((r) => r.step), [1, 2, 3, 4, 5]);
+    // Steps count per stage (as on screen and in checkpoints), each row naming its stage.
+    assertEquals(train.map((r) => [stages[rows.indexOf(r)], r.step]), [
+      ["warm", 1],
+      ["warm", 2],
+      ["warm", 3],
+      ["rl", 1],
+      ["rl", 2],
+    ]);
     // Stage 2's rows are rl rows (explore metrics merged), stage 1's are not.
     assertEquals(train.map((r) => "explorer/policy_version" in r), [
       false,
@@ -122,8 +131,13 @@ Deno.test("two stages: the second starts from the first's final checkpoint, step
     ]);
     assertEquals(train.slice(3).map((r) => r["sync/trainer_version"]), [1, 2]);
     const evals = rows.filter((r) => "eval/held_out/accuracy" in r);
-    // Startup and end of each stage; the second stage's startup eval is at global step 3.
-    assertEquals(evals.map((r) => r.step), [0, 3, 3, 5]);
+    // Startup and end of each stage.
+    assertEquals(evals.map((r) => [stages[rows.indexOf(r)], r.step]), [
+      ["warm", 0],
+      ["warm", 3],
+      ["rl", 0],
+      ["rl", 2],
+    ]);
     // Greedy evals of the same weights (warm's final = rl's initial) agree.
     const same = (r: Record<string, unknown>) =>
       Object.fromEntries(Object.entries(r).filter(([k]) => k.startsWith("eval/")));

@@ -72,3 +72,58 @@ Deno.test("rft serve without --model is a usage error", async () => {
   assertEquals(out.code, 2);
   assertEquals(new TextDecoder().decode(out.stderr).includes("--model DIR is required"), true);
 });
+
+Deno.test("rft serve --tool-call-parser: a plugin's parser is used, an unknown one is exit 2", async () => {
+  const dir = await Deno.makeTempDir();
+  const model = await tinyModel();
+  await model.save(`${dir}/model`);
+  model.destroy();
+  await Deno.mkdir(`${dir}/plugins`);
+  // A parser reading "call NAME" replies, registered by a plugin as any registry entry is.
+  await Deno.writeTextFile(
+    `${dir}/plugins/call_parser.ts`,
+    `import { grammar, TOOL_CALL_PARSERS } from "${new URL("../../mod.ts", import.meta.url).href}";
+TOOL_CALL_PARSERS.register("call_word", {
+  description: "call NAME",
+  recognizes: () => false,
+  parse: (text) => {
+    const m = /^call (\\w+)$/.exec(text.trim());
+    return m ? { content: "", calls: [{ name: m[1], arguments: {} }], malformed: 0 } : { content: text, calls: [], malformed: 0 };
+  },
+  callsGrammar: (tools) => grammar.seq(grammar.literal("call "), grammar.alt(...tools.map((t) => grammar.literal(t.function.name)))),
+});
+`,
+  );
+  const serve = (...args: string[]) =>
+    new Deno.Command(LAUNCHER, {
+      args: ["serve", "--model", `${dir}/model`, "--port", "0", ...args],
+      stdout: "null",
+      stderr: "piped",
+    });
+  try {
+    const child = serve("--plugin-dir", `${dir}/plugins`, "--tool-call-parser", "call_word")
+      .spawn();
+    try {
+      const [, url] = await waitForLine(
+        child.stderr,
+        /serving "model" at (http:\/\/\S+)\/v1 .*tool calls read as call_word/,
+      );
+      assertEquals(await (await fetch(`${url}/health`)).json(), { status: "ok" });
+    } finally {
+      child.kill("SIGINT");
+      assertEquals((await child.status).code, 0);
+    }
+    const out = await serve("--tool-call-parser", "hermez").output();
+    assertEquals(out.code, 2);
+    const stderr = new TextDecoder().decode(out.stderr);
+    assertEquals(
+      stderr.includes(
+        'Unknown tool call parser "hermez"; known: hermes, llama3_json. Did you mean "hermes"?',
+      ),
+      true,
+      stderr,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -30,11 +30,12 @@ Deno.test("rewards: the registry lists the built-ins; a typo lists them with a s
     "math",
     "math_boxed_reward",
     "math_dapo_reward",
+    "toolcall_reward",
   ]);
   assertThrows(
     () => REWARD_FUNCTIONS.get("mathh"),
     Error,
-    'Unknown reward fn "mathh"; known: countdown, exact_match, format, math, math_boxed_reward, math_dapo_reward. Did you mean "math"?',
+    'Unknown reward fn "mathh"; known: countdown, exact_match, format, math, math_boxed_reward, math_dapo_reward, toolcall_reward. Did you mean "math"?',
   );
   assertThrows(
     () => configure(REWARD_FUNCTIONS, "math", { correct: 2 }),

@@ -44,12 +44,13 @@ Deno.test("workflows: the registry lists the built-ins; a typo lists them with a
     "math_rm_workflow",
     "math_workflow",
     "simple_workflow",
+    "toolcall_workflow",
   ]);
   const model = new ScriptedModel([]);
   assertThrows(
     () => createWorkflow(makeTask({}, { workflow: "math_workflo" }), { model }),
     Error,
-    'Unknown workflow "math_workflo"; known: countdown, guess_number, math_boxed_workflow, math_rm_workflow, math_workflow, simple_workflow. Did you mean "math_workflow"?',
+    'Unknown workflow "math_workflo"; known: countdown, guess_number, math_boxed_workflow, math_rm_workflow, math_workflow, simple_workflow, toolcall_workflow. Did you mean "math_workflow"?',
   );
   assertThrows(
     () =>
@@ -141,7 +142,7 @@ Deno.test("workflows: simple_workflow takes the context's reward fn and needs on
   assertThrows(
     () => createWorkflow(makeTask({ question: "q" }), { model }),
     Error,
-    'Cannot run task "0.3" with workflow "simple_workflow": it needs a reward fn; set the taskset\'s "default_reward_fn_type" (known: countdown, exact_match, format, math, math_boxed_reward, math_dapo_reward)',
+    'Cannot run task "0.3" with workflow "simple_workflow": it needs a reward fn; set the taskset\'s "default_reward_fn_type" (known: countdown, exact_match, format, math, math_boxed_reward, math_dapo_reward, toolcall_reward)',
   );
 });
 

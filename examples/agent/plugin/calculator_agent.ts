@@ -1,11 +1,13 @@
 /**
- * `calculator_agent`: an agent loop written only against the OpenAI chat API, trained with
- * GRPO. The model gets a sum ("5234+3377"); it may call a calculator by replying `c:EXPR` (the
- * environment answers `=RESULT`, or `=?` for an expression it cannot evaluate) as long as turns
- * are left; any other reply is its answer and ends the episode (so does a conversation that
- * outgrows the server's prompt limit, unanswered). Every call goes through a
- * recorded conversation of the run's OpenAI endpoint (`explorer.rollout_model.enable_openai_api:
- * true`), so the episode becomes one experience in which only the model's tokens are trained.
+ * `calculator_agent`: an agent loop written only against the OpenAI chat API with function
+ * calling, trained with GRPO. The model gets a sum ("523+337") and the tool `add(a, b)`; while
+ * turns are left, each reply either calls tools (the agent runs them and sends their results
+ * back as `tool` messages) or answers, which ends the episode (so does a conversation that
+ * outgrows the server's prompt limit, unanswered). The agent reads `tool_calls` only: a call
+ * the model mistyped reaches it as text (the server counts it as a malformed tool call), and
+ * counts as the answer. Every call goes through a recorded conversation of the run's OpenAI
+ * endpoint (`explorer.rollout_model.enable_openai_api: true`), so the episode becomes one
+ * experience in which only the model's tokens are trained.
  *
  * The example's config loads it (`plugin_dirs`); see examples/agent/README.md.
  */
@@ -13,16 +15,26 @@
 import OpenAI from "openai";
 import { taskAnswer, taskPrompt, workflowArgs, type WorkflowFactory, WORKFLOWS } from "rft";
 
-/** A chat message as the OpenAI client takes it. */
-type Message = { role: "user" | "assistant"; content: string };
+/** The tool the agent offers. */
+export const ADD_TOOL: OpenAI.ChatCompletionFunctionTool = {
+  type: "function",
+  function: {
+    name: "add",
+    description: "a + b",
+    parameters: {
+      type: "object",
+      properties: { a: { type: "integer" }, b: { type: "integer" } },
+      required: ["a", "b"],
+    },
+  },
+};
 
-/** A tool call: `c:` then the expression. */
-const TOOL_CALL = /^c:(.*)$/s;
-
-/** The calculator: sums of non-negative integers; anything else is `?`. */
-function calculate(expression: string): string {
-  if (!/^\d+(\+\d+)*$/.test(expression)) return "=?";
-  return `=${expression.split("+").reduce((sum, term) => sum + Number(term), 0)}`;
+/** Runs a call of `add`: the sum of two integers, else an error text. */
+export function runTool(call: OpenAI.ChatCompletionMessageFunctionToolCall): string {
+  const args = JSON.parse(call.function.arguments) as { a?: unknown; b?: unknown };
+  const { a, b } = args;
+  if (call.function.name !== "add" || !Number.isInteger(a) || !Number.isInteger(b)) return "error";
+  return String((a as number) + (b as number));
 }
 
 /**
@@ -40,12 +52,12 @@ function turnSeed(taskId: string, runId: number, turn: number): number {
 /**
  * Args: `max_turns` (3: model replies per episode; the last one must answer). Reward: 1 when
  * the answer is right, else 0. Metrics of each episode: `success` (the reward), `turns` (model
- * replies), `tool_calls`, `invalid_tool_calls` (calls answered `=?`), `trained_tokens` (action
- * mask 1: the model's tokens) and `masked_tokens` (mask 0: the question and the calculator's
- * replies).
+ * replies), `tool_calls` and `malformed_tool_calls` (calls read from the replies, and mistyped
+ * calls left as text, counted by the server), `trained_tokens` (action mask 1: the model's
+ * tokens) and `masked_tokens` (mask 0: the question and the tools' results).
  */
 export const calculatorAgent: WorkflowFactory = {
-  description: "multi-turn agent with a calculator tool, via the OpenAI API",
+  description: "multi-turn agent calling an add tool through OpenAI function calling",
   defaultArgs: { max_turns: 3 },
   create(task, context) {
     const args = workflowArgs(calculatorAgent, task);
@@ -64,18 +76,20 @@ export const calculatorAgent: WorkflowFactory = {
       const conversation = openai.openConversation();
       try {
         const client = conversation.client();
-        const messages: Message[] = [{ role: "user", content: question }];
-        let toolCalls = 0;
-        let invalidToolCalls = 0;
+        const messages: OpenAI.ChatCompletionMessageParam[] = [
+          { role: "user", content: question },
+        ];
         let correct = false;
-        for (let turn = 1; turn <= maxTurns; turn++) {
+        let turns = 0;
+        while (turns < maxTurns) {
           const completion = await client.chat.completions.create({
             model: conversation.model,
             messages,
+            tools: [ADD_TOOL],
             temperature,
             top_p: topP,
             max_tokens: maxTokens,
-            seed: turnSeed(task.taskId, runId, turn),
+            seed: turnSeed(task.taskId, runId, ++turns),
           }).catch((err) => {
             if (err instanceof OpenAI.BadRequestError && err.code === "context_length_exceeded") {
               return undefined; // the conversation outgrew the context: unanswered
@@ -83,23 +97,21 @@ export const calculatorAgent: WorkflowFactory = {
             throw err;
           });
           if (!completion) break;
-          const reply = completion.choices[0].message.content ?? "";
-          messages.push({ role: "assistant", content: reply });
-          const call = TOOL_CALL.exec(reply);
-          if (!call) {
-            correct = reply.trim() === answer;
+          const { message } = completion.choices[0];
+          messages.push(message);
+          const calls =
+            (message.tool_calls ?? []) as OpenAI.ChatCompletionMessageFunctionToolCall[];
+          if (calls.length === 0) {
+            correct = (message.content ?? "").trim() === answer;
             break;
           }
-          toolCalls++;
-          const result = calculate(call[1]);
-          if (result === "=?") invalidToolCalls++;
-          if (turn < maxTurns) messages.push({ role: "user", content: result });
+          for (const call of calls) {
+            messages.push({ role: "tool", tool_call_id: call.id, content: runTool(call) });
+          }
         }
         const experiences = conversation.recording.toExperiences(task, runId, Number(correct), {
           success: Number(correct),
-          turns: messages.filter((m) => m.role === "assistant").length,
-          tool_calls: toolCalls,
-          invalid_tool_calls: invalidToolCalls,
+          turns,
         });
         return experiences.map((e) => {
           const trained = e.actionMask.reduce((sum, m) => sum + m, 0);

@@ -1,0 +1,79 @@
+/**
+ * Tiny configs of the families whose architectures the original Llama/GPT-2 tests do not cover,
+ * shared by the model, engine, LoRA and export tests: Llama 3.2 (llama3 RoPE scaling, tied
+ * embeddings) and Gemma 3 (sliding windows, four norms a layer). Configs only: no test here.
+ */
+
+/** Llama 3.2's `rope_scaling` as its config.json ships it. */
+export const LLAMA32_ROPE_SCALING = {
+  factor: 32,
+  low_freq_factor: 1,
+  high_freq_factor: 4,
+  original_max_position_embeddings: 8192,
+  rope_type: "llama3",
+};
+
+/**
+ * A Llama 3.2 over `vocab` tokens: its RoPE base and scaling, tied embeddings, two layers of
+ * GQA 2/1 with head_dim 8, whose four frequencies fall in llama3's high (two), medium and low
+ * bands.
+ */
+export function tinyLlama32Config(vocab: number): Record<string, unknown> {
+  return {
+    architectures: ["LlamaForCausalLM"],
+    model_type: "llama",
+    hidden_size: 16,
+    intermediate_size: 24,
+    num_hidden_layers: 2,
+    num_attention_heads: 2,
+    num_key_value_heads: 1,
+    head_dim: 8,
+    hidden_act: "silu",
+    rms_norm_eps: 1e-5,
+    rope_theta: 500000,
+    rope_scaling: LLAMA32_ROPE_SCALING,
+    max_position_embeddings: 131072,
+    vocab_size: vocab,
+    tie_word_embeddings: true,
+  };
+}
+
+/**
+ * A Gemma 3 text model over `vocab` tokens with a sliding window of 4 (shorter than the test
+ * sequences): layers sliding, full (its RoPE scaled linearly by 8, as Gemma 3 1B+ ship it) and
+ * sliding again with `layerCount` 3, or sliding then full with 2; q/k norms, four norms a layer,
+ * (1 + w) RMSNorm, GELU-tanh, query_pre_attn_scalar 12 (not head_dim 8), embeddings scaled by
+ * sqrt(16) in bfloat16, `more` keys added.
+ */
+export function tinyGemma3Config(
+  vocab: number,
+  layerCount: 2 | 3 = 2,
+  more: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const layerTypes = ["sliding_attention", "full_attention", "sliding_attention"];
+  return {
+    architectures: ["Gemma3ForCausalLM"],
+    model_type: "gemma3_text",
+    hidden_size: 20,
+    intermediate_size: 24,
+    num_hidden_layers: layerCount,
+    num_attention_heads: 2,
+    num_key_value_heads: 1,
+    head_dim: 8,
+    hidden_activation: "gelu_pytorch_tanh",
+    rms_norm_eps: 1e-6,
+    query_pre_attn_scalar: 12,
+    rope_theta: 1000000,
+    rope_local_base_freq: 10000,
+    rope_scaling: { rope_type: "linear", factor: 8 },
+    sliding_window: 4,
+    layer_types: layerTypes.slice(0, layerCount),
+    final_logit_softcapping: null,
+    attn_logit_softcapping: null,
+    max_position_embeddings: 512,
+    vocab_size: vocab,
+    tie_word_embeddings: true,
+    torch_dtype: "bfloat16",
+    ...more,
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * The architecture fields of published config.json files of the families people fine-tune, as
+ * their Hub repositories ship them (tokenizer and generation keys trimmed), for the config and
+ * real-shape tests. Data only: no test here.
+ */
+
+import { LLAMA32_ROPE_SCALING } from "../_tiny_families.ts";
+
+/** Llama-3.2-1B's config.json (the architecture fields). */
+export const LLAMA32_1B = {
+  architectures: ["LlamaForCausalLM"],
+  model_type: "llama",
+  hidden_size: 2048,
+  intermediate_size: 8192,
+  num_hidden_layers: 16,
+  num_attention_heads: 32,
+  num_key_value_heads: 8,
+  head_dim: 64,
+  hidden_act: "silu",
+  rms_norm_eps: 1e-5,
+  rope_theta: 500000,
+  rope_scaling: LLAMA32_ROPE_SCALING,
+  max_position_embeddings: 131072,
+  vocab_size: 128256,
+  tie_word_embeddings: true,
+  bos_token_id: 128000,
+  eos_token_id: 128001,
+  torch_dtype: "bfloat16",
+};
+
+/** Every sixth of `layers` layers full attention, the others sliding (Gemma 3's 5:1). */
+function fiveToOne(layers: number): string[] {
+  return Array.from(
+    { length: layers },
+    (_, l) => (l + 1) % 6 === 0 ? "full_attention" : "sliding_attention",
+  );
+}
+
+/** gemma-3-270m's config.json (transformers 4.55: `layer_types`). */
+export const GEMMA3_270M = {
+  architectures: ["Gemma3ForCausalLM"],
+  attention_bias: false,
+  attn_logit_softcapping: null,
+  bos_token_id: 2,
+  eos_token_id: 1,
+  final_logit_softcapping: null,
+  head_dim: 256,
+  hidden_activation: "gelu_pytorch_tanh",
+  hidden_size: 640,
+  intermediate_size: 2048,
+  layer_types: fiveToOne(18),
+  max_position_embeddings: 32768,
+  model_type: "gemma3_text",
+  num_attention_heads: 4,
+  num_hidden_layers: 18,
+  num_key_value_heads: 1,
+  pad_token_id: 0,
+  query_pre_attn_scalar: 256,
+  rms_norm_eps: 1e-6,
+  rope_local_base_freq: 10000.0,
+  rope_scaling: null,
+  rope_theta: 1000000.0,
+  sliding_window: 512,
+  torch_dtype: "bfloat16",
+  use_bidirectional_attention: false,
+  vocab_size: 262144,
+};
+
+/** gemma-3-1b's config.json (transformers 4.50: `sliding_window_pattern`, no `layer_types`). */
+export const GEMMA3_1B = {
+  architectures: ["Gemma3ForCausalLM"],
+  attention_bias: false,
+  attn_logit_softcapping: null,
+  bos_token_id: 2,
+  eos_token_id: [1, 106],
+  final_logit_softcapping: null,
+  head_dim: 256,
+  hidden_activation: "gelu_pytorch_tanh",
+  hidden_size: 1152,
+  intermediate_size: 6912,
+  max_position_embeddings: 32768,
+  model_type: "gemma3_text",
+  num_attention_heads: 4,
+  num_hidden_layers: 26,
+  num_key_value_heads: 1,
+  pad_token_id: 0,
+  query_pre_attn_scalar: 256,
+  rms_norm_eps: 1e-6,
+  rope_local_base_freq: 10000,
+  rope_scaling: null,
+  rope_theta: 1000000,
+  sliding_window: 512,
+  sliding_window_pattern: 6,
+  torch_dtype: "bfloat16",
+  vocab_size: 262144,
+};
