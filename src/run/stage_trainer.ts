@@ -24,7 +24,7 @@ import { matricesDtype } from "../model/weight_transfer.ts";
 import { StageCheckpoints, type StageCheckpointSources } from "./stage_checkpoint.ts";
 import type { StageContext } from "./stage_context.ts";
 import { Trainer, type TrainerSync } from "../trainer/trainer.ts";
-import { formatMemoryReport, memoryReport } from "../trainer/memory_report.ts";
+import { formatMemoryReport, measureMemory, memoryReport } from "../trainer/memory_report.ts";
 import type { BatchSource } from "../buffer/batch_source.ts";
 import type { StageEvaluation } from "./stage_eval.ts";
 
@@ -154,7 +154,11 @@ export async function openStageTrainer(
     ppoEpochs: stage.trainer.ppoEpochs,
     miniBatchSize: stage.trainer.ppoMiniBatchSize,
     temperature,
-    memoryModels,
+    measureMemory: () =>
+      measureMemory(model.gpu, {
+        models: { trainer: model, reference, ...memoryModels },
+        optimizer: trainStep.optimizer,
+      }),
   });
   const checkpoints = new StageCheckpoints(
     stage,

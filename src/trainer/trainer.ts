@@ -19,7 +19,7 @@ import type { CriticStep } from "./critic.ts";
 import type { StepOptions, TrainStep } from "./train_step.ts";
 import { applyAdvantages, type ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
 import type { BatchSource } from "../buffer/batch_source.ts";
-import { formatMemoryUse, measureMemory, memoryMetrics, type MemoryUse } from "./memory_report.ts";
+import { formatMemoryUse, memoryMetrics, type MemoryUse } from "./memory_report.ts";
 
 /** Options of a {@link Trainer}. */
 export interface TrainerOptions {
@@ -36,8 +36,8 @@ export interface TrainerOptions {
   miniBatchSize?: number;
   /** The rollout temperature, at which reference log-probs are taken. */
   temperature: number;
-  /** More models the memory report names besides the trained and reference ones (explorer). */
-  memoryModels?: Readonly<Record<string, PolicyModel | undefined>>;
+  /** What the process holds, measured after each step for the log and `perf/` metrics. */
+  measureMemory?: () => MemoryUse;
 }
 
 /** The synchronizer as the trainer sees it (`sync/synchronizer.ts`). */
@@ -153,15 +153,6 @@ export class Trainer {
     return metrics;
   }
 
-  /** What the process holds now, the trainer's and reference models and optimizer named. */
-  #measureMemory(): MemoryUse {
-    const { trainStep, referenceModel, memoryModels } = this.options;
-    return measureMemory(trainStep.model.gpu, {
-      models: { trainer: trainStep.model, reference: referenceModel, ...memoryModels },
-      optimizer: trainStep.optimizer,
-    });
-  }
-
   /**
    * The trainer's loop (see the file comment) from `startStep` until `totalSteps` or the end of
    * `source`; returns the last step done. Tells the synchronizer it finished however it ends.
@@ -183,9 +174,11 @@ export class Trainer {
         if (next.batch.length) {
           const trainOptions = { lrStep: step - 1, isExpert: next.isExpert };
           Object.assign(row, await this.train(next.batch, trainOptions));
-          const use = this.#measureMemory();
-          Object.assign(row, memoryMetrics(use));
-          options.log(`train step ${step} memory use: ${formatMemoryUse(use)}`);
+          const use = this.options.measureMemory?.();
+          if (use) {
+            Object.assign(row, memoryMetrics(use));
+            options.log(`train step ${step} memory use: ${formatMemoryUse(use)}`);
+          }
         } else {
           options.log(`train step ${step}: no experience survived the pipeline; weights unchanged`);
         }
