@@ -22,8 +22,11 @@ import { Graph } from "../graph/graph.ts";
 import { graphCache } from "../graph/graph_cache.ts";
 import type { Tensor, Variable } from "../graph/tensor.ts";
 import { formatShape, sameShape, shapeSize } from "../graph/tensor.ts";
-import { tokenLogprobs } from "../ops/token_logprobs.ts";
+import { tokenEntropy, tokenLogprobs } from "../ops/token_logprobs.ts";
 import { scale } from "../ops/unary.ts";
+import { add, mul } from "../ops/binary.ts";
+import { sumLast } from "../ops/reduce.ts";
+import { logSoftmax, softmax } from "../ops/softmax.ts";
 import { type ModelConfig, parseHfConfig } from "./hf_config.ts";
 import { checkpointNames, parameterSpecs } from "./parameters.ts";
 import { openCheckpoint, writeCheckpoint } from "./safetensors.ts";
@@ -49,6 +52,13 @@ const SIDE_FILES = [
   "special_tokens_map.json",
   "generation_config.json",
 ];
+
+/**
+ * What a teacher-forced pass reads at each position (`positionStats`): the log-prob of the next
+ * token, the entropy of the next-token distribution, and `nec`, `sum p^2 log p + H sum p^2`
+ * (the entropy-change signal of Clip_V).
+ */
+export type PositionStat = "logprob" | "entropy" | "nec";
 
 /** Options of {@link PolicyModel.logprobs}. */
 export interface LogprobOptions {
@@ -79,7 +89,7 @@ export class PolicyModel {
   /** Serializes GPU work on this model: compiled graphs share their input/output buffers. */
   readonly gpuLock: Mutex = new Mutex();
   readonly #graphs: LruCache<
-    { exe: Executable; inputs: TokenInputs & { targets: Tensor }; out: Tensor }
+    { exe: Executable; inputs: TokenInputs & { targets: Tensor }; outs: Tensor[] }
   >;
 
   constructor(
@@ -229,18 +239,33 @@ export class PolicyModel {
     sequences: readonly (readonly number[])[],
     options: LogprobOptions = {},
   ): Promise<number[][]> {
-    return this.gpuLock.run(() => this.#logprobs(sequences, options));
+    return this.gpuLock.run(async () =>
+      (await this.#positions(sequences, options, ["logprob"]))[0]
+    );
   }
 
-  async #logprobs(
+  /**
+   * `stats` at each position of every sequence (as {@link logprobs}: one shorter than its
+   * sequence, NaN before `from`): `result[k][i][t]` is `stats[k]` of sequence i at position t.
+   */
+  positionStats(
+    sequences: readonly (readonly number[])[],
+    stats: readonly PositionStat[],
+    options: LogprobOptions = {},
+  ): Promise<number[][][]> {
+    return this.gpuLock.run(() => this.#positions(sequences, options, stats));
+  }
+
+  async #positions(
     sequences: readonly (readonly number[])[],
     options: LogprobOptions,
-  ): Promise<number[][]> {
+    stats: readonly PositionStat[],
+  ): Promise<number[][][]> {
     const temperature = options.temperature ?? 1;
     if (!(temperature > 0)) {
       throw new Error(`Cannot compute logprobs: temperature must be > 0, received ${temperature}`);
     }
-    if (sequences.length === 0) return [];
+    if (sequences.length === 0) return stats.map(() => []);
     const vocab = this.config.vocabSize;
     for (const [i, seq] of sequences.entries()) {
       const bad = seq.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= vocab);
@@ -261,10 +286,11 @@ export class PolicyModel {
     // Rows per graph run, so logits of every column [rows, seq, vocab] would fit one storage
     // binding (which keeps the other activations within one too).
     const rows = Math.max(1, Math.min(sequences.length, Math.floor(this.logitsTokens / seq)));
-    const result: number[][] = [];
+    const result: number[][][] = stats.map(() => []);
     for (let first = 0; first < sequences.length; first += rows) {
       const chunk = sequences.slice(first, first + rows);
-      const { exe, inputs, out } = await this.#logprobGraph(chunk.length, seq, temperature, from);
+      const key = { batch: chunk.length, seq, temperature, from, stats };
+      const { exe, inputs, outs } = await this.#positionGraph(key);
       const { ids, positions, segments, targets } = padBatch(chunk, seq, vocab);
       await exe.run(
         new Map([
@@ -274,17 +300,29 @@ export class PolicyModel {
           [inputs.targets, columnsFrom(targets, seq, from)],
         ]),
       );
-      const [values] = await exe.read([out]);
-      for (const [b, s] of chunk.entries()) {
-        const computed = values.subarray(b * kept, b * kept + Math.max(0, s.length - 1 - from));
-        result.push([...new Array<number>(Math.min(from, s.length - 1)).fill(NaN), ...computed]);
-      }
+      const read = await exe.read(outs);
+      read.forEach((values, k) => {
+        for (const [b, s] of chunk.entries()) {
+          const computed = values.subarray(b * kept, b * kept + Math.max(0, s.length - 1 - from));
+          const skipped = new Array<number>(Math.min(from, s.length - 1)).fill(NaN);
+          result[k].push([...skipped, ...computed]);
+        }
+      });
     }
     return result;
   }
 
-  #logprobGraph(batch: number, seq: number, temperature: number, from: number) {
-    const key = `${batch}x${seq}@${temperature}>${from}`;
+  #positionGraph(
+    { batch, seq, temperature, from, stats }: {
+      batch: number;
+      seq: number;
+      temperature: number;
+      from: number;
+      stats: readonly PositionStat[];
+    },
+  ) {
+    const name = stats.join("+") === "logprob" ? "logprobs" : stats.join("+");
+    const key = `${name}:${batch}x${seq}@${temperature}>${from}`;
     return this.#graphs.getOrCreate(key, async () => {
       const g = new Graph();
       const input = (name: string, width = seq) => g.input([batch, width], "i32", name);
@@ -302,8 +340,8 @@ export class PolicyModel {
         inferenceBuild(this.gpu, batch * seq),
       );
       if (temperature !== 1) logits = scale(logits, 1 / temperature);
-      const out = tokenLogprobs(logits, inputs.targets);
-      return { exe: await compileGraph(this.gpu, [out], `logprobs:${key}`), inputs, out };
+      const outs = stats.map((stat) => positionStat(stat, logits, inputs.targets));
+      return { exe: await compileGraph(this.gpu, outs, key), inputs, outs };
     });
   }
 
@@ -585,4 +623,15 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** `stat` of each position of `logits` [B, T, V] whose next tokens are `targets` [B, T]. */
+function positionStat(stat: PositionStat, logits: Tensor, targets: Tensor): Tensor {
+  if (stat === "logprob") return tokenLogprobs(logits, targets);
+  const entropy = tokenEntropy(logits);
+  if (stat === "entropy") return entropy;
+  const p = softmax(logits);
+  const p2 = mul(p, p);
+  const opts = { keepDim: false };
+  return add(mul(entropy, sumLast(p2, opts)), sumLast(mul(p2, logSoftmax(logits)), opts));
 }

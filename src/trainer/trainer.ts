@@ -18,6 +18,7 @@ import type { PolicyModel } from "../model/policy.ts";
 import type { CriticStep } from "./critic.ts";
 import type { StepOptions, TrainStep } from "./train_step.ts";
 import { applyAdvantages, type ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
+import type { PositionStat } from "../model/policy.ts";
 import type { BatchSource } from "../buffer/batch_source.ts";
 
 /** Options of a {@link Trainer}. */
@@ -95,8 +96,10 @@ export class Trainer {
       this.options;
     const oldValues = critic ? await critic.critic.values(batch.map((e) => e.tokens)) : undefined;
     if (this.options.advantageFn) {
+      const current = await this.#currentStats(batch);
       const advantages = applyAdvantages(this.options.advantageFn, batch, {
         values: oldValues,
+        current,
       });
       Object.assign(metrics, advantages.metrics);
     }
@@ -148,6 +151,33 @@ export class Trainer {
     metrics["actor/tokens_per_s"] = tokens / seconds;
     metrics["actor/batch_size"] = batch.length;
     return metrics;
+  }
+
+  /**
+   * Per experience, the log-probs, entropies (and nec) of its tokens under the policy before
+   * the step, when the advantage fn reads them (the entropy-clipping fns); else undefined.
+   */
+  async #currentStats(batch: readonly Experience[]) {
+    const needs = this.options.advantageFn?.entry.needs ?? [];
+    if (!needs.includes("current")) return undefined;
+    const stats: PositionStat[] = [
+      "logprob",
+      "entropy",
+      ...(needs.includes("nec") ? ["nec" as const] : []),
+    ];
+    const values = await this.options.trainStep.model.positionStats(
+      batch.map((e) => e.tokens),
+      stats,
+      { temperature: this.options.temperature, from: firstActionLogprob(batch) },
+    );
+    // Position t - 1 predicts token t; tokens outside the action mask get 0.
+    const aligned = (k: number, i: number) =>
+      batch[i].tokens.map((_, t) => (t > 0 && batch[i].actionMask[t] ? values[k][i][t - 1] : 0));
+    return batch.map((_, i) => ({
+      logprobs: aligned(0, i),
+      entropy: aligned(1, i),
+      nec: stats.length > 2 ? aligned(2, i) : undefined,
+    }));
   }
 
   /**

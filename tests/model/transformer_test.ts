@@ -312,3 +312,30 @@ Deno.test("concurrent logprobs calls on one model do not mix their results", asy
   assertEquals(one, serial);
   model.destroy();
 });
+
+Deno.test("positionStats: log-probs, entropies and nec match the f64 reference logits", async () => {
+  const raw = CONFIGS["qwen2 (q/k/v bias, tied)"];
+  const params = parameters(raw, 11);
+  const model = await createModel(raw, params);
+  const sequences = [[3, 9, 1, 12, 2], [7, 7, 0]];
+  const [logp, entropy, nec] = await model.positionStats(sequences, ["logprob", "entropy", "nec"]);
+  assertEquals(await model.logprobs(sequences), logp, "logprobs is the logprob stat");
+  sequences.forEach((tokens, i) => {
+    const lp = logSoftmaxRef(referenceLogits(model.config, toReference(params), tokens), VOCAB);
+    const expected = { logp: [] as number[], entropy: [] as number[], nec: [] as number[] };
+    for (let t = 0; t + 1 < tokens.length; t++) {
+      const row = lp.subarray(t * VOCAB, (t + 1) * VOCAB);
+      const p = Array.from(row, Math.exp);
+      const h = -p.reduce((s, x, v) => s + x * row[v], 0);
+      const p2 = p.reduce((s, x) => s + x * x, 0);
+      expected.logp.push(row[tokens[t + 1]]);
+      expected.entropy.push(h);
+      expected.nec.push(h * p2 + p.reduce((s, x, v) => s + x * x * row[v], 0));
+    }
+    const tol = { atol: 1e-5, rtol: 1e-4 };
+    assertClose(logp[i], expected.logp, { ...tol, label: `logp ${i}` });
+    assertClose(entropy[i], expected.entropy, { ...tol, label: `entropy ${i}` });
+    assertClose(nec[i], expected.nec, { ...tol, label: `nec ${i}` });
+  });
+  model.destroy();
+});
