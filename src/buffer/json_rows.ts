@@ -6,7 +6,7 @@
  */
 
 import { InputError } from "../util/input_error.ts";
-import { type JsonlLine, readJsonlLines } from "./experience_io.ts";
+import { jsonLines, type JsonlLine, readUtf8 } from "./experience_io.ts";
 
 /** One row of a `.json` file: its place, and its value or why it has none. */
 export type JsonRow =
@@ -15,13 +15,8 @@ export type JsonRow =
 
 /** The rows of the `.json` file at `path` (an array, else JSON Lines). */
 export async function readJsonRows(path: string): Promise<JsonRow[]> {
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(await Deno.readFile(path));
-  } catch (err) {
-    throw new InputError(`Cannot read ${path}: ${(err as Error).message}`);
-  }
-  if (!text.trimStart().startsWith("[")) return await readJsonlLines(path);
+  const text = await readUtf8(path);
+  if (!text.trimStart().startsWith("[")) return jsonLines(text);
   let rows: unknown;
   try {
     rows = JSON.parse(text);

@@ -21,6 +21,7 @@ import {
 } from "./workflows/on_policy_distill.ts";
 import { rubricJudgeWorkflow } from "./workflows/rubric_judge.ts";
 import { simpleWorkflow } from "./workflows/simple_workflow.ts";
+import { sudokuWorkflow } from "./workflows/sudoku.ts";
 import { toolcallWorkflow } from "./workflows/toolcall_workflow.ts";
 
 export {
@@ -56,7 +57,7 @@ export * from "./rewards/mod.ts";
  * Workflows by name: Trinity's text-only ones (`simple_workflow`, `math_workflow`,
  * `math_boxed_workflow`, `math_rm_workflow`, `math_eval_workflow`, `math_ruler_workflow`,
  * `math_trainable_ruler_workflow`, `rubric_judge_workflow`, `on_policy_distill_workflow`,
- * `on_policy_distill_math_workflow`, `frozen_lake_workflow`, each `async_` twin, which is the
+ * `on_policy_distill_math_workflow`, `frozen_lake_workflow`, `sudoku_workflow`, each `async_` twin, which is the
  * same workflow: every workflow here is asynchronous), `toolcall_workflow`, and rft's
  * (`countdown`, `guess_number`).
  */
@@ -78,6 +79,7 @@ export const WORKFLOWS: Registry<WorkflowFactory> = new Registry<WorkflowFactory
   ["on_policy_distill_workflow", onPolicyDistillWorkflow],
   ["on_policy_distill_math_workflow", onPolicyDistillMathWorkflow],
   ["frozen_lake_workflow", frozenLakeWorkflow],
+  ["sudoku_workflow", sudokuWorkflow],
   ["countdown", countdownWorkflow],
   ["guess_number", guessNumberWorkflow],
   ["toolcall_workflow", toolcallWorkflow],

@@ -11,11 +11,11 @@ import type { Tokenizer } from "../../src/model/tokenizer.ts";
 import type { Rollout, RolloutModel, RolloutOptions } from "../../src/workflow/rollout_model.ts";
 
 /**
- * A char tokenizer over printable ASCII, newline, tab and `√` (FrozenLake's board), with
+ * A char tokenizer over printable ASCII, newline, tab, `√` and `–` (the games' boards), with
  * `<pad>`, `<bos>`, `<eos>`.
  */
 export const TOKENIZER: CharTokenizer = new CharTokenizer(
-  "\n" + Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join("") + "\t√",
+  "\n" + Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join("") + "\t√–",
 );
 
 /** The scripted log-prob of the `i`-th token of a response. */

@@ -84,6 +84,10 @@ export const frozenLakeWorkflow: WorkflowFactory = {
   description: "multi-turn text game: walk a frozen lake to the goal, avoiding holes",
   defaultArgs: { env_max_steps: 8, agent_max_steps: 10, is_slippery: false, desc: [] },
   usesRewardFn: false,
+  rowProblem: (row) =>
+    ["size", "p", "seed"].find((k) => row[k] !== undefined && !Number.isFinite(Number(row[k])))
+      ? `expected numbers size, p and seed (a map's settings), found ${JSON.stringify(row)}`
+      : undefined,
   create(task, { model }) {
     const args = workflowArgs(frozenLakeWorkflow, task);
     const maxSteps = args.agent_max_steps as number;
