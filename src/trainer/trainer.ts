@@ -19,6 +19,7 @@ import type { CriticStep } from "./critic.ts";
 import type { StepOptions, TrainStep } from "./train_step.ts";
 import { applyAdvantages, type ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
 import type { PositionStat } from "../model/policy.ts";
+import { actionStats } from "./action_stats.ts";
 import type { BatchSource } from "../buffer/batch_source.ts";
 
 /** Options of a {@link Trainer}. */
@@ -104,16 +105,8 @@ export class Trainer {
       Object.assign(metrics, advantages.metrics);
     }
     if (trainStep.needsReference && referenceModel) {
-      const ref = await referenceModel.logprobs(batch.map((e) => e.tokens), {
-        temperature,
-        from: firstActionLogprob(batch),
-      });
-      batch.forEach((e, i) => {
-        e.referenceLogprobs = e.tokens.map((
-          _,
-          t,
-        ) => (t > 0 && e.actionMask[t] ? ref[i][t - 1] : 0));
-      });
+      const [ref] = await actionStats(referenceModel, batch, ["logprob"], temperature);
+      batch.forEach((e, i) => e.referenceLogprobs = ref[i]);
     }
     const size = miniBatchSize ?? batch.length;
     const sums: Record<string, number> = {};
@@ -165,18 +158,12 @@ export class Trainer {
       "entropy",
       ...(needs.includes("nec") ? ["nec" as const] : []),
     ];
-    const values = await this.options.trainStep.model.positionStats(
-      batch.map((e) => e.tokens),
-      stats,
-      { temperature: this.options.temperature, from: firstActionLogprob(batch) },
-    );
-    // Position t - 1 predicts token t; tokens outside the action mask get 0.
-    const aligned = (k: number, i: number) =>
-      batch[i].tokens.map((_, t) => (t > 0 && batch[i].actionMask[t] ? values[k][i][t - 1] : 0));
+    const model = this.options.trainStep.model;
+    const values = await actionStats(model, batch, stats, this.options.temperature);
     return batch.map((_, i) => ({
-      logprobs: aligned(0, i),
-      entropy: aligned(1, i),
-      nec: stats.length > 2 ? aligned(2, i) : undefined,
+      logprobs: values[0][i],
+      entropy: values[1][i],
+      nec: values[2]?.[i],
     }));
   }
 
@@ -228,17 +215,4 @@ export class Trainer {
       sync?.trainerFinished();
     }
   }
-}
-
-/**
- * The first log-prob index (t - 1 for action token t) any experience of `batch` reads; 0 if
- * none.
- */
-function firstActionLogprob(batch: readonly Experience[]): number {
-  let first = Infinity;
-  for (const e of batch) {
-    const t = e.actionMask.findIndex((m, i) => i > 0 && m !== 0);
-    if (t > 0) first = Math.min(first, t - 1);
-  }
-  return Number.isFinite(first) ? first : 0;
 }

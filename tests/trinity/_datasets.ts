@@ -113,6 +113,19 @@ const RUBRIC = [
   },
 ];
 
+/** ToolACE rows as Trinity's data script writes them (tools and answer as JSON text). */
+const TOOLACE = ["Zürich", "Oslo"].map((city) => ({
+  raw_system: "You are an expert in composing functions. Here is a list of functions in JSON " +
+    "format that you can invoke:\n",
+  tools: JSON.stringify([{
+    name: "Weather.get",
+    description: "Current weather of a city",
+    parameters: { type: "dict", properties: { city: { type: "string" } }, required: ["city"] },
+  }]),
+  conversations: [{ from: "user", value: `The weather in ${city}?` }],
+  answer: JSON.stringify([{ name: "Weather.get", arguments: { city } }]),
+}));
+
 /** Writes `rows` as a parquet file at `path` (objects and arrays as JSON columns). */
 async function writeParquet(path: string, rows: readonly Record<string, unknown>[]) {
   const columnData = Object.keys(rows[0]).map((name) => {
@@ -190,6 +203,11 @@ export async function writeLocalDatasets(dir: string): Promise<LocalDatasets> {
   return paths;
 }
 
+/** Writes the ToolACE split the tool-calling example reads at `dir` (`toolace_data/`). */
+export async function writeToolace(dir: string): Promise<void> {
+  await writeDatasetDir(dir, { "train.jsonl": TOOLACE });
+}
+
 /** Writes the Countdown split the countdown examples read at `dir` (`oneshot-split/`). */
 export async function writeCountdown(dir: string): Promise<void> {
   await writeDatasetDir(dir, { "train.jsonl": COUNTDOWN });
@@ -210,6 +228,7 @@ export async function writeHubDatasets(hub: string): Promise<void> {
     "math-ai/amc23": { "test.jsonl": CONTEST.slice(1) },
     "math-ai/aime25": { "test.jsonl": CONTEST.slice(0, 1) },
     "anisha2102/RaR-Medicine": { "data/train-00000-of-00001.parquet": RUBRIC },
+    "datajuicer/Trinity-ToolAce-RL-split": { "train.jsonl": TOOLACE },
     "open-r1/Mixture-of-Thoughts": {
       "math/train-00000-of-00002.parquet": [1, 2, 3].map(thoughts),
       "math/train-00001-of-00002.parquet": [4, 5, 6].map(thoughts),

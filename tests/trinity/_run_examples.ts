@@ -8,6 +8,7 @@
  */
 
 import { main } from "../../src/cli/main.ts";
+import { setLineSink } from "../../src/util/status_lines.ts";
 
 /** One run. */
 export interface ExampleJob {
@@ -23,6 +24,8 @@ export interface ExampleResult {
   code: number;
   stderr: string;
   stdout: string;
+  /** Wall-clock seconds of the run. */
+  seconds: number;
 }
 
 /** Runs `job` with console output captured. */
@@ -34,7 +37,13 @@ async function runJob(job: ExampleJob): Promise<ExampleResult> {
   const [log, error] = [console.log, console.error];
   console.log = (...args: unknown[]) => out.push(args.join(" "));
   console.error = (...args: unknown[]) => err.push(args.join(" "));
+  const sink = setLineSink({
+    write: (text) => err.push(text.replace(/\n$/, "")),
+    isTerminal: false,
+    columns: () => 120,
+  });
   let code: number;
+  const started = performance.now();
   try {
     code = await main(["run", job.config, ...job.sets.flatMap((s) => ["--set", s])]);
   } catch (e) {
@@ -42,9 +51,11 @@ async function runJob(job: ExampleJob): Promise<ExampleResult> {
     code = 1;
   } finally {
     [console.log, console.error] = [log, error];
+    setLineSink(sink);
     for (const key of Object.keys(job.env)) Deno.env.delete(key);
   }
-  return { config: job.config, code, stderr: err.join("\n"), stdout: out.join("\n") };
+  const seconds = (performance.now() - started) / 1000;
+  return { config: job.config, code, stderr: err.join("\n"), stdout: out.join("\n"), seconds };
 }
 
 if (import.meta.main) {

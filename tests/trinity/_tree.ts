@@ -13,6 +13,7 @@ import {
   writeCountdown,
   writeHubDatasets,
   writeLocalDatasets,
+  writeToolace,
 } from "./_datasets.ts";
 import { writeTinyQwen } from "./_tiny_qwen.ts";
 
@@ -52,6 +53,7 @@ export async function writeTrinityTree(dir: string): Promise<TrinityTree> {
   await Deno.mkdir(root, { recursive: true });
   await copyTree(EXAMPLES, `${root}/examples`);
   await writeCountdown(`${root}/countdown_dataset/oneshot-split`);
+  await writeToolace(`${root}/examples/grpo_toolcall/toolace_data`);
   const model = `${dir}/model`;
   await writeTinyQwen(model);
   const data = await writeLocalDatasets(`${dir}/data`);

@@ -40,15 +40,7 @@ export interface TwoProcesses {
   note: string;
 }
 
-/** A config whose workflow another issue builds. */
-export interface Pending {
-  kind: "pending";
-  /** The issue, and the workflow it builds. */
-  issue: string;
-  workflow: string;
-}
-
-export type Verdict = Runs | Refuses | TwoProcesses | Pending;
+export type Verdict = Runs | Refuses | TwoProcesses;
 
 /** `--set` keys of every RL run: one step of one task, two rollouts, four tokens each. */
 export const SMALL_RL = [
@@ -152,11 +144,7 @@ export const V052_VERDICTS: Readonly<Record<string, Verdict>> = {
     sets: ["buffer.train_batch_size=2"],
   }),
   "examples/grpo_sciworld/sciworld.yaml": refuses("SciWorld"),
-  "examples/grpo_toolcall/toolace.yaml": {
-    kind: "pending",
-    issue: "issue 45",
-    workflow: "toolcall_workflow",
-  },
+  "examples/grpo_toolcall/toolace.yaml": runs("tool calls on ToolACE (issue 45's workflow)"),
   "examples/grpo_vlm/vlm.yaml": VLM,
   "examples/grpo_webshop/webshop.yaml": refuses("WebShop"),
   "examples/learn_to_ask/train.yaml": PYTHON_EXAMPLE,
@@ -164,11 +152,10 @@ export const V052_VERDICTS: Readonly<Record<string, Verdict>> = {
     data: "math",
     sets: ["buffer.train_batch_size=3"],
   }),
-  "examples/mix_chord/mix_chord_toolace.yaml": {
-    kind: "pending",
-    issue: "issue 45",
-    workflow: "toolcall_workflow",
-  },
+  "examples/mix_chord/mix_chord_toolace.yaml": runs(
+    "CHORD on ToolACE (issue 45's workflow), SFT data from the Hub cache",
+    { sets: ["buffer.train_batch_size=3"] },
+  ),
   "examples/mix_math/mix_math.yaml": runs("MIX of RL and SFT data", {
     data: "math",
     sets: ["buffer.train_batch_size=3"],
