@@ -20,7 +20,12 @@ import {
   GRADCHECK_VOCAB,
   logprobGradients,
 } from "../_model_gradcheck.ts";
-import { tinyGemma3Config, tinyLlama32Config } from "../_tiny_families.ts";
+import {
+  tinyGemma3Config,
+  tinyLlama32Config,
+  tinyOlmo2Config,
+  tinyPhi3Config,
+} from "../_tiny_families.ts";
 
 const VOCAB = GRADCHECK_VOCAB;
 
@@ -67,6 +72,8 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
   "llama 3.2 (llama3 rope scaling, tied)": tinyLlama32Config(VOCAB),
   "gemma 3 (window 4, sliding and full layers)": tinyGemma3Config(VOCAB),
   "gemma 3 with a final logit softcap": tinyGemma3Config(VOCAB, 2, { final_logit_softcapping: 2 }),
+  "phi3 (fused qkv and gate_up, window 3)": tinyPhi3Config(VOCAB),
+  "olmo2 (post-norms, q/k norms over projections)": tinyOlmo2Config(VOCAB),
 };
 
 const SEQUENCES = GRADCHECK_SEQUENCES;
@@ -140,7 +147,8 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
     const cfg = model.config;
     assertEquals(
       exe.dispatches.some((d) => d.label.startsWith("normed_gated_gemv")),
-      "gate" in cfg.names.mlpIn && fits(cfg.intermediateSize, cfg.hiddenSize),
+      "gate" in cfg.names.mlpIn && cfg.names.preMlpNorm !== undefined &&
+        fits(cfg.intermediateSize, cfg.hiddenSize),
       "the gated gemv runs where the MLP's weights fit it",
     );
     const { ids, positions, segments } = padBatch(SEQUENCES, T, VOCAB);
