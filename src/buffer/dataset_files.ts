@@ -1,16 +1,18 @@
 /**
  * The files of one split of a dataset, as `huggingface-cli download` leaves a Hub dataset on
- * disk: `<subset>/<split>-00000-of-00002.parquet` (gsm8k's `main/`, Mixture-of-Thoughts'
- * `math/`), `data/<split>-*.parquet`, `<split>.jsonl` at the top, and a `README.md` beside. A
- * path that is a file is that file. Also finds a Hub id (`openai/gsm8k`) in the local Hub cache.
- * Lists files only; reading them is `taskset.ts`'s.
+ * disk: the files its README.md names (`hub_readme.ts`), else by layout:
+ * `<subset>/<split>-00000-of-00002.parquet` (gsm8k's `main/`, Mixture-of-Thoughts' `math/`),
+ * `data/<split>-*.parquet`, `<split>.jsonl` (or `.json`) at the top. A path that is a file is
+ * that file. Also finds a Hub id (`openai/gsm8k`) in the local Hub cache. Lists files only;
+ * reading them is `taskset.ts`'s.
  */
 
 import { extname, join } from "node:path";
 import { InputError } from "../util/input_error.ts";
+import { readmeDataFiles } from "./hub_readme.ts";
 
 /** Extensions of the files a split may be stored in. */
-const EXTENSIONS = /\.(jsonl|parquet)$/;
+const EXTENSIONS = /\.(jsonl?|parquet)$/;
 
 /**
  * The files of `split` (of `subset`, when given) under `path`, sorted: `path` itself when it
@@ -34,15 +36,17 @@ export async function findSplitFiles(
   if (info.isFile) {
     if (!EXTENSIONS.test(path)) {
       fail(
-        `expected a .jsonl or .parquet file, found ${
+        `expected a .json, .jsonl or .parquet file, found ${
           JSON.stringify(extname(path) || "no extension")
         }`,
       );
     }
     return [path];
   }
+  const named = await readmeDataFiles(path, split, subset);
+  if (named) return named;
   const escaped = split.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const pattern = new RegExp(`^${escaped}(-[^/\\\\]*)?\\.(jsonl|parquet)$`);
+  const pattern = new RegExp(`^${escaped}(-[^/\\\\]*)?\\.(jsonl?|parquet)$`);
   const top = ["", "data"];
   const folders = subset === undefined ? top : [subset, join(subset, "data"), join("data", subset)];
   const seen: string[] = [];
@@ -69,7 +73,7 @@ export async function findSplitFiles(
     const some = [...new Set(seen)].sort().slice(0, 10).join(", ");
     fail(
       `no file of split "${split}"${subset === undefined ? "" : ` of subset "${subset}"`} ` +
-        `(looked for ${split}.jsonl, ${split}.parquet and ${split}-*.{jsonl,parquet} in ${
+        `(looked for ${split}.{json,jsonl,parquet} and ${split}-*.{json,jsonl,parquet} in ${
           folders.map((f) => `${f || "."}/`).join(", ")
         }); found ${some || "no files"}`,
     );

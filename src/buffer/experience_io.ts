@@ -230,14 +230,22 @@ export async function readExperiencesJsonl(path: string): Promise<ExperienceJson
   return result;
 }
 
-/** Each non-blank line of the JSONL file at `path`, parsed, with its 1-based line number. */
-export async function readJsonlLines(path: string): Promise<JsonlLine[]> {
-  let text: string;
+/** The UTF-8 text of the file at `path`; an InputError naming it when it cannot be read. */
+export async function readUtf8(path: string): Promise<string> {
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(await Deno.readFile(path));
+    return new TextDecoder("utf-8", { fatal: true }).decode(await Deno.readFile(path));
   } catch (err) {
     throw new InputError(`Cannot read ${path}: ${(err as Error).message}`);
   }
+}
+
+/** Each non-blank line of the JSONL file at `path`, parsed, with its 1-based line number. */
+export async function readJsonlLines(path: string): Promise<JsonlLine[]> {
+  return jsonLines(await readUtf8(path));
+}
+
+/** Each non-blank line of `text`, parsed, with its 1-based line number. */
+export function jsonLines(text: string): JsonlLine[] {
   const lines: JsonlLine[] = [];
   text.split("\n").forEach((raw, i) => {
     if (raw.trim() === "") return;

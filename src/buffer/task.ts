@@ -51,20 +51,29 @@ export interface Task {
 /** What the row helpers read: a task, or a row with its format. */
 export type TaskRow = Pick<Task, "rawTask" | "formatArgs"> & { taskId?: string };
 
-/** The prompt text of `task` (`rawTask[promptKey]`). */
+/**
+ * The prompt text of `task` (`rawTask[promptKey]`); when the prompt is a list of chat turns,
+ * the content of its last user turn.
+ */
 export function taskPrompt(task: TaskRow): string {
-  return field(task, task.formatArgs.promptKey, "prompt_key") as string;
+  const prompt = field(task, task.formatArgs.promptKey, "prompt_key") as string | ChatMessage[];
+  if (typeof prompt === "string") return prompt;
+  return prompt.findLast((m) => m.role === "user")?.content ?? prompt.at(-1)!.content;
 }
 
 /**
- * The chat of `task`: `rawTask[messagesKey]` when `messagesKey` is set, else the prompt as one
- * user message. A `systemPrompt` comes first, unless the chat already opens with a system turn.
+ * The chat of `task`: `rawTask[messagesKey]` when `messagesKey` is set, else the prompt: its
+ * chat turns when it is a list of them, else one user message. A `systemPrompt` comes first,
+ * unless the chat already opens with a system turn.
  */
 export function taskMessages(task: TaskRow): ChatMessage[] {
-  const { messagesKey, systemPrompt } = task.formatArgs;
-  const chat: ChatMessage[] = messagesKey === undefined
-    ? [{ role: "user", content: taskPrompt(task) }]
-    : field(task, messagesKey, "messages_key", parseJsonText) as ChatMessage[];
+  const { messagesKey, promptKey, systemPrompt } = task.formatArgs;
+  const prompt = messagesKey === undefined ? field(task, promptKey, "prompt_key") : undefined;
+  const chat: ChatMessage[] = messagesKey !== undefined
+    ? field(task, messagesKey, "messages_key", parseJsonText) as ChatMessage[]
+    : typeof prompt === "string"
+    ? [{ role: "user", content: prompt }]
+    : prompt as ChatMessage[];
   if (systemPrompt === undefined || chat[0].role === "system") return chat;
   return [{ role: "system", content: systemPrompt }, ...chat];
 }
@@ -114,7 +123,10 @@ export function promptEncodingProblem(
 
 /** What each format key's value must be: a description and a check. */
 const EXPECTED = {
-  prompt_key: ["a string", (v: unknown) => typeof v === "string"],
+  prompt_key: [
+    "a string or a non-empty array of {role, content} strings",
+    (v: unknown) => typeof v === "string" || isChat(v),
+  ],
   response_key: ["a string or number", (v: unknown) => typeof v === "string" || Number.isFinite(v)],
   messages_key: ["a non-empty array of {role, content} messages (or its JSON text)", isChat],
 } as const;

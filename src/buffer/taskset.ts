@@ -1,5 +1,6 @@
 /**
- * The Taskset: the rows of a JSONL file, a parquet file, a HF-style dataset directory or an
+ * The Taskset: the rows of a JSONL, JSON (array or lines) or parquet file, a HF-style dataset
+ * directory or an
  * SQLite table (Trinity's `storage_type: sql`, an `sqlite:///` path), handed
  * out as Tasks in batches by a task selector (`selectors/`: sequential, shuffle, random,
  * offline_easy2hard, difficulty_based, or a plugin's) over `totalEpochs` (`size` draws each), with
@@ -11,6 +12,7 @@
 
 import { InputError } from "../util/input_error.ts";
 import { findSplitFiles } from "./dataset_files.ts";
+import { readJsonRows } from "./json_rows.ts";
 import { readJsonlLines, readParquetRows, type ReadWarning } from "./experience_io.ts";
 import { isSqliteUrl, readSqliteRows, sqliteFile } from "./sqlite_rows.ts";
 import { configure } from "../util/registry.ts";
@@ -155,10 +157,14 @@ export class Taskset {
       }
     }
     for (const path of sqlite ? [] : files) {
-      if (path.endsWith(".jsonl")) {
-        for (const entry of await readJsonlLines(path)) {
-          if (entry.ok) take(entry.value, path, { line: entry.line });
-          else skippedRows.push({ path, line: entry.line, reason: entry.reason });
+      if (/\.jsonl?$/.test(path)) {
+        const entries = path.endsWith(".jsonl")
+          ? await readJsonlLines(path)
+          : await readJsonRows(path);
+        for (const entry of entries) {
+          const at = "line" in entry ? { line: entry.line } : { row: entry.row };
+          if (entry.ok) take(entry.value, path, at);
+          else skippedRows.push({ path, ...at, reason: entry.reason });
         }
       } else {
         (await readParquetRows(path)).forEach((row, i) => take(jsonSafe(row), path, { row: i }));

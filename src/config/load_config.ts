@@ -28,6 +28,7 @@ import {
 import { interpolate } from "./interpolate.ts";
 import { moveSftExperienceBuffer } from "./sft_dataset_key.ts";
 import { translateTrinityKeys } from "./trinity_compat.ts";
+import { checkOutsideSystems } from "./trinity_outside.ts";
 import { applyOverrides, isTrinityOverride } from "./overrides.ts";
 import { type DerivedContext, withDerivedDefaults } from "./derived_defaults.ts";
 import { exploredTasksets, type RunConfig, type StageConfig } from "./run_config.ts";
@@ -78,6 +79,7 @@ export async function loadConfig(
   const env = options.env;
   const lookup = env ? (name: string) => env[name] : (name: string) => Deno.env.get(name);
   const parsed = parseConfigTree(text, (line) => `${file}:${line}`);
+  checkOutsideSystems(parsed, file);
   const overrides = options.overrides ?? [];
   // Trinity keys on the command line are translated after the config's own keys, so they win.
   const trinity = overrides.filter((o) => isTrinityOverride(o, CONFIG_SCHEMA));
@@ -94,11 +96,11 @@ export async function loadConfig(
     );
   }
   const configDir = dirname(absolute);
-  const { ignored, notes } = translateTrinityKeys(root, CONFIG_SCHEMA);
+  const { ignored, notes } = translateTrinityKeys(root, CONFIG_SCHEMA, { configDir });
   const overridden = translateTrinityKeys(
     applyOverrides(root, trinity, CONFIG_SCHEMA) as typeof root,
     CONFIG_SCHEMA,
-    { overriding: true },
+    { overriding: true, configDir },
   );
   const stages = stageTrees(root).map((s) =>
     moveSftExperienceBuffer(s.staged ? { ...s, tree: overrideStage(s.tree, overrides) } : s)

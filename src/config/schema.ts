@@ -163,6 +163,10 @@ const TOP_FIELDS = {
     temperature: num("Sampling temperature of rollouts (0 = greedy)", { default: 1, min: 0 }),
     top_p: num("Nucleus sampling mass of rollouts (1 = off)", { default: 1, above: 0, max: 1 }),
     top_k: int("Top-k of rollouts (0 = off)", { default: 0, min: 0 }),
+    chat_template_kwargs: args(
+      "Variables every chat template render gets (vLLM's chat_template_kwargs), e.g. Qwen3's " +
+        "enable_thinking",
+    ),
     lora_configs: list(
       section({
         name: str("Name of the adapter (in logs)", { default: "default" }),

@@ -6,6 +6,7 @@
  * validator to reject with a did-you-mean.
  */
 
+import { resolve } from "node:path";
 import { knownNames } from "../util/registry.ts";
 import { ConfigError } from "./config_error.ts";
 import type { ConfigNode } from "./config_tree.ts";
@@ -26,14 +27,15 @@ export interface TrinityTranslation {
  * Rewrites `root` (a config's top-level mapping, changed in place) so that only rft's keys and
  * unknown keys remain; `schema` is rft's top-level section. Each item of `stages` is read as a
  * top level of its own. A mapped key sets rft's keys the config does not write, or, with
- * `overriding` (the Trinity keys of `--set` overrides), whatever it writes. Throws a ConfigError
+ * `overriding` (the Trinity keys of `--set` overrides), whatever it writes; relative paths a
+ * rule looks up are read from the working directory, then `configDir`. Throws a ConfigError
  * when a mapped key's value cannot be honoured or a key under an ignored section is not
  * Trinity's.
  */
 export function translateTrinityKeys(
   root: MapNode,
   schema: SectionField,
-  { overriding = false }: { overriding?: boolean } = {},
+  { overriding = false, configDir = "." }: { overriding?: boolean; configDir?: string } = {},
 ): TrinityTranslation {
   const result: TrinityTranslation = { ignored: [], notes: [] };
   const ignore = (path: string) => {
@@ -58,6 +60,15 @@ export function translateTrinityKeys(
           },
           note: (line) => result.notes.push(line),
           ignore,
+          exists: (path) =>
+            [resolve(path), resolve(configDir, path)].some((p) => {
+              try {
+                Deno.statSync(p);
+                return true;
+              } catch {
+                return false;
+              }
+            }),
         });
       } else if (field !== undefined) {
         walkField(field, node, path, top);

@@ -8,6 +8,8 @@
 import { ConfigError } from "./config_error.ts";
 import { isSqliteUrl } from "../buffer/sqlite_rows.ts";
 import { type ConfigNode, describeNode } from "./config_tree.ts";
+import { ALGORITHM_TYPE } from "../algorithm/algorithm_type.ts";
+import { POLICY_LOSS_FN } from "../algorithm/policy_loss/mod.ts";
 
 /** A mapping node. */
 export type MapNode = ConfigNode & { kind: "map" };
@@ -31,6 +33,8 @@ export interface RuleContext {
   note(line: string): void;
   /** Lists `path` among the ignored keys. */
   ignore(path: string): void;
+  /** Whether a relative or absolute path names something (the working directory first). */
+  exists(path: string): boolean;
 }
 
 /** A Trinity key rft gives a meaning: its rule and, for the docs, what it does. */
@@ -45,6 +49,42 @@ export const TASKSET_PATHS = [
   "buffer.explorer_input.tasksets[]",
   "buffer.explorer_input.eval_tasksets[]",
 ];
+
+/** The keys of an experience or auxiliary buffer that describe a dataset. */
+const DATASET_KEYS = ["path", "split", "subset_name", "format"];
+
+/** The scalar text at `keys` under `node`. */
+function textAt(node: ConfigNode | undefined, ...keys: string[]): string | undefined {
+  for (const key of keys) node = node?.kind === "map" ? node.entries.get(key) : undefined;
+  return node?.kind === "scalar" && typeof node.value === "string" ? node.value : undefined;
+}
+
+/** The algorithm type a stage root names (Trinity's default: ppo), when rft knows it. */
+function algorithmOf(root: ConfigNode) {
+  const name = textAt(root, "algorithm", "algorithm_type") ?? "ppo";
+  return ALGORITHM_TYPE.has(name) ? ALGORITHM_TYPE.get(name) : undefined;
+}
+
+/** Whether the stage trains on a dataset (sft, dpo) rather than on rollouts. */
+function trainsOnDataset(root: ConfigNode): boolean {
+  const type = algorithmOf(root);
+  return type !== undefined && type.schema !== "experience";
+}
+
+/** The policy loss an `algorithm` section uses: its own, or its type's default. */
+function policyLossOf(algorithm: ConfigNode): string | undefined {
+  const own = textAt(algorithm, "policy_loss_fn");
+  const type = ALGORITHM_TYPE.has(textAt(algorithm, "algorithm_type") ?? "ppo")
+    ? ALGORITHM_TYPE.get(textAt(algorithm, "algorithm_type") ?? "ppo")
+    : undefined;
+  const name = own ?? type?.defaultConfig.policyLossFn;
+  return name && POLICY_LOSS_FN.has(name) ? name : undefined;
+}
+
+/** The auxiliary buffer a mix strategy reads (`sample_strategy_args.sft_dataset_name`). */
+function sftDatasetName(root: ConfigNode): string {
+  return textAt(root, "algorithm", "sample_strategy_args", "sft_dataset_name") ?? "sft_dataset";
+}
 
 /** `{taskset}.key` rules for each taskset path. */
 function forTasksets(rules: Record<string, MappedKey>): Record<string, MappedKey> {
@@ -244,19 +284,20 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
       "<run>/experiences/ (for sft / dpo stages the buffer is the dataset)",
   ),
   "buffer.trainer_input.experience_buffer.path": {
-    doc: "An `sqlite:///` path is dropped with a warning: experiences persist in " +
-      "<run>/experiences/; a file path is the dataset of an sft / dpo stage",
-    apply: ({ node, parent, note }) => {
-      if (node.kind === "scalar" && typeof node.value === "string") {
-        if (/^sqlite:\/\//.test(node.value)) {
-          note(
-            `${node.origin.where}: ${node.origin.path} ${JSON.stringify(node.value)}: rft keeps ` +
-              "experiences in <run>/experiences/ instead",
-          );
-          return;
-        }
+    doc: "An sft / dpo stage's dataset, or a stored buffer folder a train-only RL stage reads; " +
+      "a queue's persistence that is not one (an `sqlite:///` URL, a folder not there yet) " +
+      "is dropped with a note: rft keeps experiences in <run>/experiences/",
+    apply: ({ node, parent, root, note, exists }) => {
+      const value = node.kind === "scalar" ? node.value : undefined;
+      const stored = typeof value === "string" && !/^sqlite:\/\//.test(value) && exists(value);
+      if (trainsOnDataset(root) || stored) {
+        parent.entries.set("path", node);
+        return;
       }
-      parent.entries.set("path", node);
+      note(
+        `${node.origin.where}: ${node.origin.path} ${describeNode(node)}: rft keeps ` +
+          "experiences in <run>/experiences/ instead",
+      );
     },
   },
   ...Object.fromEntries(
@@ -273,6 +314,16 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
     "Read as `explorer.runner_num` (one rollout model)",
   ),
   "explorer.rollout_model.base_port": renameTo("openai_api_port"),
+  "explorer.auxiliary_models[].model_path": {
+    doc: "Kept; an entry without `name` is named by its model path (the model id vLLM " +
+      "serves it under in Trinity)",
+    apply: ({ key, node, parent }) => {
+      parent.entries.set(key, node);
+      if (!parent.entries.has("name") && node.kind === "scalar") {
+        parent.entries.set("name", scalarAt(node, String(node.value)));
+      }
+    },
+  },
   "explorer.rollout_model.api_key": {
     doc: "Read as `openai_api_key`; `EMPTY` (Trinity's default) is no key",
     apply: ({ node, parent, put }) => {
@@ -303,7 +354,18 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
       }
     },
   },
-  "algorithm.loss_agg_mode": onlyDefault(null, "set policy_loss_fn_args.loss_agg_mode"),
+  "algorithm.loss_agg_mode": {
+    doc: "Sets `policy_loss_fn_args.loss_agg_mode` when the policy loss takes one (Trinity " +
+      "overrides the loss's own value with it); the KL loss aggregates the same way",
+    apply: ({ node, parent }) => {
+      const name = policyLossOf(parent);
+      if (!name || !Object.hasOwn(POLICY_LOSS_FN.get(name).defaultArgs, "loss_agg_mode")) return;
+      const args = parent.entries.get("policy_loss_fn_args");
+      const entries = new Map(args?.kind === "map" ? args.entries : []);
+      entries.set("loss_agg_mode", node);
+      parent.entries.set("policy_loss_fn_args", { kind: "map", entries, origin: node.origin });
+    },
+  },
   "algorithm.rollout_correction": onlyDefault(null, "rft has no rollout correction"),
   "data_processor.task_pipeline": refused("rft has no Data-Juicer task pipeline"),
   "data_processor.experience_pipeline.inputs": refused("rft has one experience stream"),
@@ -312,7 +374,11 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
   "model.chat_template_path": onlyDefault(null, "rft uses the model's chat template"),
   "model.min_response_tokens": onlyDefault(0, "rft stops at EOS"),
   "model.repetition_penalty": onlyDefault(1, "rft's sampler has no repetition penalty"),
-  "model.enable_thinking": onlyDefault(null, "the model's chat template decides"),
+  "model.enable_thinking": moveTo(
+    "model.chat_template_kwargs.enable_thinking",
+    "Read as `model.chat_template_kwargs.enable_thinking`: every chat render of the policy gets " +
+      "it, as Trinity passes it to vLLM",
+  ),
   "model.lora_configs[].lora_dtype": oneOfThenDrop(
     ["auto", "float32", "fp32"],
     "auto, float32 or fp32: rft's adapters are f32",
@@ -321,9 +387,35 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
   "model.lora_configs[].is_dummy": onlyDefault(false, "rft trains the adapter it is given"),
   "model.tinker": onlyDisabled("rft trains locally, not on Tinker"),
   "model.external_model": onlyDisabled("rft's policy is the local model"),
-  "buffer.trainer_input.auxiliary_buffers": refused(
-    "expert data of mix is buffer.trainer_input.sft_warmup_dataset",
-  ),
+  "buffer.trainer_input.auxiliary_buffers": {
+    doc: "The SFT buffer the mix strategies read (`sample_strategy_args.sft_dataset_name`, " +
+      "default `sft_dataset`) is read as `sft_warmup_dataset` (path, split, subset_name, " +
+      "format; chats by default); rft replays expert data without end, so its `total_epochs` " +
+      "is not needed",
+    apply: ({ node, parent, root, ignore, path }) => {
+      if (node.kind !== "map") return;
+      const wanted = sftDatasetName(root);
+      const buffer = node.entries.get(wanted) ??
+        (node.entries.size === 1 ? [...node.entries.values()][0] : undefined);
+      if (buffer?.kind !== "map" || parent.entries.has("sft_warmup_dataset")) return;
+      const dataset = new Map<string, ConfigNode>();
+      for (const [key, value] of buffer.entries) {
+        if (DATASET_KEYS.includes(key)) dataset.set(key, value);
+        else ignore(`${path}.<name>.${key}`);
+      }
+      const format = dataset.get("format");
+      const formatEntries = new Map(format?.kind === "map" ? format.entries : []);
+      if (!formatEntries.has("prompt_type")) {
+        formatEntries.set("prompt_type", scalarAt(buffer, "messages"));
+      }
+      dataset.set("format", { kind: "map", entries: formatEntries, origin: buffer.origin });
+      parent.entries.set("sft_warmup_dataset", {
+        kind: "map",
+        entries: dataset,
+        origin: buffer.origin,
+      });
+    },
+  },
   "buffer.trainer_input.experience_buffer.replay_buffer": {
     doc: "`enable: true` is rft's `replay` (decay from priority_fn_args, reuse_cooldown_time)",
     apply: ({ node, parent }) => {
@@ -377,15 +469,15 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
       },
     },
     "rollout_args.logprobs": {
-      doc: "`0` only (the sampled token's logprob, which rft always records)",
+      doc: "Any integer >= 0: rft records the sampled token's logprob (vLLM's top-k " +
+        "alternatives are not kept; no algorithm here reads them)",
       apply: ({ node }) => {
-        if (!(node.kind === "scalar" && node.value === 0)) {
+        const value = node.kind === "scalar" ? node.value : undefined;
+        if (!(Number.isInteger(value) && (value as number) >= 0)) {
           throw new ConfigError(
             node.origin.where,
             node.origin.path,
-            `expected 0 (rft records the sampled token's logprob only), found ${
-              describeNode(node)
-            }`,
+            `expected an integer >= 0, found ${describeNode(node)}`,
           );
         }
       },

@@ -161,17 +161,8 @@ function resolveField(
     case "map": {
       if (given === undefined) return {};
       if (given.kind !== "map") return fail(describeNode(given));
-      if (field.type === "args") {
-        for (const value of given.entries.values()) {
-          if (value.kind !== "scalar") {
-            throw new ConfigError(
-              value.origin.where,
-              value.origin.path,
-              `expected a scalar (number, string, boolean or null), found ${describeNode(value)}`,
-            );
-          }
-        }
-      }
+      // A component's args may nest mappings and lists; its registry checks them against its
+      // defaults (`configure`).
       return toPlain(given);
     }
     case "enum": {
@@ -273,12 +264,15 @@ function checkedPath(field: ScalarField, path: string, at: Origin, configDir: st
     }
     return `sqlite:///${file}`;
   }
-  const local = isAbsolute(path) ? path : resolve(configDir, path);
+  if (field.path === "resolve") return isAbsolute(path) ? path : resolve(configDir, path);
+  // Trinity's reading of a relative path: the working directory first, then the config's folder.
+  const places = isAbsolute(path)
+    ? [path]
+    : [...new Set([resolve(path), resolve(configDir, path)])];
+  const local = places.find((p) => statKind(p) !== undefined);
   const hubKind = field.path === "model" ? "models" : field.path === "dataset" ? "datasets" : "";
-  const cached = hubKind && statKind(local) === undefined
-    ? hubCacheSnapshot(path, hubKind)
-    : undefined;
-  const absolute = cached ?? local;
+  const cached = hubKind && local === undefined ? hubCacheSnapshot(path, hubKind) : undefined;
+  const absolute = local ?? cached ?? places[0];
   const fail = (why: string): never => {
     throw new ConfigError(
       at.where,
@@ -286,9 +280,19 @@ function checkedPath(field: ScalarField, path: string, at: Origin, configDir: st
       `expected ${expectedText(field)}, found ${JSON.stringify(absolute)} (${why})`,
     );
   };
-  if (field.path === "resolve") return absolute;
   const kind = statKind(absolute);
-  if (kind === undefined) fail("no such file or directory");
+  if (kind === undefined) {
+    const looked = [
+      ...places.map((p) => JSON.stringify(p)),
+      ...(hubKind && !isAbsolute(path) ? ["a Hub cache copy"] : []),
+    ];
+    const found = looked.length > 1 ? `neither ${looked.join(" nor ")}` : looked[0];
+    throw new ConfigError(
+      at.where,
+      at.path,
+      `expected ${expectedText(field)}, found ${found} (no such file or directory)`,
+    );
+  }
   if (field.path === "model") {
     if (kind !== "directory") fail("not a directory");
     if (statKind(resolve(absolute, "config.json")) !== "file") fail("no config.json in it");

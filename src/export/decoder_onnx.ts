@@ -92,9 +92,14 @@ class OnnxDecoderLayers {
       : b.ops("Split", [this.linear(x, qkv[0]), b.int64s(sizes.map((n) => n * D))], 3, {
         axis: { int: 2 },
       });
-    let [q, k, v] = flat.map((t, i) => reshape(b, t, [0, 0, sizes[i], D]));
-    if (names.qNorm) q = this.norm(q, p + names.qNorm, 3);
-    if (names.kNorm) k = this.norm(k, p + names.kNorm, 3);
+    // q/k norms over the whole projection (before the split into heads) or each head (after).
+    const wholeProjection = cfg.qkNormScope === "projection";
+    const qkNorm = (t: string, name: string | undefined) =>
+      wholeProjection && name ? this.norm(t, p + name) : t;
+    const [fq, fk, fv] = [qkNorm(flat[0], names.qNorm), qkNorm(flat[1], names.kNorm), flat[2]];
+    let [q, k, v] = [fq, fk, fv].map((t, i) => reshape(b, t, [0, 0, sizes[i], D]));
+    if (!wholeProjection && names.qNorm) q = this.norm(q, p + names.qNorm, 3);
+    if (!wholeProjection && names.kNorm) k = this.norm(k, p + names.kNorm, 3);
     const { rotary, window } = cfg.layers[l];
     const factor = rotary?.attentionFactor ?? 1;
     if (rotary) {

@@ -104,10 +104,15 @@ class DecoderLayers {
     let [q, k, v] = modules.length === 3
       ? modules.map((m) => x.project(w, m))
       : this.#splitQkv(x.project(w, modules[0]));
+    // q/k norms over each head (after the split into heads) or the whole projection (before).
+    const qkNorms = () => {
+      if (cfg.names.qNorm) q = norm(cfg, w, q, p + cfg.names.qNorm);
+      if (cfg.names.kNorm) k = norm(cfg, w, k, p + cfg.names.kNorm);
+    };
+    if (cfg.qkNormScope === "projection") qkNorms();
     q = this.#heads(q, cfg.numHeads);
     [k, v] = [k, v].map((t) => this.#heads(t, cfg.numKvHeads));
-    if (cfg.names.qNorm) q = norm(cfg, w, q, p + cfg.names.qNorm);
-    if (cfg.names.kNorm) k = norm(cfg, w, k, p + cfg.names.kNorm);
+    if (cfg.qkNormScope !== "projection") qkNorms();
     const attended = this.attentionFn(l, q, k, v, this.#layerAttention(l));
     const merged = reshape(attended, [this.#batch, this.#seq, cfg.numHeads * cfg.headDim]);
     return this.#join(h, merged, projectionOf(cfg, attentionOut), p, cfg.names.postAttentionNorm);

@@ -65,6 +65,22 @@ const GEMMA3_NAMES: WeightNames = {
   postMlpNorm: "post_feedforward_layernorm",
 };
 
+/** Phi-3's: the Llama layout with fused qkv and gate_up projections. */
+const PHI3_NAMES: WeightNames = {
+  ...LLAMA_NAMES,
+  qkv: { fused: "self_attn.qkv_proj" },
+  mlpIn: { gateUp: "mlp.gate_up_proj" },
+};
+
+/** OLMo 2's: norms after attention and MLP only (none before), q/k norms over whole projections. */
+const OLMO2_NAMES: WeightNames = {
+  ...QK_NORM_NAMES,
+  preAttentionNorm: undefined,
+  postAttentionNorm: "post_attention_layernorm",
+  preMlpNorm: undefined,
+  postMlpNorm: "post_feedforward_layernorm",
+};
+
 const GPT2_NAMES: WeightNames = {
   embedding: "transformer.wte.weight",
   positionEmbedding: "transformer.wpe.weight",
@@ -89,6 +105,40 @@ interface LlamaRow {
   bias: (attentionBias: boolean) => BiasSpec;
   attentionBiasDefault: boolean;
   names: WeightNames;
+  /** transformers' `rms_norm_eps` default of the model_type (1e-6 unless given). */
+  rmsNormEps?: number;
+  /** q/k norms per head (Qwen3) or over the whole projection (OLMo 2); default per head. */
+  qkNormScope?: ModelConfig["qkNormScope"];
+  /** Each layer's sliding window from the config (default: none). */
+  windows?: (keys: ConfigKeys, numLayers: number) => (number | undefined)[];
+}
+
+/** Mistral's and Phi-3's `sliding_window` (the model_type's default when absent): every layer. */
+const everyLayerWindow =
+  (fallback: number | null) => (keys: ConfigKeys, numLayers: number): (number | undefined)[] => {
+    const window = keys.get("sliding_window") === undefined
+      ? fallback
+      : keys.has("sliding_window")
+      ? keys.positiveInt("sliding_window")
+      : null;
+    return new Array(numLayers).fill(window ?? undefined);
+  };
+
+/**
+ * Qwen2's and Qwen3's windows: with `use_sliding_window`, `sliding_window` on the sliding layers
+ * of `layer_types`, or (without it) on the layers from `max_window_layers` on, as transformers
+ * derives them; else none.
+ */
+function qwenWindows(keys: ConfigKeys, numLayers: number): (number | undefined)[] {
+  if (!keys.boolean("use_sliding_window", false)) return new Array(numLayers).fill(undefined);
+  const window = keys.positiveInt("sliding_window", 4096);
+  const first = keys.has("max_window_layers") ? keys.positiveInt("max_window_layers") : 28;
+  const kinds = listedLayerKinds(keys, numLayers) ??
+    Array.from(
+      { length: numLayers },
+      (_, l) => l >= first ? "sliding_attention" : "full_attention",
+    );
+  return kinds.map((kind) => (kind === "sliding_attention" ? window : undefined));
 }
 
 /** Llama's RoPE keys: `rope_theta` (10000 by default) and `rope_scaling`. */
@@ -116,6 +166,7 @@ export const FAMILIES: Readonly<Record<string, Family>> = {
     bias: () => attentionBiases(false),
     attentionBiasDefault: false,
     names: LLAMA_NAMES,
+    windows: everyLayerWindow(4096),
   }),
   qwen2: llamaFamily({
     architectures: ["Qwen2ForCausalLM"],
@@ -123,6 +174,7 @@ export const FAMILIES: Readonly<Record<string, Family>> = {
     bias: () => ({ qkv: true, attentionOut: false, mlp: false }),
     attentionBiasDefault: true,
     names: LLAMA_NAMES,
+    windows: qwenWindows,
   }),
   qwen3: llamaFamily({
     architectures: ["Qwen3ForCausalLM"],
@@ -130,6 +182,25 @@ export const FAMILIES: Readonly<Record<string, Family>> = {
     bias: attentionBiases,
     attentionBiasDefault: false,
     names: QK_NORM_NAMES,
+    windows: qwenWindows,
+  }),
+  phi3: llamaFamily({
+    architectures: ["Phi3ForCausalLM"],
+    maxPositions: 4096,
+    bias: () => attentionBiases(false),
+    attentionBiasDefault: false,
+    names: PHI3_NAMES,
+    rmsNormEps: 1e-5,
+    windows: everyLayerWindow(null),
+  }),
+  olmo2: llamaFamily({
+    architectures: ["Olmo2ForCausalLM"],
+    maxPositions: 2048,
+    bias: attentionBiases,
+    attentionBiasDefault: false,
+    names: OLMO2_NAMES,
+    rmsNormEps: 1e-5,
+    qkNormScope: "projection",
   }),
   gpt2: { architectures: ["GPT2LMHeadModel", "GPT2Model"], read: gpt2Config },
   gemma3_text: { architectures: ["Gemma3ForCausalLM"], read: gemma3Config },
@@ -172,19 +243,32 @@ function llamaFamily(row: LlamaRow): Family {
     architectures: row.architectures,
     read(keys, modelType) {
       const shape = decoderShape(keys, { maxPositions: row.maxPositions });
+      const partial = keys.positiveNumber("partial_rotary_factor", 1);
+      if (partial !== 1) keys.fail("partial_rotary_factor", partial, "1 (rft rotates whole heads)");
       const rotary = rotarySpec(keys, shape, LLAMA_ROPE);
+      const windows = row.windows?.(keys, shape.numLayers) ?? [];
       return {
         modelType,
         ...shape,
         tieWordEmbeddings: keys.boolean("tie_word_embeddings", false),
         ...tokenIds(keys),
-        norm: { kind: "rms_norm", eps: keys.positiveNumber("rms_norm_eps", 1e-6), weightOffset: 0 },
+        norm: {
+          kind: "rms_norm",
+          eps: keys.positiveNumber("rms_norm_eps", row.rmsNormEps ?? 1e-6),
+          weightOffset: 0,
+        },
         bias: row.bias(keys.boolean("attention_bias", row.attentionBiasDefault)),
         activation: activation(keys, "hidden_act", "silu"),
         embeddingScale: 1,
         attentionScale: 1 / Math.sqrt(shape.headDim),
-        layers: uniformLayers(shape.numLayers, { kind: "full_attention", rotary }),
+        layers: Array.from({ length: shape.numLayers }, (_, l) => {
+          const window = windows[l];
+          return window === undefined
+            ? { kind: "full_attention", rotary }
+            : { kind: "sliding_attention", rotary, window };
+        }),
         names: row.names,
+        ...(row.qkNormScope ? { qkNormScope: row.qkNormScope } : {}),
       };
     },
   };
@@ -275,16 +359,23 @@ const GEMMA3_ROPE: Readonly<Record<AttentionKind, LegacyRope>> = {
 };
 
 /**
- * Each layer's attention kind: `layer_types`, or from `sliding_window_pattern` p (default 6)
- * every p-th layer full and the others sliding, as transformers derives it.
+ * Gemma 3's attention kind of each layer: `layer_types`, or from `sliding_window_pattern` p
+ * (default 6) every p-th layer full and the others sliding, as transformers derives it.
  */
 function layerKinds(keys: ConfigKeys, numLayers: number): AttentionKind[] {
+  const pattern = () => keys.positiveInt("sliding_window_pattern", 6);
+  return listedLayerKinds(keys, numLayers) ??
+    Array.from(
+      { length: numLayers },
+      (_, l) => (l + 1) % pattern() === 0 ? "full_attention" : "sliding_attention",
+    );
+}
+
+/** The config's `layer_types` (checked: one of HF's kinds per layer), or undefined without one. */
+function listedLayerKinds(keys: ConfigKeys, numLayers: number): AttentionKind[] | undefined {
   const kinds: readonly AttentionKind[] = ["full_attention", "sliding_attention"];
   const types = keys.get("layer_types");
-  if (types === undefined || types === null) {
-    const pattern = keys.positiveInt("sliding_window_pattern", 6);
-    return Array.from({ length: numLayers }, (_, l) => kinds[(l + 1) % pattern === 0 ? 0 : 1]);
-  }
+  if (types === undefined || types === null) return undefined;
   if (
     !Array.isArray(types) || types.length !== numLayers ||
     !types.every((t) => kinds.includes(t))

@@ -119,6 +119,11 @@ export interface ModelConfig {
   finalLogitSoftcap?: number;
   /** Each layer's attention, in layer order. */
   layers: LayerAttentionSpec[];
+  /**
+   * Where the q/k norms (`names.qNorm`, `kNorm`) normalise: each head's vector (Qwen3, Gemma 3;
+   * the default) or the whole projection (OLMo 2).
+   */
+  qkNormScope?: "head" | "projection";
   names: WeightNames;
 }
 

@@ -101,13 +101,14 @@ function layerSpecs(cfg: ModelConfig, l: number): ParameterSpec[] {
   const p = layerPrefix(cfg, l);
   const { names, hiddenSize: c, headDim } = cfg;
   const { qkv, attentionOut, mlpIn, mlpOut } = layerLinears(cfg, l);
+  const wholeProjection = cfg.qkNormScope === "projection";
   const norm = (name: string | undefined, width = c) => name ? normSpecs(cfg, p + name, width) : [];
   const linears = (modules: LinearSpec[]) => modules.flatMap((m) => linearSpecs(cfg, m));
   return [
     ...norm(names.preAttentionNorm),
     ...linears(qkv),
-    ...norm(names.qNorm, headDim),
-    ...norm(names.kNorm, headDim),
+    ...norm(names.qNorm, wholeProjection ? cfg.numHeads * headDim : headDim),
+    ...norm(names.kNorm, wholeProjection ? cfg.numKvHeads * headDim : headDim),
     ...linears([attentionOut]),
     ...norm(names.postAttentionNorm),
     ...norm(names.preMlpNorm),

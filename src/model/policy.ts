@@ -2,7 +2,7 @@
  * A policy model on the GPU: its HF config, its parameters as GPU variables, its tokenizer, and
  * the teacher-forced `logprobs` every RL algorithm needs. Loads and saves Hugging Face model
  * directories (config.json + safetensors with HF names and shapes). Generation lives in
- * `src/engine/`; training graphs are built by the trainer from `buildLogits`.
+ * `src/engine/`; training graphs are built by the trainer from `scoredHidden` and `tokenScores`.
  */
 
 import type { LruCache } from "../util/lru_cache.ts";
@@ -34,7 +34,7 @@ import { HF_TOKENIZER_FILES, loadTokenizer, type Tokenizer } from "./tokenizer.t
 import { CHAR_TOKENIZER_FILE, CharTokenizer } from "./char_tokenizer.ts";
 import { loadVariable, type RawTensor, type UploadOptions, uploadTensor } from "./upload.ts";
 import { mergeShards, shardName, shardRows } from "./row_shards.ts";
-import { tokenScores } from "./token_scores.ts";
+import { tokenNec, tokenScores } from "./token_scores.ts";
 import {
   inferenceBuild,
   type RowShard,
@@ -53,6 +53,13 @@ const SIDE_FILES = [
   "special_tokens_map.json",
   "generation_config.json",
 ];
+
+/**
+ * What a teacher-forced pass reads at each position (`positionStats`): the log-prob of the next
+ * token, the entropy of the next-token distribution, and `nec`, `sum p^2 log p + H sum p^2`
+ * (the entropy-change signal of Clip_V).
+ */
+export type PositionStat = "logprob" | "entropy" | "nec";
 
 /** Options of {@link PolicyModel.logprobs}. */
 export interface LogprobOptions {
@@ -83,7 +90,7 @@ export class PolicyModel {
   /** Serializes GPU work on this model: compiled graphs share their input/output buffers. */
   readonly gpuLock: Mutex = new Mutex();
   readonly #graphs: LruCache<
-    { exe: Executable; inputs: TokenInputs & { targets: Tensor }; out: Tensor }
+    { exe: Executable; inputs: TokenInputs & { targets: Tensor }; outs: Tensor[] }
   >;
 
   constructor(
@@ -238,18 +245,33 @@ export class PolicyModel {
     sequences: readonly (readonly number[])[],
     options: LogprobOptions = {},
   ): Promise<number[][]> {
-    return this.gpuLock.run(() => this.#logprobs(sequences, options));
+    return this.gpuLock.run(async () =>
+      (await this.#positions(sequences, options, ["logprob"]))[0]
+    );
   }
 
-  async #logprobs(
+  /**
+   * `stats` at each position of every sequence (as {@link logprobs}: one shorter than its
+   * sequence, NaN before `from`): `result[k][i][t]` is `stats[k]` of sequence i at position t.
+   */
+  positionStats(
+    sequences: readonly (readonly number[])[],
+    stats: readonly PositionStat[],
+    options: LogprobOptions = {},
+  ): Promise<number[][][]> {
+    return this.gpuLock.run(() => this.#positions(sequences, options, stats));
+  }
+
+  async #positions(
     sequences: readonly (readonly number[])[],
     options: LogprobOptions,
-  ): Promise<number[][]> {
+    stats: readonly PositionStat[],
+  ): Promise<number[][][]> {
     const temperature = options.temperature ?? 1;
     if (!(temperature > 0)) {
       throw new Error(`Cannot compute logprobs: temperature must be > 0, received ${temperature}`);
     }
-    if (sequences.length === 0) return [];
+    if (sequences.length === 0) return stats.map(() => []);
     const vocab = this.config.vocabSize;
     for (const [i, seq] of sequences.entries()) {
       const bad = seq.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= vocab);
@@ -269,10 +291,11 @@ export class PolicyModel {
     const kept = seq - from;
     // Rows per graph run, so every activation [rows, seq, width] fits one storage binding.
     const rows = Math.max(1, Math.min(sequences.length, Math.floor(this.activationTokens / seq)));
-    const result: number[][] = [];
+    const result: number[][][] = stats.map(() => []);
     for (let first = 0; first < sequences.length; first += rows) {
       const chunk = sequences.slice(first, first + rows);
-      const { exe, inputs, out } = await this.#logprobGraph(chunk.length, seq, temperature, from);
+      const key = { batch: chunk.length, seq, temperature, from, stats };
+      const { exe, inputs, outs } = await this.#positionGraph(key);
       const { ids, positions, segments, targets } = padBatch(chunk, seq, vocab);
       await exe.run(
         new Map([
@@ -282,17 +305,29 @@ export class PolicyModel {
           [inputs.targets, columnsFrom(targets, seq, from)],
         ]),
       );
-      const [values] = await exe.read([out]);
-      for (const [b, s] of chunk.entries()) {
-        const computed = values.subarray(b * kept, b * kept + Math.max(0, s.length - 1 - from));
-        result.push([...new Array<number>(Math.min(from, s.length - 1)).fill(NaN), ...computed]);
-      }
+      const read = await exe.read(outs);
+      read.forEach((values, k) => {
+        for (const [b, s] of chunk.entries()) {
+          const computed = values.subarray(b * kept, b * kept + Math.max(0, s.length - 1 - from));
+          const skipped = new Array<number>(Math.min(from, s.length - 1)).fill(NaN);
+          result[k].push([...skipped, ...computed]);
+        }
+      });
     }
     return result;
   }
 
-  #logprobGraph(batch: number, seq: number, temperature: number, from: number) {
-    const key = `${batch}x${seq}@${temperature}>${from}`;
+  #positionGraph(
+    { batch, seq, temperature, from, stats }: {
+      batch: number;
+      seq: number;
+      temperature: number;
+      from: number;
+      stats: readonly PositionStat[];
+    },
+  ) {
+    const name = stats.join("+") === "logprob" ? "logprobs" : stats.join("+");
+    const key = `${name}:${batch}x${seq}@${temperature}>${from}`;
     return this.#graphs.getOrCreate(key, async () => {
       const g = new Graph();
       const input = (name: string, width = seq) => g.input([batch, width], "i32", name);
@@ -310,8 +345,17 @@ export class PolicyModel {
         from,
         inferenceBuild(this.gpu, batch * seq),
       );
-      const out = tokenScores(this.config, w, hidden, inputs.targets, { temperature }).logp;
-      return { exe: await compileGraph(this.gpu, [out], `logprobs:${key}`), inputs, out };
+      const scores = stats.some((s) => s !== "nec")
+        ? tokenScores(this.config, w, hidden, inputs.targets, { temperature })
+        : undefined;
+      const outs = stats.map((stat) =>
+        stat === "logprob"
+          ? scores!.logp
+          : stat === "entropy"
+          ? scores!.entropy
+          : tokenNec(this.config, w, hidden, { temperature })
+      );
+      return { exe: await compileGraph(this.gpu, outs, key), inputs, outs };
     });
   }
 

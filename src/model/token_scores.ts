@@ -10,12 +10,15 @@
 
 import { checkpoint } from "../graph/checkpoint.ts";
 import type { Tensor } from "../graph/tensor.ts";
-import { add } from "../ops/binary.ts";
+import { add, mul } from "../ops/binary.ts";
+import { sumLast } from "../ops/reduce.ts";
 import { reshape } from "../ops/reshape.ts";
 import { padLast, sliceLast } from "../ops/slice.ts";
-import { statsColumn, TOKEN_STATS_WIDTH, tokenStats } from "../ops/token_logprobs.ts";
+import { logSoftmax, softmax } from "../ops/softmax.ts";
+import { statsColumn, TOKEN_STATS_WIDTH, tokenEntropy, tokenStats } from "../ops/token_logprobs.ts";
+import { scale } from "../ops/unary.ts";
 import type { ModelConfig } from "./hf_config.ts";
-import { lmHeadPieces, type WeightLookup } from "./transformer.ts";
+import { lmHead, lmHeadPieces, type WeightLookup } from "./transformer.ts";
 
 /** Bytes of f32 logits one chunk of tokens may hold (all pieces of its vocabulary). */
 export const LOGITS_CHUNK_BYTES = 32 * 2 ** 20;
@@ -52,27 +55,18 @@ export function tokenScores(
   targets: Tensor,
   options: TokenScoreOptions = {},
 ): TokenScores {
-  const width = hidden.lastDim;
-  const tokens = hidden.size / width;
-  const step = options.chunkTokens ?? chunkTokens(cfg.vocabSize);
-  const flat = reshape(hidden, [1, tokens * width]);
-  const chunks: Tensor[] = [];
-  for (let first = 0; first < tokens; first += step) {
-    const count = Math.min(step, tokens - first);
-    const statsOf = () => {
-      const rows = count === tokens ? hidden : sliceLast(flat, first * width, count * width);
-      const pieces = lmHeadPieces(cfg, w, reshape(rows, [count, width]));
-      return tokenStats(pieces, targets, {
+  const stats = inChunks(
+    cfg,
+    hidden,
+    options,
+    TOKEN_STATS_WIDTH,
+    (rows, first) =>
+      tokenStats(lmHeadPieces(cfg, w, rows), targets, {
         vocab: cfg.vocabSize,
         temperature: options.temperature,
         targetOffset: first,
-      });
-    };
-    chunks.push(
-      options.recompute && count < tokens ? checkpoint(hidden.graph, statsOf) : statsOf(),
-    );
-  }
-  const stats = chunks.length === 1 ? chunks[0] : joinRows(chunks, tokens);
+      }),
+  );
   const lead = targets.shape;
   return {
     logp: reshape(statsColumn(stats, 0), lead),
@@ -80,17 +74,66 @@ export function tokenScores(
   };
 }
 
-/** Chunks of statistics [count, 4] joined in order into [tokens, 4]. */
-function joinRows(chunks: readonly Tensor[], tokens: number): Tensor {
+/**
+ * `nec = H sum p^2 + sum p^2 log p` (the entropy-change signal of Clip_V) of each token's
+ * next-token distribution at `temperature`, shaped as `hidden` without its last axis, from the
+ * logits of one chunk of tokens at a time (each chunk's whole vocabulary: the softmax squared
+ * needs every column together). Not differentiated.
+ */
+export function tokenNec(
+  cfg: ModelConfig,
+  w: WeightLookup,
+  hidden: Tensor,
+  options: TokenScoreOptions = {},
+): Tensor {
+  const temperature = options.temperature ?? 1;
+  const nec = inChunks(cfg, hidden, options, 1, (rows) => {
+    const head = lmHead(cfg, w, rows);
+    const logits = temperature === 1 ? head : scale(head, 1 / temperature);
+    const p = softmax(logits);
+    const p2 = mul(p, p);
+    const sum = (x: Tensor) => sumLast(x, { keepDim: false });
+    return add(mul(tokenEntropy(logits), sum(p2)), sum(mul(p2, logSoftmax(logits))));
+  });
+  return reshape(nec, hidden.shape.slice(0, -1));
+}
+
+/**
+ * `perChunk(rows [count, width], first)` (giving [count, columns]) over the tokens of `hidden` in
+ * chunks of {@link TokenScoreOptions.chunkTokens}, joined in order into [tokens, columns].
+ */
+function inChunks(
+  cfg: ModelConfig,
+  hidden: Tensor,
+  options: TokenScoreOptions,
+  columns: number,
+  perChunk: (rows: Tensor, first: number) => Tensor,
+): Tensor {
+  const width = hidden.lastDim;
+  const tokens = hidden.size / width;
+  const step = options.chunkTokens ?? chunkTokens(cfg.vocabSize);
+  const flat = reshape(hidden, [1, tokens * width]);
+  const chunks: Tensor[] = [];
+  for (let first = 0; first < tokens; first += step) {
+    const count = Math.min(step, tokens - first);
+    const chunkOf = () => {
+      const rows = count === tokens ? hidden : sliceLast(flat, first * width, count * width);
+      return perChunk(reshape(rows, [count, width]), first);
+    };
+    chunks.push(
+      options.recompute && count < tokens ? checkpoint(hidden.graph, chunkOf) : chunkOf(),
+    );
+  }
+  return chunks.length === 1 ? chunks[0] : joinRows(chunks, tokens, columns);
+}
+
+/** Chunks [count, columns] joined in order into [tokens, columns]. */
+function joinRows(chunks: readonly Tensor[], tokens: number, columns: number): Tensor {
   let first = 0;
   const placed = chunks.map((c) => {
-    const row = padLast(
-      reshape(c, [1, c.size]),
-      first * TOKEN_STATS_WIDTH,
-      tokens * TOKEN_STATS_WIDTH,
-    );
-    first += c.size / TOKEN_STATS_WIDTH;
+    const row = padLast(reshape(c, [1, c.size]), first * columns, tokens * columns);
+    first += c.size / columns;
     return row;
   });
-  return reshape(placed.reduce((a, b) => add(a, b)), [tokens, TOKEN_STATS_WIDTH]);
+  return reshape(placed.reduce((a, b) => add(a, b)), [tokens, columns]);
 }

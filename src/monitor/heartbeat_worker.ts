@@ -1,6 +1,7 @@
 /**
  * The heartbeat's thread (`heartbeat.ts` starts it): once a second, when the command printed
- * nothing for the quiet limit, it writes the heartbeat line to stderr and records that it did.
+ * nothing for the quiet limit while an activity is open, it writes the heartbeat line to stderr
+ * and records that it did.
  */
 
 import { readActivityBoard } from "../util/activity.ts";
@@ -14,7 +15,9 @@ self.addEventListener("message", (event) => {
   const { status, activity, quietLimit, isTerminal, columns } = setup;
   setInterval(() => {
     if (quietSeconds(status) < quietLimit) return;
-    let line = heartbeatLine(readActivityBoard(activity), Date.now());
+    const open = readActivityBoard(activity);
+    if (!open) return; // nothing under way: an idle server stays quiet
+    let line = heartbeatLine(open, Date.now());
     if (isTerminal && line.length > columns - 1) line = `${line.slice(0, columns - 2)}…`;
     Deno.stderr.writeSync(encoder.encode(isTerminal ? `\r\x1b[K${line}` : `${line}\n`));
     noteForeignWrite(status, isTerminal);

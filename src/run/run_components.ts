@@ -66,16 +66,23 @@ export function validateComponents(config: RunConfig): ResolvedAlgorithm[] {
         [`buffer.explorer_input.eval_tasksets[${j}]`, t] as const
       ),
     ];
-    for (const [at, section] of tasksets) validateTaskset(section, at, checker);
+    const judged = stage.explorer.auxiliaryModels.some((m) => m.modelPath !== undefined);
+    for (const [at, section] of tasksets) validateTaskset(section, at, checker, judged);
     return algorithm;
   });
 }
 
 /**
- * A taskset's selector, workflow and `workflow_args`, and its reward fn (the taskset's, else the
+ * A taskset's selector, workflow and `workflow_args` (and the auxiliary model it may need:
+ * `hasModel` tells whether the stage has one), and its reward fn (the taskset's, else the
  * workflow's default) and `reward_fn_args`.
  */
-function validateTaskset(section: TasksetSection, at: string, check: Checker): void {
+function validateTaskset(
+  section: TasksetSection,
+  at: string,
+  check: Checker,
+  hasModel: boolean,
+): void {
   const workflowName = section.defaultWorkflowType;
   check(`${at}.selector`, () => TASK_SELECTORS.get(section.selector));
   check(
@@ -85,6 +92,13 @@ function validateTaskset(section: TasksetSection, at: string, check: Checker): v
   check(`${at}.default_workflow_type`, () => WORKFLOWS.get(workflowName));
   check(`${at}.workflow_args`, () => configure(WORKFLOWS, workflowName, section.workflowArgs));
   const workflow = WORKFLOWS.get(workflowName);
+  check(`${at}.default_workflow_type`, () => {
+    if (workflow.needsAuxiliaryModel && !hasModel) {
+      throw new Error(
+        `workflow "${workflowName}" needs a judge or teacher model, the first of explorer.auxiliary_models (a Hugging Face model directory); none is configured`,
+      );
+    }
+  });
   const rewardName = section.defaultRewardFnType ?? workflow.defaultRewardFn;
   check(`${at}.default_reward_fn_type`, () => {
     if (rewardName !== undefined) REWARD_FUNCTIONS.get(rewardName);

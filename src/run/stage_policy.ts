@@ -166,5 +166,6 @@ export function rolloutModel(
     maxResponseTokens,
     defaults: { temperature, topP, topK },
     seed,
+    templateVariables: stage.model.chatTemplateKwargs,
   });
 }

@@ -18,6 +18,8 @@ import type { PolicyModel } from "../model/policy.ts";
 import type { CriticStep } from "./critic.ts";
 import type { StepOptions, TrainStep } from "./train_step.ts";
 import { applyAdvantages, type ConfiguredAdvantageFn } from "../algorithm/apply_advantages.ts";
+import type { PositionStat } from "../model/policy.ts";
+import { actionStats } from "./action_stats.ts";
 import type { BatchSource } from "../buffer/batch_source.ts";
 import { formatMemoryUse, memoryMetrics, type MemoryUse } from "./memory_report.ts";
 
@@ -98,22 +100,16 @@ export class Trainer {
       this.options;
     const oldValues = critic ? await critic.critic.values(batch.map((e) => e.tokens)) : undefined;
     if (this.options.advantageFn) {
+      const current = await this.#currentStats(batch);
       const advantages = applyAdvantages(this.options.advantageFn, batch, {
         values: oldValues,
+        current,
       });
       Object.assign(metrics, advantages.metrics);
     }
     if (trainStep.needsReference && referenceModel) {
-      const ref = await referenceModel.logprobs(batch.map((e) => e.tokens), {
-        temperature,
-        from: firstActionLogprob(batch),
-      });
-      batch.forEach((e, i) => {
-        e.referenceLogprobs = e.tokens.map((
-          _,
-          t,
-        ) => (t > 0 && e.actionMask[t] ? ref[i][t - 1] : 0));
-      });
+      const [ref] = await actionStats(referenceModel, batch, ["logprob"], temperature);
+      batch.forEach((e, i) => e.referenceLogprobs = ref[i]);
     }
     const size = miniBatchSize ?? batch.length;
     const sums: Record<string, number> = {};
@@ -151,6 +147,27 @@ export class Trainer {
     metrics["actor/tokens_per_s"] = tokens / seconds;
     metrics["actor/batch_size"] = batch.length;
     return metrics;
+  }
+
+  /**
+   * Per experience, the log-probs, entropies (and nec) of its tokens under the policy before
+   * the step, when the advantage fn reads them (the entropy-clipping fns); else undefined.
+   */
+  async #currentStats(batch: readonly Experience[]) {
+    const needs = this.options.advantageFn?.entry.needs ?? [];
+    if (!needs.includes("current")) return undefined;
+    const stats: PositionStat[] = [
+      "logprob",
+      "entropy",
+      ...(needs.includes("nec") ? ["nec" as const] : []),
+    ];
+    const model = this.options.trainStep.model;
+    const values = await actionStats(model, batch, stats, this.options.temperature);
+    return batch.map((_, i) => ({
+      logprobs: values[0][i],
+      entropy: values[1][i],
+      nec: values[2]?.[i],
+    }));
   }
 
   /**
@@ -206,17 +223,4 @@ export class Trainer {
       sync?.trainerFinished();
     }
   }
-}
-
-/**
- * The first log-prob index (t - 1 for action token t) any experience of `batch` reads; 0 if
- * none.
- */
-function firstActionLogprob(batch: readonly Experience[]): number {
-  let first = Infinity;
-  for (const e of batch) {
-    const t = e.actionMask.findIndex((m, i) => i > 0 && m !== 0);
-    if (t > 0) first = Math.min(first, t - 1);
-  }
-  return Number.isFinite(first) ? first : 0;
 }

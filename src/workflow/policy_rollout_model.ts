@@ -26,6 +26,8 @@ export interface PolicyRolloutOptions {
   seed: number;
   /** Most sample slots per engine batch (see {@link GenerationBatcher}). Default 64. */
   maxBatchSlots?: number;
+  /** Chat template variables of every `chat` call, under the call's own (`enable_thinking`). */
+  templateVariables?: Readonly<Record<string, unknown>>;
 }
 
 /** A policy model as workflows see it, with concurrent calls merged into shared batches. */
@@ -98,6 +100,7 @@ export class PolicyRolloutModel implements RolloutModel {
   ): Promise<Rollout[]> {
     const text = this.tokenizer.applyChatTemplate(messages, {
       ...template,
+      variables: { ...this.options.templateVariables, ...template.variables },
       addGenerationPrompt: true,
     });
     return this.#sample(this.tokenizer.encode(text), options);

@@ -56,6 +56,8 @@ export interface WorkflowFactory extends Configurable {
   readonly usesRewardFn?: boolean;
   /** The reward fn it uses when the taskset names none. */
   readonly defaultRewardFn?: string;
+  /** True when it needs an auxiliary model (a teacher or a judge: the first configured). */
+  readonly needsAuxiliaryModel?: boolean;
   /** A workflow running `task`; throws naming the task on bad `workflow_args` or a bad row. */
   create(task: Task, context: WorkflowContext): Workflow;
   /**

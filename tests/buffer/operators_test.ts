@@ -49,6 +49,7 @@ Deno.test("operators: the registry lists the built-ins", () => {
     "mask_response_truncated",
     "pass_rate_calculator",
     "reward_filter",
+    "reward_shaping_mapper",
     "reward_std_filter",
   ]);
 });
@@ -146,7 +147,7 @@ Deno.test("operators: configuration errors name the operator, the key and the ne
     Error,
     `Unknown experience operator "reward_filtr"; known: dapo_dynamic_sampling, ` +
       `invalid_reward_filter, mask_response_truncated, pass_rate_calculator, reward_filter, ` +
-      `reward_std_filter. Did you mean "reward_filter"?`,
+      `reward_shaping_mapper, reward_std_filter. Did you mean "reward_filter"?`,
   );
   assertThrows(
     () => createOperators([{ name: "reward_filter", args: { treshold: 1 } }]),
@@ -162,5 +163,42 @@ Deno.test("operators: configuration errors name the operator, the key and the ne
     () => createOperators([{ name: "reward_filter" }, { name: "reward_filter" }]),
     Error,
     `"reward_filter": it is listed twice`,
+  );
+});
+
+Deno.test("reward_shaping_mapper: rewards reshaped by recorded numbers, rule by rule", () => {
+  const exp = (reward: number | null, metrics?: Record<string, number>) => ({
+    ...BATCH[0],
+    reward,
+    metrics,
+  });
+  const [op] = createOperators([{
+    name: "reward_shaping_mapper",
+    args: {
+      reward_shaping_configs: [
+        { stats_key: "quality", op_type: "ADD", weight: 0.5 },
+        { stats_key: "scale", op_type: "MUL", weight: 2 },
+        { stats_key: "zero", op_type: "DIV", weight: 1 },
+      ],
+    },
+  }]);
+  const input = [exp(1, { quality: 2, scale: 3, zero: 0 }), exp(1, {}), exp(null, { quality: 1 })];
+  const { experiences, metrics } = op.process(input);
+  // (1 + 0.5 * 2) * (2 * 3) = 12; division by 0 skipped; missing keys and null rewards kept.
+  assertEquals(experiences.map((e) => e.reward), [12, 1, null]);
+  assertEquals(input[0].reward, 1, "the input is not changed");
+  assertEquals(metrics, {
+    "reward_diff/mean": 11 / 3,
+    "reward_diff/min": 0,
+    "reward_diff/max": 11,
+  });
+  assertThrows(
+    () =>
+      createOperators([{
+        name: "reward_shaping_mapper",
+        args: { reward_shaping_configs: [{ stats_key: "q", op_type: "POW" }] },
+      }]),
+    Error,
+    "reward_shaping_configs[0] op_type expected one of ADD, SUB, MUL, DIV",
   );
 });

@@ -9,7 +9,7 @@ import { loadTokenizer } from "../../src/model/tokenizer.ts";
 import { datasetSource } from "../../src/buffer/dataset_source.ts";
 import { assertEquals } from "../_asserts.ts";
 import { inTempDir } from "../_temp_dir.ts";
-import { writeQwenConfigAndTokenizer } from "../trinity/_fixture.ts";
+import { writeQwenConfigAndTokenizer } from "../trinity/_tiny_qwen.ts";
 
 const chat = (question: string, answer?: string) => ({
   messages: [

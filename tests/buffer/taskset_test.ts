@@ -142,7 +142,7 @@ Deno.test("taskset: a HF-style directory is read by split, shards in order", asy
     await assertRejects(
       () => Taskset.open(mathConfig(dir, { split: "dev" })),
       Error,
-      `no file of split "dev" (looked for dev.jsonl, dev.parquet and dev-*.{jsonl,parquet} in ./, data/); found README.md, data/test-00000-of-00001.parquet`,
+      `no file of split "dev" (looked for dev.{json,jsonl,parquet} and dev-*.{json,jsonl,parquet} in ./, data/); found README.md, data/test-00000-of-00001.parquet`,
     );
   });
 });
@@ -173,8 +173,8 @@ Deno.test("taskset: the Hub layout of huggingface-cli download is picked by subs
     await assertRejects(
       () => Taskset.open(mathConfig(dir, { subsetName: "main", split: "validation" })),
       Error,
-      `no file of split "validation" of subset "main" (looked for validation.jsonl, ` +
-        `validation.parquet and validation-*.{jsonl,parquet} in main/, main/data/, data/main/)`,
+      `no file of split "validation" of subset "main" (looked for validation.{json,jsonl,` +
+        `parquet} and validation-*.{json,jsonl,parquet} in main/, main/data/, data/main/)`,
     );
     // A subset named in the config but absent on disk: the split at the top or under data/.
     await Deno.mkdir(`${dir}/flat/data`, { recursive: true });
@@ -323,7 +323,7 @@ Deno.test("taskset: bad rows are skipped and reported with file and line or row"
     assertEquals(taskset.skippedRows[0].reason.startsWith("not valid JSON:"), true);
     assertEquals(taskset.skippedRows.slice(1).map((s) => s.reason), [
       `Task row has no "question" (prompt_key); its keys are "prompt", "answer"`,
-      `Task row has "question" (prompt_key) = ["not","text"]; expected a string`,
+      `Task row has "question" (prompt_key) = ["not","text"]; expected a string or a non-empty array of {role, content} strings`,
       `Task row has no "answer" (response_key); its keys are "question"`,
       `row is [1,2]; expected a JSON object`,
     ]);
@@ -341,7 +341,8 @@ Deno.test("taskset: bad rows are skipped and reported with file and line or row"
     assertEquals(fromParquet.skippedRows, [{
       path: parquetPath,
       row: 1,
-      reason: `Task row has "question" (prompt_key) = null; expected a string`,
+      reason:
+        `Task row has "question" (prompt_key) = null; expected a string or a non-empty array of {role, content} strings`,
     }]);
 
     await writeJsonl(`${dir}/empty.jsonl`, [{ prompt: "x" }]);

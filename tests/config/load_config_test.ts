@@ -23,6 +23,7 @@ function baseStage(dir: string): StageConfig {
       temperature: 1,
       topP: 1,
       topK: 0,
+      chatTemplateKwargs: {},
       loraConfigs: [],
     },
     algorithm: {

@@ -37,7 +37,7 @@ Deno.test("plugin_dirs: a directory that does not exist is one line naming the k
     const message = await loadError(dir, `${BASE}plugin_dirs: [./nowhere]\n`);
     assertEquals(
       message,
-      `${dir}/config.yaml:7: plugin_dirs[0]: expected an existing file or directory, found "${dir}/nowhere" (no such file or directory)`,
+      `${dir}/config.yaml:7: plugin_dirs[0]: expected an existing file or directory, found neither "${Deno.cwd()}/nowhere" nor "${dir}/nowhere" (no such file or directory)`,
     );
   });
 });

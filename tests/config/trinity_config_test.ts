@@ -164,8 +164,8 @@ Deno.test("loadConfig: Trinity values rft cannot honour and typos are one-line e
       ],
       [
         "        logprobs: 0",
-        "        logprobs: 5",
-        "F:17: buffer.explorer_input.taskset.rollout_args.logprobs: expected 0 (rft records the sampled token's logprob only), found 5",
+        "        logprobs: -1",
+        "F:17: buffer.explorer_input.taskset.rollout_args.logprobs: expected an integer >= 0, found -1",
       ],
       [
         "  gpu_per_node: 8",

@@ -10,7 +10,12 @@ import {
 } from "../../src/engine/engine.ts";
 import { referenceLogits } from "../../src/model/transformer_reference.ts";
 import { assertClose } from "../_assert_close.ts";
-import { tinyGemma3Config, tinyLlama32Config } from "../_tiny_families.ts";
+import {
+  tinyGemma3Config,
+  tinyLlama32Config,
+  tinyOlmo2Config,
+  tinyPhi3Config,
+} from "../_tiny_families.ts";
 
 const CONFIGS: Record<string, Record<string, unknown>> = {
   llama: {
@@ -45,6 +50,8 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
     eos_token_id: 28,
     final_logit_softcapping: 3,
   }),
+  "phi3 (window 3)": { ...tinyPhi3Config(29), eos_token_id: 28 },
+  olmo2: { ...tinyOlmo2Config(29), eos_token_id: 28 },
 };
 
 const PROMPTS = [[3, 1, 4, 1, 5, 9, 2], [6, 5], [

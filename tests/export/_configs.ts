@@ -10,7 +10,12 @@ import { shapeSize } from "../../src/graph/tensor.ts";
 import type { ModelConfig } from "../../src/model/hf_config.ts";
 import { parameterSpecs } from "../../src/model/parameters.ts";
 import { uniformArray } from "../../src/util/random.ts";
-import { tinyGemma3Config, tinyLlama32Config } from "../_tiny_families.ts";
+import {
+  tinyGemma3Config,
+  tinyLlama32Config,
+  tinyOlmo2Config,
+  tinyPhi3Config,
+} from "../_tiny_families.ts";
 
 /** The vocabulary of every config (3 special tokens and 14 characters in the tokenizer tests). */
 export const VOCAB = 17;
@@ -65,6 +70,8 @@ export const CONFIGS: Record<string, Record<string, unknown>> = {
   },
   "llama 3.2 (llama3 rope scaling, tied)": tinyLlama32Config(VOCAB),
   "gemma 3 (window 4, sliding and full layers)": tinyGemma3Config(VOCAB, 3),
+  "phi3 (fused qkv and gate_up, window 3)": tinyPhi3Config(VOCAB),
+  "olmo2 (post-norms, q/k norms over projections)": tinyOlmo2Config(VOCAB),
   "gpt2 (untied)": {
     model_type: "gpt2",
     n_embd: 8,

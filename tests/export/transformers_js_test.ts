@@ -25,6 +25,8 @@ const FAMILIES = [
   "qwen3 (q/k norm, head_dim 6 != 12 / 4, GQA 4/1)",
   "llama 3.2 (llama3 rope scaling, tied)",
   "gemma 3 (window 4, sliding and full layers)",
+  "phi3 (fused qkv and gate_up, window 3)",
+  "olmo2 (post-norms, q/k norms over projections)",
   "gpt2 (tied)",
 ];
 

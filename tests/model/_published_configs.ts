@@ -94,3 +94,49 @@ export const GEMMA3_1B = {
   torch_dtype: "bfloat16",
   vocab_size: 262144,
 };
+
+/** Phi-3-mini-4k-instruct's config.json. */
+export const PHI3_MINI_4K = {
+  architectures: ["Phi3ForCausalLM"],
+  bos_token_id: 1,
+  eos_token_id: 32000,
+  hidden_act: "silu",
+  hidden_size: 3072,
+  intermediate_size: 8192,
+  max_position_embeddings: 4096,
+  model_type: "phi3",
+  num_attention_heads: 32,
+  num_hidden_layers: 32,
+  num_key_value_heads: 32,
+  original_max_position_embeddings: 4096,
+  pad_token_id: 32000,
+  rms_norm_eps: 1e-5,
+  rope_scaling: null,
+  rope_theta: 10000.0,
+  sliding_window: 2047,
+  tie_word_embeddings: false,
+  torch_dtype: "bfloat16",
+  vocab_size: 32064,
+};
+
+/** OLMo-2-0425-1B's config.json. */
+export const OLMO2_1B = {
+  architectures: ["Olmo2ForCausalLM"],
+  attention_bias: false,
+  eos_token_id: 100257,
+  hidden_act: "silu",
+  hidden_size: 2048,
+  intermediate_size: 8192,
+  max_position_embeddings: 4096,
+  model_type: "olmo2",
+  num_attention_heads: 16,
+  num_hidden_layers: 16,
+  num_key_value_heads: 16,
+  pad_token_id: 100277,
+  rms_norm_eps: 1e-6,
+  rope_scaling: null,
+  rope_theta: 500000,
+  tie_word_embeddings: false,
+  torch_dtype: "float32",
+  vocab_size: 100352,
+};

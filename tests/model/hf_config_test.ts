@@ -1,6 +1,6 @@
 import { parseHfConfig, readHfConfig } from "../../src/model/hf_config.ts";
 import { ropeInvFreq } from "../../src/ops/rope.ts";
-import { GEMMA3_1B, GEMMA3_270M } from "./_published_configs.ts";
+import { GEMMA3_1B, GEMMA3_270M, OLMO2_1B, PHI3_MINI_4K } from "./_published_configs.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
 
 /** Keys as in SmolLM2-135M's config.json (model_type llama), trimmed. */
@@ -183,12 +183,12 @@ const BAD: [string, Record<string, unknown>, string][] = [
   [
     "an unsupported model_type",
     { ...SMOLLM, model_type: "falcon" },
-    `key "model_type" is "falcon"; expected one of "llama", "mistral", "qwen2", "qwen3", "gpt2", "gemma3_text"`,
+    `key "model_type" is "falcon"; expected one of "llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "gpt2", "gemma3_text"`,
   ],
   [
     "no model_type",
     { hidden_size: 8 },
-    `key "model_type" is missing; expected one of "llama", "mistral", "qwen2", "qwen3", "gpt2", "gemma3_text"`,
+    `key "model_type" is missing; expected one of "llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "gpt2", "gemma3_text"`,
   ],
   [
     "a missing size",
@@ -335,4 +335,54 @@ Deno.test("hf config: Gemma 3 configs rft cannot run are one line naming the key
   for (const [json, message] of cases) {
     assertThrows(() => parseHfConfig(json, "/m/config.json"), Error, message);
   }
+});
+
+Deno.test("hf config: phi3 fuses qkv and gate_up and slides every layer's window", () => {
+  const cfg = parseHfConfig(PHI3_MINI_4K);
+  assertEquals([cfg.names.qkv, cfg.names.mlpIn, cfg.norm.eps], [
+    { fused: "self_attn.qkv_proj" },
+    { gateUp: "mlp.gate_up_proj" },
+    1e-5,
+  ]);
+  assertEquals(cfg.layers.every((l) => l.window === 2047), true);
+  assertThrows(
+    () => parseHfConfig({ ...PHI3_MINI_4K, partial_rotary_factor: 0.75 }),
+    Error,
+    'key "partial_rotary_factor" is 0.75; expected 1',
+  );
+});
+
+Deno.test("hf config: olmo2 has norms after each block only and q/k norms over projections", () => {
+  const cfg = parseHfConfig(OLMO2_1B);
+  assertEquals(
+    [cfg.names.preAttentionNorm, cfg.names.postAttentionNorm, cfg.names.preMlpNorm],
+    [undefined, "post_attention_layernorm", undefined],
+  );
+  assertEquals([cfg.names.postMlpNorm, cfg.qkNormScope], [
+    "post_feedforward_layernorm",
+    "projection",
+  ]);
+});
+
+Deno.test("hf config: mistral's and qwen's sliding windows as transformers reads them", () => {
+  const mistral = { ...QWEN2, model_type: "mistral", num_hidden_layers: 4 };
+  const windows = (raw: Record<string, unknown>) => parseHfConfig(raw).layers.map((l) => l.window);
+  // MistralConfig's default sliding_window is 4096; null turns it off.
+  assertEquals(windows(mistral), [4096, 4096, 4096, 4096]);
+  assertEquals(windows({ ...mistral, sliding_window: null }), [
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+  ]);
+  const qwen = { ...QWEN2, num_hidden_layers: 4, sliding_window: 64, max_window_layers: 2 };
+  assertEquals(windows(qwen), [undefined, undefined, undefined, undefined], "off by default");
+  assertEquals(windows({ ...qwen, use_sliding_window: true }), [undefined, undefined, 64, 64]);
+  const listed = ["sliding_attention", "full_attention", "sliding_attention", "full_attention"];
+  assertEquals(windows({ ...qwen, use_sliding_window: true, layer_types: listed }), [
+    64,
+    undefined,
+    64,
+    undefined,
+  ]);
 });

@@ -16,7 +16,13 @@ import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import { buildLogits } from "../../src/model/transformer.ts";
 import { referenceLogits } from "../../src/model/transformer_reference.ts";
-import { GEMMA3_1B, GEMMA3_270M, LLAMA32_1B } from "./_published_configs.ts";
+import {
+  GEMMA3_1B,
+  GEMMA3_270M,
+  LLAMA32_1B,
+  OLMO2_1B,
+  PHI3_MINI_4K,
+} from "./_published_configs.ts";
 
 /** Parameters of a config.json's model. */
 function parameterCount(raw: Record<string, unknown>): number {
@@ -27,6 +33,8 @@ Deno.test("real shapes: parameter counts of the published configs", () => {
   assertEquals(parameterCount(LLAMA32_1B), 1_235_814_400);
   assertEquals(parameterCount(GEMMA3_270M), 268_098_176);
   assertEquals(parameterCount(GEMMA3_1B), 999_885_952);
+  assertEquals(parameterCount(PHI3_MINI_4K), 3_821_079_552);
+  assertEquals(parameterCount(OLMO2_1B), 1_484_916_736);
 });
 
 /**

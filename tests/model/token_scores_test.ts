@@ -3,7 +3,8 @@
  * the unchunked computation (the whole logits, joined, then the log-softmax) within 1e-5, and so
  * do their gradients with respect to every weight when each chunk is recomputed in the backward
  * pass: a two-layer llama whose tied embedding is stored in three row shards, chunks of 1, 3 and
- * 5 tokens (the last one short), with and without a temperature.
+ * 5 tokens (the last one short), with and without a temperature. Clip_V's `nec` in chunks of 4
+ * tokens equals the whole logits' too.
  */
 
 import { assertEquals } from "../_asserts.ts";
@@ -17,9 +18,11 @@ import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";
 import { padBatch } from "../../src/model/padded_batch.ts";
 import { createModel, type PolicyModel } from "../../src/model/policy.ts";
-import { tokenScores } from "../../src/model/token_scores.ts";
+import { tokenNec, tokenScores } from "../../src/model/token_scores.ts";
 import { buildLogits, scoredHidden, type TokenInputs } from "../../src/model/transformer.ts";
 import { add, mul } from "../../src/ops/binary.ts";
+import { sumLast } from "../../src/ops/reduce.ts";
+import { logSoftmax, softmax } from "../../src/ops/softmax.ts";
 import { tokenEntropy, tokenLogprobs } from "../../src/ops/token_logprobs.ts";
 import { scale } from "../../src/ops/unary.ts";
 import { uniformArray } from "../../src/util/random.ts";
@@ -110,6 +113,37 @@ Deno.test("tokenScores in chunks equals the whole logits' log-softmax, values an
       }
     }
   } finally {
+    model.destroy();
+  }
+});
+
+Deno.test("tokenNec in chunks equals nec of the whole logits", async () => {
+  const model = await shardedModel();
+  const g = new Graph();
+  const input = (n: string) => g.input([SEQUENCES.length, LEN], "i32", n);
+  const inputs = { ids: input("ids"), positions: input("positions"), segments: input("segments") };
+  const w = model.weights(g);
+  const logits = scale(buildLogits(model.config, w, inputs), 1 / 0.7);
+  const p2 = mul(softmax(logits), softmax(logits));
+  const sum = (x: Tensor) => sumLast(x, { keepDim: false });
+  const whole = add(mul(tokenEntropy(logits), sum(p2)), sum(mul(p2, logSoftmax(logits))));
+  const hidden = scoredHidden(model.config, w, inputs);
+  const chunked = tokenNec(model.config, w, hidden, { temperature: 0.7, chunkTokens: 4 });
+  const exe = await compileGraph(model.gpu, [whole, chunked], "token_nec_test");
+  try {
+    const feed = padBatch(SEQUENCES, LEN, VOCAB);
+    await exe.run(
+      new Map([
+        [inputs.ids, feed.ids],
+        [inputs.positions, feed.positions],
+        [inputs.segments, feed.segments],
+      ]),
+    );
+    const [expected, actual] = await exe.read([whole, chunked]);
+    assertEquals(chunked.shape, [SEQUENCES.length, LEN]);
+    assertClose(actual, expected, { atol: 1e-6, rtol: 1e-5, label: "nec in chunks of 4" });
+  } finally {
+    exe.destroy();
     model.destroy();
   }
 });

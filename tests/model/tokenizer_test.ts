@@ -2,7 +2,7 @@ import { CharTokenizer, loadCharTokenizer } from "../../src/model/char_tokenizer
 import { CHAR_CHAT_TEMPLATE } from "../../src/model/chat_template.ts";
 import { HfTokenizer, loadHfTokenizer, loadTokenizer } from "../../src/model/tokenizer.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
-import { TINY_QWEN_CONFIG, writeQwenConfigAndTokenizer } from "../trinity/_fixture.ts";
+import { TINY_QWEN_CONFIG, writeQwenConfigAndTokenizer } from "../trinity/_tiny_qwen.ts";
 
 /** GPT-2's byte-to-character map: byte-level BPE vocabularies are written in these characters. */
 function byteChars(): string[] {

@@ -20,7 +20,12 @@ import {
   GRADCHECK_VOCAB,
   logprobGradients,
 } from "../_model_gradcheck.ts";
-import { tinyGemma3Config, tinyLlama32Config } from "../_tiny_families.ts";
+import {
+  tinyGemma3Config,
+  tinyLlama32Config,
+  tinyOlmo2Config,
+  tinyPhi3Config,
+} from "../_tiny_families.ts";
 
 const VOCAB = GRADCHECK_VOCAB;
 
@@ -67,6 +72,8 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
   "llama 3.2 (llama3 rope scaling, tied)": tinyLlama32Config(VOCAB),
   "gemma 3 (window 4, sliding and full layers)": tinyGemma3Config(VOCAB),
   "gemma 3 with a final logit softcap": tinyGemma3Config(VOCAB, 2, { final_logit_softcapping: 2 }),
+  "phi3 (fused qkv and gate_up, window 3)": tinyPhi3Config(VOCAB),
+  "olmo2 (post-norms, q/k norms over projections)": tinyOlmo2Config(VOCAB),
 };
 
 const SEQUENCES = GRADCHECK_SEQUENCES;
@@ -140,7 +147,8 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
     const cfg = model.config;
     assertEquals(
       exe.dispatches.some((d) => d.label.startsWith("normed_gated_gemv")),
-      "gate" in cfg.names.mlpIn && fits(cfg.intermediateSize, cfg.hiddenSize),
+      "gate" in cfg.names.mlpIn && cfg.names.preMlpNorm !== undefined &&
+        fits(cfg.intermediateSize, cfg.hiddenSize),
       "the gated gemv runs where the MLP's weights fit it",
     );
     const { ids, positions, segments } = padBatch(SEQUENCES, T, VOCAB);
@@ -310,5 +318,32 @@ Deno.test("concurrent logprobs calls on one model do not mix their results", asy
   const serial = [];
   for (const s of SEQUENCES) serial.push(await model.logprobs([s]));
   assertEquals(one, serial);
+  model.destroy();
+});
+
+Deno.test("positionStats: log-probs, entropies and nec match the f64 reference logits", async () => {
+  const raw = CONFIGS["qwen2 (q/k/v bias, tied)"];
+  const params = parameters(raw, 11);
+  const model = await createModel(raw, params);
+  const sequences = [[3, 9, 1, 12, 2], [7, 7, 0]];
+  const [logp, entropy, nec] = await model.positionStats(sequences, ["logprob", "entropy", "nec"]);
+  assertEquals(await model.logprobs(sequences), logp, "logprobs is the logprob stat");
+  sequences.forEach((tokens, i) => {
+    const lp = logSoftmaxRef(referenceLogits(model.config, toReference(params), tokens), VOCAB);
+    const expected = { logp: [] as number[], entropy: [] as number[], nec: [] as number[] };
+    for (let t = 0; t + 1 < tokens.length; t++) {
+      const row = lp.subarray(t * VOCAB, (t + 1) * VOCAB);
+      const p = Array.from(row, Math.exp);
+      const h = -p.reduce((s, x, v) => s + x * row[v], 0);
+      const p2 = p.reduce((s, x) => s + x * x, 0);
+      expected.logp.push(row[tokens[t + 1]]);
+      expected.entropy.push(h);
+      expected.nec.push(h * p2 + p.reduce((s, x, v) => s + x * x * row[v], 0));
+    }
+    const tol = { atol: 1e-5, rtol: 1e-4 };
+    assertClose(logp[i], expected.logp, { ...tol, label: `logp ${i}` });
+    assertClose(entropy[i], expected.entropy, { ...tol, label: `entropy ${i}` });
+    assertClose(nec[i], expected.nec, { ...tol, label: `nec ${i}` });
+  });
   model.destroy();
 });

@@ -43,9 +43,9 @@ const CASES: { name: string; late: Record<string, unknown>; expected: string }[]
   },
   {
     name: "an unknown workflow",
-    late: { buffer: { explorer_input: { taskset: { default_workflow_type: "nope" } } } },
+    late: { buffer: { explorer_input: { taskset: { default_workflow_type: "math_workfow" } } } },
     expected:
-      'stages[1].buffer.explorer_input.taskset.default_workflow_type: Unknown workflow "nope"',
+      'stages[1].buffer.explorer_input.taskset.default_workflow_type: Unknown workflow "math_workfow"',
   },
   {
     name: "a model directory without weights",

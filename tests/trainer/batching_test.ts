@@ -252,7 +252,7 @@ Deno.test("micro-batches: DPO keeps pairs together and matches the uncut step", 
   );
 });
 
-Deno.test("micro-batches: a loss without microBatching (mix) is never cut", async () => {
+Deno.test("micro-batches: a mixed loss (mix) is cut by whole rows, expert flags kept per row", async () => {
   const m = await model();
   const batch = experiences(6, 5);
   const step = new TrainStep(m, {
@@ -262,7 +262,7 @@ Deno.test("micro-batches: a loss without microBatching (mix) is never cut", asyn
   });
   const isExpert = batch.map((_, i) => i < 2);
   const metrics = await step.step(batch, { isExpert });
-  assertEquals(metrics.micro_batches, 1);
+  assertEquals(metrics.micro_batches, 6, "one 5-token row per micro-batch under 16 tokens");
   assert(Number.isFinite(metrics["expert/pg_loss"] ?? metrics.loss), JSON.stringify(metrics));
   await assertRejects(() => step.step(batch), Error, "expert flag");
   step.destroy();

@@ -10,9 +10,12 @@ import type { ChatMessage, ChatOptions } from "../../src/model/chat_template.ts"
 import type { Tokenizer } from "../../src/model/tokenizer.ts";
 import type { Rollout, RolloutModel, RolloutOptions } from "../../src/workflow/rollout_model.ts";
 
-/** A char tokenizer over printable ASCII and newline, with `<pad>`, `<bos>`, `<eos>`. */
+/**
+ * A char tokenizer over printable ASCII, newline, tab, `√` and `–` (the games' boards), with
+ * `<pad>`, `<bos>`, `<eos>`.
+ */
 export const TOKENIZER: CharTokenizer = new CharTokenizer(
-  "\n" + Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join(""),
+  "\n" + Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join("") + "\t√–",
 );
 
 /** The scripted log-prob of the `i`-th token of a response. */

@@ -24,18 +24,24 @@ const reward = async (name: string, response: string, row: Record<string, unknow
 
 Deno.test("rewards: the registry lists the built-ins; a typo lists them with a suggestion", () => {
   assertEquals(REWARD_FUNCTIONS.names(), [
+    "accuracy_reward",
     "countdown",
+    "countdown_reward",
     "exact_match",
     "format",
+    "format_reward",
     "math",
     "math_boxed_reward",
     "math_dapo_reward",
+    "math_reward",
+    "rlcr_reward",
+    "rm_gallery_reward",
     "toolcall_reward",
   ]);
   assertThrows(
     () => REWARD_FUNCTIONS.get("mathh"),
     Error,
-    'Unknown reward fn "mathh"; known: countdown, exact_match, format, math, math_boxed_reward, math_dapo_reward, toolcall_reward. Did you mean "math"?',
+    'Unknown reward fn "mathh"; known: accuracy_reward, countdown, countdown_reward, exact_match, format, format_reward, math, math_boxed_reward, math_dapo_reward, math_reward, rlcr_reward, rm_gallery_reward, toolcall_reward. Did you mean "math"?',
   );
   assertThrows(
     () => configure(REWARD_FUNCTIONS, "math", { correct: 2 }),
@@ -160,5 +166,102 @@ Deno.test("rewards: computeReward names the task when a fn throws or returns a n
     () => computeReward(fn(() => ({ reward: NaN, metrics: {} })), task, "x"),
     Error,
     'Cannot score task "0.3" with reward fn "mine": it returned reward NaN',
+  );
+});
+
+Deno.test("countdown_reward: Trinity's JSON puzzle in the reference, the last line's answer", async () => {
+  const row = { question: "?", answer: JSON.stringify({ numbers: [3, 5, 7], target: 22 }) };
+  assertEquals(await score("countdown_reward", "so\n<answer>3 * 5 + 7</answer>", row), {
+    reward: 1,
+    metrics: { score: 1, accuracy: 1 },
+  });
+  // Wrong value, a number used twice, and an answer on an earlier line only.
+  assertEquals(await reward("countdown_reward", "<answer>3 + 5 + 7</answer>", row), 0.1);
+  assertEquals(await reward("countdown_reward", "<answer>3 * 5 + 7 + 3</answer>", row), 0.1);
+  assertEquals(await reward("countdown_reward", "<answer>3*5+7</answer>\ndone", row), 0);
+  await assertRejects(
+    () => score("countdown_reward", "<answer>1</answer>", { question: "?", answer: "22" }),
+    Error,
+    'expected the reference answer to be JSON {"numbers": [...], "target": N}',
+  );
+});
+
+Deno.test("math_reward, accuracy_reward, format_reward: Trinity's scores", async () => {
+  const row = { question: "1 + 5?", answer: "#### 6" };
+  const formatted = "<think>add</think>\n<answer>6</answer>";
+  assertEquals(await score("math_reward", formatted, row), {
+    reward: 1.1,
+    metrics: { accuracy: 1, format_score: 0.1 },
+  });
+  assertEquals(await score("math_reward", "it is 7", row), {
+    reward: -0.1,
+    metrics: { accuracy: 0, format_score: -0.1 },
+  });
+  assertEquals(await score("accuracy_reward", "\\boxed{6}", row), {
+    reward: 1,
+    metrics: { accuracy: 1 },
+  });
+  // format_reward: each tag on its own line, matched from the start (text may follow).
+  assertEquals(
+    await reward("format_reward", "<think>\nx\n</think>\n<answer>\n6\n</answer>\nok", row),
+    0.1,
+  );
+  assertEquals(await reward("format_reward", formatted, row), -0.1);
+});
+
+Deno.test("rm_gallery_reward: math_verify_reward is the math verifier; others name RM-Gallery", async () => {
+  const row = { question: "?", answer: "6" };
+  const args = { reward_name: "math_verify_reward" };
+  assertEquals(await score("rm_gallery_reward", "\\boxed{6}", row, args), {
+    reward: 1,
+    metrics: { math_verify: 1 },
+  });
+  const { entry, args: other } = configure(REWARD_FUNCTIONS, "rm_gallery_reward", {
+    reward_name: "helpfulness_listwise_reward",
+  });
+  assertThrows(() => entry.checkArgs!(other), Error, "needs the RM-Gallery library (Python)");
+});
+
+Deno.test("rlcr_reward: weighted format, accuracy, Brier and confidence terms", async () => {
+  const row = { question: "?", answer: "6" };
+  const good =
+    "<think>t</think><answer>6</answer> <analysis>ok</analysis><confidence>0.8</confidence>";
+  const result = await score("rlcr_reward", good, row);
+  const expected = {
+    format: 0.5,
+    accuracy: 0.5,
+    brier: 0.5 * (1 - 0.2 ** 2),
+    mean_confidence: 0.8e-5,
+    confidence_one_or_zero: 0,
+  };
+  assertEquals(Object.keys(result.metrics), Object.keys(expected));
+  for (const [k, v] of Object.entries(expected)) {
+    assertEquals(Math.abs(result.metrics[k] - v) < 1e-12, true, k);
+  }
+  // A wrong answer at confidence 1: Brier 0, the extreme-confidence term set.
+  const wrong = await score(
+    "rlcr_reward",
+    good.replace("6</answer>", "7</answer>").replace("0.8", "1"),
+    row,
+    {
+      weights: { format: 1, accuracy: 1, brier: 1, mean_confidence: 0, confidence_one_or_zero: 1 },
+    },
+  );
+  assertEquals(wrong.metrics, {
+    format: 1,
+    accuracy: 0,
+    brier: 0,
+    mean_confidence: 0,
+    confidence_one_or_zero: 1,
+  });
+  // Text after the chain, or a broken order: no format, but the last confidence still counts.
+  const trailing = await score("rlcr_reward", good + " more", row, {
+    weights: { format: 1, accuracy: 1, brier: 1, mean_confidence: 1, confidence_one_or_zero: 1 },
+  });
+  assertEquals([trailing.metrics.format, trailing.metrics.mean_confidence], [0, 0.8]);
+  assertThrows(
+    () => configure(REWARD_FUNCTIONS, "rlcr_reward", { weights: { fromat: 1 } }),
+    Error,
+    'unknown key "weights.fromat"',
   );
 });

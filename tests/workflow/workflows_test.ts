@@ -38,19 +38,33 @@ const chatPrompt = (...contents: string[]) =>
 
 Deno.test("workflows: the registry lists the built-ins; a typo lists them with a suggestion", () => {
   assertEquals(WORKFLOWS.names(), [
+    "async_math_boxed_workflow",
+    "async_math_eval_workflow",
+    "async_math_rm_workflow",
+    "async_math_ruler_workflow",
+    "async_math_workflow",
+    "async_simple_workflow",
     "countdown",
+    "frozen_lake_workflow",
     "guess_number",
     "math_boxed_workflow",
+    "math_eval_workflow",
     "math_rm_workflow",
+    "math_ruler_workflow",
+    "math_trainable_ruler_workflow",
     "math_workflow",
+    "on_policy_distill_math_workflow",
+    "on_policy_distill_workflow",
+    "rubric_judge_workflow",
     "simple_workflow",
+    "sudoku_workflow",
     "toolcall_workflow",
   ]);
   const model = new ScriptedModel([]);
   assertThrows(
     () => createWorkflow(makeTask({}, { workflow: "math_workflo" }), { model }),
     Error,
-    'Unknown workflow "math_workflo"; known: countdown, guess_number, math_boxed_workflow, math_rm_workflow, math_workflow, simple_workflow, toolcall_workflow. Did you mean "math_workflow"?',
+    'Unknown workflow "math_workflo"; known: async_math_boxed_workflow, async_math_eval_workflow, async_math_rm_workflow, async_math_ruler_workflow, async_math_workflow, async_simple_workflow, countdown, frozen_lake_workflow, guess_number, math_boxed_workflow, math_eval_workflow, math_rm_workflow, math_ruler_workflow, math_trainable_ruler_workflow, math_workflow, on_policy_distill_math_workflow, on_policy_distill_workflow, rubric_judge_workflow, simple_workflow, sudoku_workflow, toolcall_workflow. Did you mean "math_workflow"?',
   );
   assertThrows(
     () =>
@@ -142,7 +156,7 @@ Deno.test("workflows: simple_workflow takes the context's reward fn and needs on
   assertThrows(
     () => createWorkflow(makeTask({ question: "q" }), { model }),
     Error,
-    'Cannot run task "0.3" with workflow "simple_workflow": it needs a reward fn; set the taskset\'s "default_reward_fn_type" (known: countdown, exact_match, format, math, math_boxed_reward, math_dapo_reward, toolcall_reward)',
+    'Cannot run task "0.3" with workflow "simple_workflow": it needs a reward fn; set the taskset\'s "default_reward_fn_type" (known: accuracy_reward, countdown, countdown_reward, exact_match, format, format_reward, math, math_boxed_reward, math_dapo_reward, math_reward, rlcr_reward, rm_gallery_reward, toolcall_reward)',
   );
 });
 

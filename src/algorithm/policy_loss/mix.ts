@@ -5,7 +5,8 @@
  * (each `loss_agg_mode` when empty). Differs from Trinity: each part is aggregated over its own
  * rows' tokens instead of being re-weighted per micro-batch by the batch-size keys
  * (`ppo_mini_batch_size`, `train_batch_size_usual`, ...; accepted and not read); in a seq-mean
- * mode the other part's rows count as empty sequences.
+ * mode the other part's rows count as empty sequences. Cut into micro-batches, each weighs by
+ * its share of the rows (as Trinity's per-micro-batch weights do).
  */
 
 import type { Tensor } from "../../graph/tensor.ts";
@@ -26,6 +27,12 @@ export const MIX_BATCH_KEYS = {
   train_batch_size_usual: 1,
   train_batch_size_expert: 1,
 } as const;
+
+/** How the mixed losses are cut and weighed in micro-batches: by whole rows. */
+export const MIX_MICRO_BATCHING: Pick<PolicyLossFn, "microBatching" | "lossAggMode"> = {
+  microBatching: "rows",
+  lossAggMode: () => "seq-mean-token-mean",
+};
 
 /** `loss_agg_mode` of each part: empty means the loss's own `loss_agg_mode`. */
 export const MIX_PART_MODES = { sft_loss_agg_mode: "", grpo_loss_agg_mode: "" } as const;
@@ -69,6 +76,7 @@ function prefixed<T>(prefix: string, metrics: Record<string, T>): Record<string,
 export const mixPolicyLoss: PolicyLossFn = {
   defaultArgs: { ...ppoPolicyLoss.defaultArgs, mu: 0.1, ...MIX_PART_MODES, ...MIX_BATCH_KEYS },
   needs: ["oldLogp", "advantages", "isExpert"],
+  ...MIX_MICRO_BATCHING,
   build: (inputs, args) =>
     mixedLoss("mix", inputs, args, args.mu as number, {
       loss: sftPolicyLoss,

@@ -9,7 +9,7 @@
 
 import { scale } from "../../ops/unary.ts";
 import type { Args } from "../../util/registry.ts";
-import { MIX_BATCH_KEYS, MIX_PART_MODES, mixedLoss } from "./mix.ts";
+import { MIX_BATCH_KEYS, MIX_MICRO_BATCHING, MIX_PART_MODES, mixedLoss } from "./mix.ts";
 import type { PolicyLossFn } from "./policy_loss_fn.ts";
 import { ppoPolicyLoss } from "./ppo.ts";
 import { sftPolicyLoss } from "./sft.ts";
@@ -42,6 +42,7 @@ export const mixChordPolicyLoss: PolicyLossFn = {
     ...MIX_BATCH_KEYS,
   },
   needs: ["oldLogp", "advantages", "isExpert"],
+  ...MIX_MICRO_BATCHING,
   stepScalars: (args, step) => ({ mu: chordMu(args, step) }),
   build(inputs, args) {
     const mu = inputs.scalars?.mu;

@@ -12,6 +12,7 @@ import type { ExperienceOperator, OperatorFactory, OperatorResult } from "./oper
 import { maskResponseTruncated } from "./mask_response_truncated.ts";
 import { passRateCalculator } from "./pass_rate_calculator.ts";
 import { rewardFilter } from "./reward_filter.ts";
+import { rewardShapingMapper } from "./reward_shaping_mapper.ts";
 import { rewardStdFilter } from "./reward_std_filter.ts";
 
 export {
@@ -23,7 +24,8 @@ export {
 
 /**
  * Operators by name: `dapo_dynamic_sampling`, `invalid_reward_filter`,
- * `mask_response_truncated`, `pass_rate_calculator`, `reward_filter`, `reward_std_filter`.
+ * `mask_response_truncated`, `pass_rate_calculator`, `reward_filter`, `reward_shaping_mapper`,
+ * `reward_std_filter`.
  */
 export const EXPERIENCE_OPERATORS: Registry<OperatorFactory> = new Registry<OperatorFactory>(
   "experience operator",
@@ -34,6 +36,7 @@ export const EXPERIENCE_OPERATORS: Registry<OperatorFactory> = new Registry<Oper
     ["pass_rate_calculator", passRateCalculator],
     ["dapo_dynamic_sampling", dapoDynamicSampling],
     ["mask_response_truncated", maskResponseTruncated],
+    ["reward_shaping_mapper", rewardShapingMapper],
   ],
 );
 

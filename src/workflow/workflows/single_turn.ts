@@ -13,6 +13,7 @@ import { withoutActions } from "../../buffer/operators/mask_response_truncated.t
 import { experienceFromRollout } from "../experience_from_rollout.ts";
 import { computeReward } from "../rewards/mod.ts";
 import { resolveRewardFn, workflowArgs, type WorkflowFactory } from "../workflow.ts";
+import type { RolloutOptions } from "../rollout_model.ts";
 
 /** What distinguishes one single-turn workflow from another. */
 export interface SingleTurnSpec {
@@ -31,6 +32,8 @@ export interface SingleTurnSpec {
   defaultRewardArgs?(args: Args): Args;
   /** Zero the action mask of responses cut at the length limit (Trinity's math_boxed). */
   maskTruncated?: boolean;
+  /** Sampling options over the task's `rollout_args` (e.g. an eval workflow's fixed ones). */
+  rolloutOptions?: Partial<RolloutOptions>;
   /** The chat sent when the workflow chats. */
   messages(task: Task, args: Args): ChatMessage[];
   /** The text prompt sent as is otherwise. */
@@ -56,7 +59,7 @@ export function singleTurnWorkflow(spec: SingleTurnSpec): WorkflowFactory {
       const prompt = useChat(args) ? spec.messages(task, args) : spec.text(task, args);
       return {
         async run() {
-          const options = { ...task.rolloutArgs };
+          const options = { ...task.rolloutArgs, ...spec.rolloutOptions };
           const rollouts = typeof prompt === "string"
             ? await model.generate(prompt, options)
             : await model.chat(prompt, options);
