@@ -47,27 +47,27 @@ async function shardedModel(): Promise<PolicyModel> {
   return model;
 }
 
-/** Log-probs, entropies and their projected gradients w.r.t. every weight, by `score`. */
-async function scoresAndGradients(
-  model: PolicyModel,
-  score: (g: Graph, inputs: TokenInputs & { targets: Tensor }) => { logp: Tensor; entropy: Tensor },
-): Promise<HostData[]> {
+type ScoredInputs = TokenInputs & { targets: Tensor };
+
+/** The inputs of SEQUENCES padded to LEN, in a new graph. */
+function sequenceInputs(): ScoredInputs {
   const g = new Graph();
   const input = (n: string) => g.input([SEQUENCES.length, LEN], "i32", n);
-  const inputs = {
+  return {
     ids: input("ids"),
     positions: input("positions"),
     segments: input("segments"),
     targets: input("targets"),
   };
-  const { logp, entropy } = score(g, inputs);
-  const weights = model.variables().map((v) => g.variable(v));
-  const size = SEQUENCES.length * LEN;
-  const objective = g.constant(uniformArray(size, 7), [SEQUENCES.length, LEN]);
-  const entropyWeight = g.constant(uniformArray(size, 8), [SEQUENCES.length, LEN]);
-  const total = add(mul(logp, objective), mul(entropy, entropyWeight));
-  const grads = grad(total, weights);
-  const exe = await compileGraph(model.gpu, [logp, entropy, ...grads], "token_scores_test");
+}
+
+/** `outputs` of a graph fed SEQUENCES through `inputs`. */
+async function runOnSequences(
+  model: PolicyModel,
+  inputs: ScoredInputs,
+  outputs: Tensor[],
+): Promise<HostData[]> {
+  const exe = await compileGraph(model.gpu, outputs, "token_scores_test");
   try {
     const feed = padBatch(SEQUENCES, LEN, VOCAB);
     await exe.run(
@@ -78,10 +78,26 @@ async function scoresAndGradients(
         [inputs.targets, feed.targets],
       ]),
     );
-    return await exe.read([logp, entropy, ...grads]);
+    return await exe.read(outputs);
   } finally {
     exe.destroy();
   }
+}
+
+/** Log-probs, entropies and their projected gradients w.r.t. every weight, by `score`. */
+async function scoresAndGradients(
+  model: PolicyModel,
+  score: (g: Graph, inputs: ScoredInputs) => { logp: Tensor; entropy: Tensor },
+): Promise<HostData[]> {
+  const inputs = sequenceInputs();
+  const g = inputs.ids.graph;
+  const { logp, entropy } = score(g, inputs);
+  const weights = model.variables().map((v) => g.variable(v));
+  const size = SEQUENCES.length * LEN;
+  const objective = g.constant(uniformArray(size, 7), [SEQUENCES.length, LEN]);
+  const entropyWeight = g.constant(uniformArray(size, 8), [SEQUENCES.length, LEN]);
+  const total = add(mul(logp, objective), mul(entropy, entropyWeight));
+  return await runOnSequences(model, inputs, [logp, entropy, ...grad(total, weights)]);
 }
 
 Deno.test("tokenScores in chunks equals the whole logits' log-softmax, values and gradients", async () => {
@@ -119,31 +135,19 @@ Deno.test("tokenScores in chunks equals the whole logits' log-softmax, values an
 
 Deno.test("tokenNec in chunks equals nec of the whole logits", async () => {
   const model = await shardedModel();
-  const g = new Graph();
-  const input = (n: string) => g.input([SEQUENCES.length, LEN], "i32", n);
-  const inputs = { ids: input("ids"), positions: input("positions"), segments: input("segments") };
-  const w = model.weights(g);
+  const inputs = sequenceInputs();
+  const w = model.weights(inputs.ids.graph);
   const logits = scale(buildLogits(model.config, w, inputs), 1 / 0.7);
   const p2 = mul(softmax(logits), softmax(logits));
   const sum = (x: Tensor) => sumLast(x, { keepDim: false });
   const whole = add(mul(tokenEntropy(logits), sum(p2)), sum(mul(p2, logSoftmax(logits))));
   const hidden = scoredHidden(model.config, w, inputs);
   const chunked = tokenNec(model.config, w, hidden, { temperature: 0.7, chunkTokens: 4 });
-  const exe = await compileGraph(model.gpu, [whole, chunked], "token_nec_test");
   try {
-    const feed = padBatch(SEQUENCES, LEN, VOCAB);
-    await exe.run(
-      new Map([
-        [inputs.ids, feed.ids],
-        [inputs.positions, feed.positions],
-        [inputs.segments, feed.segments],
-      ]),
-    );
-    const [expected, actual] = await exe.read([whole, chunked]);
+    const [expected, actual] = await runOnSequences(model, inputs, [whole, chunked]);
     assertEquals(chunked.shape, [SEQUENCES.length, LEN]);
     assertClose(actual, expected, { atol: 1e-6, rtol: 1e-5, label: "nec in chunks of 4" });
   } finally {
-    exe.destroy();
     model.destroy();
   }
 });
