@@ -3,7 +3,7 @@
  * fine-tune ship (`default`, `linear`, `dynamic`, `llama3`, `yarn`) read into a
  * {@link RopeScaling}, and each turned into what the kernels take: HF's f32 inverse frequencies
  * and yarn's attention factor (`modeling_rope_utils.py`'s `_compute_*_parameters`). The f64
- * reference of the same formulas is `src/reference/rope_scaling.ts`. `longrope` (Phi-3.5) is not
+ * reference of the same formulas is `rope_reference.ts`. `longrope` (Phi-3.5) is not
  * read: its frequencies depend on the sequence length.
  */
 
