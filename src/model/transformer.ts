@@ -65,6 +65,11 @@ export type HiddenInputs = Pick<TokenInputs, "ids" | "positions">;
 export interface Rotary {
   positions: Tensor;
   invFreq: Float32Array<ArrayBuffer>;
+  /**
+   * Factor of the rotated dims of partial rotary (HF's attention scaling of cos and sin: yarn,
+   * longrope); rotations of whole heads leave it to the score scale.
+   */
+  factor?: number;
 }
 
 /** What one layer's attention applies besides q, k and v (from the model's description). */
@@ -93,9 +98,23 @@ export type AttentionFn = (
   spec: LayerAttention,
 ) => Tensor;
 
-/** `x` rotated by RoPE as `rotary` says, or `x` itself without one. */
+/**
+ * `x` rotated by RoPE as `rotary` says (the first 2 * invFreq.length dims of each head: all, or
+ * partial rotary's part, scaled by its factor, the rest as it was), or `x` itself without one.
+ */
 export function rotate(x: Tensor, rotary: Rotary | undefined): Tensor {
-  return rotary ? rope(x, rotary.positions, rotary.invFreq) : x;
+  if (!rotary) return x;
+  const { positions, invFreq } = rotary;
+  if (rotatesWholeHeads(rotary, x.lastDim)) return rope(x, positions, invFreq);
+  const [D, width] = [x.lastDim, 2 * invFreq.length];
+  const part = rope(sliceLast(x, 0, width), positions, invFreq);
+  const rotated = padLast(rotary.factor === undefined ? part : scale(part, rotary.factor), 0, D);
+  return add(rotated, padLast(sliceLast(x, width, D - width), width, D));
+}
+
+/** Whether `rotary` rotates every dim of heads of `headDim` (not partial rotary). */
+export function rotatesWholeHeads(rotary: Rotary, headDim: number): boolean {
+  return 2 * rotary.invFreq.length === headDim;
 }
 
 /** Causal attention within segments (`segments` [batch, seq], < 0 padding), RoPE applied. */
@@ -140,8 +159,9 @@ export function buildHidden(
 }
 
 /**
- * Logits [..., vocab] from hidden states [..., hidden]: the tied or untied output head, soft-capped
- * as `final_logit_softcapping` says.
+ * Logits [..., vocab] from hidden states [..., hidden]: the tied or untied output head, scaled
+ * (Granite's `logits_scaling`) and soft-capped (`final_logit_softcapping`) as the description
+ * says.
  */
 export function lmHead(cfg: ModelConfig, w: WeightLookup, h: Tensor): Tensor {
   const head = cfg.tieWordEmbeddings ? cfg.names.embedding : cfg.names.lmHead;
@@ -154,6 +174,7 @@ export function lmHead(cfg: ModelConfig, w: WeightLookup, h: Tensor): Tensor {
       )
       .reduce((a, b) => add(a, b))
     : matmul(h, w(head), { transB: true });
+  const scaled = cfg.logitScale === undefined ? logits : scale(logits, cfg.logitScale);
   const cap = cfg.finalLogitSoftcap;
-  return cap === undefined ? logits : scale(tanh(scale(logits, 1 / cap)), cap);
+  return cap === undefined ? scaled : scale(tanh(scale(scaled, 1 / cap)), cap);
 }
