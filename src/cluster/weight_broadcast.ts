@@ -11,7 +11,7 @@
 import { readVariables } from "../graph/read_variables.ts";
 import { shapeSize } from "../graph/tensor.ts";
 import type { PolicyModel } from "../model/policy.ts";
-import { fromBf16, toBf16 } from "./bf16.ts";
+import { fromBf16, toBf16 } from "../util/bf16.ts";
 import { KV_KEYS, type NatsLink } from "./nats_link.ts";
 
 /** Bytes per object chunk. */

@@ -1,6 +1,7 @@
 /**
- * bfloat16 packing of f32 weights for the broadcast: the top 16 bits of each f32, rounded to
- * nearest even (NaNs stay NaN), and back by appending 16 zero bits. Halves the bytes per version.
+ * bfloat16 packing of f32 values (the cluster's weight broadcast, weights of halves): the top 16
+ * bits of each f32, rounded to nearest even (NaNs stay NaN), and back by appending 16 zero bits.
+ * Halves the bytes.
  */
 
 /** `values` as bfloat16 bit patterns, rounded to nearest even. */
