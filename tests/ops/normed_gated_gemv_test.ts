@@ -223,3 +223,52 @@ Deno.test("normed gated gemv refuses weights of the wrong shape and K off a mult
     "multiples of 4",
   );
 });
+
+Deno.test("normed gated gemv on GPUs: the GEMV kernels match CPU on up to 8 rows", async () => {
+  // The GPU path (gemv.ts, lane sums in workgroup memory and, where subgroups work, by subgroup
+  // sums) run here by presenting the adapter as a GPU.
+  const cpu = await getGpu();
+  const cases = [
+    { rows: 1, k: 52, n: 44, kind: "silu" as const },
+    { rows: 3, k: 36, n: 100, kind: "gelu" as const },
+    { rows: 8, k: 1000, n: 140, kind: "silu" as const },
+  ];
+  for (const hasSubgroups of cpu.hasSubgroups ? [false, true] : [false]) {
+    const gpu = { ...cpu, hasSubgroups, summary: { ...cpu.summary, isFallback: false } };
+    assertEquals(normedGatedGemvMisfit(gpu, 44, 52), undefined, "GPUs run it");
+    assertEquals(
+      normedGatedGemvMisfit(gpu, 44, 50),
+      "expected K a multiple of 4 for f32 weights, received 50",
+    );
+    for (const [i, c] of cases.entries()) {
+      const data = [
+        uniformArray(c.rows * c.k, 70 + i, -2, 2),
+        uniformArray(c.k, 71 + i, -1.5, 1.5),
+        uniformArray(c.n * c.k, 72 + i),
+        uniformArray(c.n * c.k, 73 + i),
+      ];
+      const g = new Graph();
+      const xs = [[c.rows, c.k], [c.k], [c.n, c.k], [c.n, c.k]].map((s) => g.input(s));
+      const out = normedGatedGemv(xs[0], xs[1], xs[2], xs[3], { eps: EPS, gate: c.kind });
+      const exe = await compileGraph(gpu, [out], "normed gated gemv on a GPU");
+      try {
+        const kernel = hasSubgroups ? "gemv_subgroups" : "gemv:";
+        assert(exe.dispatches.every((d) => d.label.startsWith(kernel)), `one ${kernel} launch`);
+        await exe.run(new Map(xs.map((x, j) => [x, data[j]])));
+        const [got] = await exe.read([out]);
+        const want = normedGatedGemvRef(data[0], data[1], data[2], data[3], {
+          k: c.k,
+          n: c.n,
+          eps: EPS,
+          kind: c.kind,
+        });
+        assertClose(got, want, {
+          ...tolerance(c.k),
+          label: `${c.rows} rows, subgroups ${hasSubgroups}`,
+        });
+      } finally {
+        exe.destroy();
+      }
+    }
+  }
+});
