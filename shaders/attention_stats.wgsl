@@ -24,9 +24,13 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
   let i = gid.x + gid.y * nwg.x * WG;
   if (i >= p.rows) { return; }
   let at = i * p.head_dim;
+  // Four products at a time, summed before they join the total (the order the register kernels
+  // summed delta in when they computed it themselves).
   var delta = 0.0;
-  for (var d = 0u; d < p.head_dim; d++) {
-    delta += fwd[at + d] * d_o[at + d];
+  for (var d0 = 0u; d0 < p.head_dim; d0 += 4u) {
+    var quad = 0.0;
+    for (var d = d0; d < min(d0 + 4u, p.head_dim); d++) { quad += fwd[at + d] * d_o[at + d]; }
+    delta += quad;
   }
   stats[2u * i] = fwd[p.lse_at + i];
   stats[2u * i + 1u] = delta;
