@@ -1,9 +1,9 @@
 // The GEMV kernels for GPUs (gemv.wgsl: the lanes' sums added in workgroup memory;
 // gemv_subgroups.wgsl: by subgroup sums), for the few rows of a decode step:
 //   c[m, n] (+)= sum_k x[m, k] * w[n, k]                       (the product x W^T, HF's layout)
-// with, by override, x = HF's RMSNorm of a with weight gamma (NORM: the norm's 1/rms is a per-row
-// factor, so a chunk of a is multiplied by gamma on the way and the row's sums by 1/rms at the
-// end), and a second weight w2 (GATED: c = f(x W^T) * (x W2^T), f the activation OP, SwiGLU with
+// with, by override, x = HF's RMSNorm of a with weight gamma (+ WEIGHT_OFFSET: Gemma's 1 + gamma)
+// (NORM: the norm's 1/rms is a per-row factor, so a chunk of a is multiplied by the weight on the
+// way and the row's sums by 1/rms at the end), and a second weight w2 (GATED: c = f(x W^T) * (x W2^T), f the activation OP, SwiGLU with
 // silu). Weights are f32, or f16 / bf16 packed two per u32 (FORMAT; element 2i in the low half),
 // read as vec4<u32> chunks (4 f32 or 8 halves); all math in f32.
 // A workgroup owns COLS output columns; its LANES = 256 / COLS invocations per column split K:
@@ -25,6 +25,7 @@ override COLS: u32 = 4u; // a power of two, 1 to 64
 override ROWS: u32 = 1u; // 1, 2, 4 or 8
 override FORMAT: u32 = 0u; // 0 f32, 1 f16, 2 bf16
 override NORM: bool = false;
+override WEIGHT_OFFSET: f32 = 0.0; // added to gamma (Gemma's RMSNorm: 1)
 override GATED: bool = false;
 override OP: u32 = 6u; // the gate's activation (lib/activation.wgsl codes; 6 silu)
 override ACCUMULATE: bool = false;
@@ -64,7 +65,7 @@ fn chunk_values(u: vec4u) -> array<vec4f, 2> {
 fn x_quad(r: u32, j: u32) -> vec4f {
   if (r >= p.m) { return vec4f(0.0); }
   let v = a[r * (p.k / 4u) + j];
-  if (NORM) { return v * gamma[j]; }
+  if (NORM) { return v * (gamma[j] + WEIGHT_OFFSET); }
   return v;
 }
 

@@ -41,8 +41,11 @@ export interface GemvOptions {
   cols: number;
   /** Sum the lanes by subgroup operations (devices where `subgroups` works). */
   subgroups?: boolean;
-  /** x is the RMSNorm of the rows of a with this weight buffer ([K]) and eps. */
-  norm?: { gamma: GPUBuffer; eps: number };
+  /**
+   * x is the RMSNorm of the rows of a with this weight buffer ([K]), eps and weight offset (added
+   * to the weight: Gemma's 1 + gamma; default 0).
+   */
+  norm?: { gamma: GPUBuffer; eps: number; weightOffset?: number };
   /** out = f(x W^T) * (x W2^T): the second weight's buffer (same format) and f. */
   gated?: { w2: GPUBuffer; activation: UnaryKind };
   /** Add the product to what the output buffer holds. */
@@ -91,6 +94,7 @@ export function gemvLaunch(
         ROWS: rows,
         FORMAT: ["f32", "f16", "bf16"].indexOf(p.format),
         ...(opts.norm ? { NORM: 1 } : {}),
+        ...(opts.norm?.weightOffset ? { WEIGHT_OFFSET: opts.norm.weightOffset } : {}),
         ...(opts.gated ? { GATED: 1, OP: UNARY_OPS.indexOf(opts.gated.activation) } : {}),
         ...(opts.accumulate ? { ACCUMULATE: 1 } : {}),
       },

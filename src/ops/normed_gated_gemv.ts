@@ -95,7 +95,7 @@ const NORMED_GATED_GEMV: OpDef<NormedGatedAttrs> = {
         gemvLaunch({ m, n, k, format: "f32" }, { a: h.buffer, w: gate.buffer, c: out.buffer }, {
           cols: GPU_COLUMNS,
           subgroups,
-          norm: { gamma: gamma.buffer, eps: attrs.eps },
+          norm: { gamma: gamma.buffer, eps: attrs.eps, weightOffset: attrs.weightOffset },
           gated: { w2: up.buffer, activation: attrs.gate },
         }),
       ];

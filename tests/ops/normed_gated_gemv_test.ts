@@ -226,11 +226,11 @@ Deno.test("normed gated gemv refuses weights of the wrong shape and K off a mult
 
 Deno.test("normed gated gemv on GPUs: the GEMV kernels match CPU on up to 8 rows", async () => {
   // The GPU path (gemv.ts, lane sums in workgroup memory and, where subgroups work, by subgroup
-  // sums) run here by presenting the adapter as a GPU.
+  // sums) run here by presenting the adapter as a GPU; Gemma's norm weight offset in one case.
   const cpu = await getGpu();
   const cases = [
     { rows: 1, k: 52, n: 44, kind: "silu" as const },
-    { rows: 3, k: 36, n: 100, kind: "gelu" as const },
+    { rows: 3, k: 36, n: 100, kind: "gelu" as const, weightOffset: 1 },
     { rows: 8, k: 1000, n: 140, kind: "silu" as const },
   ];
   for (const hasSubgroups of cpu.hasSubgroups ? [false, true] : [false]) {
@@ -249,7 +249,8 @@ Deno.test("normed gated gemv on GPUs: the GEMV kernels match CPU on up to 8 rows
       ];
       const g = new Graph();
       const xs = [[c.rows, c.k], [c.k], [c.n, c.k], [c.n, c.k]].map((s) => g.input(s));
-      const out = normedGatedGemv(xs[0], xs[1], xs[2], xs[3], { eps: EPS, gate: c.kind });
+      const attrs = { eps: EPS, gate: c.kind, weightOffset: c.weightOffset };
+      const out = normedGatedGemv(xs[0], xs[1], xs[2], xs[3], attrs);
       const exe = await compileGraph(gpu, [out], "normed gated gemv on a GPU");
       try {
         const kernel = hasSubgroups ? "gemv_subgroups" : "gemv:";
@@ -260,6 +261,7 @@ Deno.test("normed gated gemv on GPUs: the GEMV kernels match CPU on up to 8 rows
           k: c.k,
           n: c.n,
           eps: EPS,
+          weightOffset: c.weightOffset,
           kind: c.kind,
         });
         assertClose(got, want, {
