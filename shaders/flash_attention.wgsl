@@ -23,15 +23,14 @@
 // Workgroup: (16, HR / 4); invocation (tx, ty) owns home rows 4 ty .. 4 ty + 3, and in a tile's
 // score block the streamed rows 4 tx .. 4 tx + 3, in its accumulators head-dim quads tx + 16 n.
 // Overrides: HR (32 or 64), NQ (1 to 4), VK (streamed rows per accumulation step; VK times the
-// head dim's quads fits STAGE), WINDOWED.
+// head dim's quads fits STAGE). The window is a runtime test (one pipeline for windowed and
+// full layers).
 // #include attention_params
 // #include register_blocks
 
 override HR: u32 = 64u;
 override NQ: u32 = 1u;
 override VK: u32 = 16u;
-// p.window > 0 (the host sets it then): without a window the mask compiles without its test.
-override WINDOWED: bool = false;
 // Streamed rows per tile; head-dim elements per staging step of a score product; invocations
 // along a tile's streamed rows; vec4s of staging memory.
 const SC = 64u;
@@ -153,8 +152,8 @@ fn attends4(query_home: bool, home_t: u32, home_sg: i32, stream_t: vec4u, stream
   let kt = select(stream_t, vec4u(home_t), !query_home);
   let causal = kt <= qt;
   let segments = (stream_sg == vec4i(home_sg)) & vec4<bool>(home_sg >= 0);
-  if (!WINDOWED) { return causal & segments; }
-  return causal & (qt - kt < vec4u(p.window)) & segments;
+  let windowed = vec4<bool>(p.window == 0u) | (qt - kt < vec4u(p.window));
+  return causal & windowed & segments;
 }
 
 // Stages the segment ids of the tile at stream0 (and, when it holds queries, their lse and delta

@@ -35,7 +35,7 @@
 // spells the loops out, like matmul_regblock): a loop index would put them in memory on llvmpipe
 // (the private accumulators are indexed by the head-dim loop, uniform across lanes).
 // Grid: x = block of WG invocations, y = head (the kv head for backward_kv), z = batch row.
-// Overrides: WG, ROW_GROUPS (1 or 2), COL_GROUPS (1 to 4), GRAD_V, PRIVATE_ACC, WINDOWED.
+// Overrides: WG, ROW_GROUPS (1 or 2), COL_GROUPS (1 to 4), GRAD_V, PRIVATE_ACC.
 
 override WG: u32 = 8u;
 override ROW_GROUPS: u32 = 2u;
@@ -45,8 +45,6 @@ override GRAD_V: bool = false;
 // adapters: a private array at a uniform index costs far less than per-lane storage there)
 // instead of in `out`.
 override PRIVATE_ACC: bool = false;
-// p.window > 0 (the host sets it then): without a window the mask compiles without its test.
-override WINDOWED: bool = false;
 
 
 
@@ -169,9 +167,8 @@ fn pairs(query_home: bool, g: u32, h: u32, c: u32, j0: u32) -> vec4<bool> {
   let causal = select(pos <= j, j <= pos, query_home);
   // Query minus key distance, when it is >= 0 (causal).
   let dist = select(j - pos, pos - j, query_home);
-  let segments = (home_seg[g] == vec4i(tile_seg[h][c])) & (home_seg[g] >= vec4i(0));
-  if (!WINDOWED) { return causal & segments; }
-  return causal & (dist < vec4u(p.window)) & segments;
+  let windowed = vec4<bool>(p.window == 0u) | (dist < vec4u(p.window));
+  return causal & windowed & (home_seg[g] == vec4i(tile_seg[h][c])) & (home_seg[g] >= vec4i(0));
 }
 
 // m with the entries of non-attending pairs of block (g, h) replaced by `fill`.

@@ -2,7 +2,7 @@
  * Weights across processes: each synced version is one object `v<version>` of the run's object
  * store, the values of what training moves (`trainableVariables`: every parameter, or with LoRA
  * the adapter alone, the explorers holding the same frozen base) in their order as f32 or, to
- * halve the bytes, bfloat16 (`bf16.ts`) (1 MB chunks, streamed out of one readback), and the KV
+ * halve the bytes, bfloat16 (`util/half.ts`) (1 MB chunks, streamed out of one readback), and the KV
  * key `weights` names the newest version. An explorer streams the object into one preallocated
  * buffer and writes each variable into its GPU buffer under the model's GPU lock. Versions older
  * than the ones an explorer can still be asked for are deleted.
@@ -11,7 +11,7 @@
 import { readVariables } from "../graph/read_variables.ts";
 import { shapeSize } from "../graph/tensor.ts";
 import type { PolicyModel } from "../model/policy.ts";
-import { fromBf16, toBf16 } from "../util/bf16.ts";
+import { fromBf16, toBf16 } from "../util/half.ts";
 import { KV_KEYS, type NatsLink } from "./nats_link.ts";
 
 /** Bytes per object chunk. */

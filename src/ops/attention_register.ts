@@ -169,7 +169,6 @@ function registerLaunch(
     COL_GROUPS: colGroups,
   };
   if (entry === "backward_kv") constants.GRAD_V = Number(gradV);
-  if (job.math.window > 0) constants.WINDOWED = 1;
   if (ctx.gpu.summary.isFallback && rowGroups * dims.headDim <= PRIVATE_ACC_ELEMENTS) {
     constants.PRIVATE_ACC = 1;
   }

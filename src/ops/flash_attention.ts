@@ -81,7 +81,6 @@ export function flashAttentionLaunch(job: AttentionJob, rows: FlashRows): Kernel
         HR: rows,
         NQ: Math.ceil(quads / QUAD_LANES),
         VK: Math.min(TILE, floorPow2(STAGE_VEC4S / quads)),
-        ...(job.math.window > 0 ? { WINDOWED: 1 } : {}),
       },
       bindings: ["read", "read", "read", "read", "read", "read", "read_write"],
       params: true,

@@ -5,7 +5,7 @@
  * and BF16 tensors), and the values such words hold.
  */
 
-import { toBf16 } from "../util/bf16.ts";
+import { toBf16, toF16 } from "../util/half.ts";
 import { bf16ToF32, f16ToF32 } from "./convert.ts";
 
 /** A 16-bit float format of packed weights. */
@@ -20,7 +20,7 @@ export function packHalvesRef(
     throw new Error(`Cannot pack ${values.length} values in pairs: expected an even count`);
   }
   const f32 = Float32Array.from(values);
-  const bits = format === "f16" ? new Uint16Array(Float16Array.from(f32).buffer) : toBf16(f32);
+  const bits = format === "f16" ? toF16(f32) : toBf16(f32);
   return new Uint32Array(bits.buffer as ArrayBuffer, bits.byteOffset, bits.length / 2);
 }
 

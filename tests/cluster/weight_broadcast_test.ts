@@ -6,7 +6,7 @@
  */
 
 import { assertEquals } from "../_asserts.ts";
-import { fromBf16, toBf16 } from "../../src/util/bf16.ts";
+import { fromBf16, toBf16 } from "../../src/util/half.ts";
 import { NatsLink } from "../../src/cluster/nats_link.ts";
 import {
   loadWeights,

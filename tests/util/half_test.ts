@@ -1,7 +1,7 @@
 /** The broadcast's bfloat16 packing against the reference decoder (`src/reference/convert.ts`). */
 
 import { assertEquals } from "../_asserts.ts";
-import { fromBf16, toBf16 } from "../../src/util/bf16.ts";
+import { fromBf16, toBf16 } from "../../src/util/half.ts";
 import { bf16ToF32 } from "../../src/reference/convert.ts";
 
 Deno.test("bf16 packing rounds to nearest even and widens back exactly", () => {
