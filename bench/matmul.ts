@@ -13,14 +13,15 @@ import { compileGraph } from "../src/graph/executable.ts";
 import { Graph } from "../src/graph/graph.ts";
 import { add } from "../src/ops/binary.ts";
 import { uniformArray } from "../src/util/random.ts";
-import { OrtMatmul } from "./_ort.ts";
-import { rftMatmul, spotCheck } from "./_rft_matmul.ts";
+import { OrtMatmul, type Timed } from "./_ort.ts";
+import { rftHalfMatmul, rftMatmul, spotCheck } from "./_rft_matmul.ts";
 import { benchArgs } from "./_flags.ts";
 import { reportMeasured } from "./_report.ts";
 import { type Column, formatTable } from "./_table.ts";
 
 const HELP =
-  `Usage: deno task bench [--sizes 128,256,512,1024] [--min-ms 500] [--rounds 3] [--json FILE]`;
+  `Usage: deno task bench [--sizes 128,256,512,1024] [--min-ms 500] [--rounds 3] [--f16] [--json FILE]
+--f16  also rft's product by an f16 weight (halfMatmul, x W^T, f32 sums)`;
 
 /** GFLOP/s of each contender at one size, and the variant rft's autotune chose. */
 interface Row {
@@ -30,6 +31,8 @@ interface Row {
   ortWebgpu: number;
   ortWasm: number;
   ortNode: number;
+  /** rft's product by an f16 weight (with --f16). */
+  rftF16?: number;
 }
 
 /** Microseconds per dispatch of a compiled graph of `ops` chained adds on 16 values. */
@@ -55,15 +58,17 @@ async function benchSize(
   n: number,
   minMs: number,
   rounds: number,
+  f16: boolean,
 ) {
   const a = uniformArray(n * n, 1);
   const b = uniformArray(n * n, 2);
   const rft = await rftMatmul(gpu, n, a, b);
-  const contenders = {
+  const contenders: Record<string, Timed> = {
     rft: rft.timed,
     ortWebgpu: ort.onWebgpu(a, b, n, n, n),
     ortWasm: ort.onHost("wasm", a, b, n, n, n),
     ortNode: ort.onHost("node", a, b, n, n, n),
+    ...(f16 ? { rftF16: await rftHalfMatmul(gpu, n, a, b) } : {}),
   };
   const best: Record<string, number> = {};
   try {
@@ -76,8 +81,7 @@ async function benchSize(
     // The timed replays recorded the operand copies too: the result must still be right.
     spotCheck(await rft.read(), a, b, n, `rft matmul ${n}^3 after timing`);
   } finally {
-    contenders.rft.dispose();
-    contenders.ortWebgpu.dispose();
+    Object.values(contenders).forEach((c) => c.dispose());
   }
   return {
     size: n,
@@ -86,6 +90,7 @@ async function benchSize(
     ortWebgpu: best.ortWebgpu,
     ortWasm: best.ortWasm,
     ortNode: best.ortNode,
+    ...(f16 ? { rftF16: best.rftF16 } : {}),
   };
 }
 
@@ -100,10 +105,19 @@ function printTable(rows: readonly Row[]): void {
     ["rft/webgpu", (r) => (r.rft / r.ortWebgpu).toFixed(2)],
     ["rft/wasm", (r) => (r.rft / r.ortWasm).toFixed(2)],
     ["rft/ort-node", (r) => (r.rft / r.ortNode).toFixed(2)],
+    ...(rows.some((r) => r.rftF16 !== undefined)
+      ? [
+        ["rft f16", (r: Row) => r.rftF16?.toFixed(1) ?? "-"],
+        ["f16/f32", (r: Row) => r.rftF16 ? (r.rftF16 / r.rft).toFixed(2) : "-"],
+      ] as Column<Row>[]
+      : []),
   ];
   console.log("\nmatmul GFLOP/s, M = N = K (best of rounds)");
   console.log(formatTable(columns, rows));
   console.log("rft: the graph op matmul; texture variants include their operand copies");
+  if (rows.some((r) => r.rftF16 !== undefined)) {
+    console.log("rft f16: halfMatmul by an f16 weight used transposed (x W^T), f32 sums");
+  }
 }
 
 async function main() {
@@ -114,6 +128,7 @@ async function main() {
       "min-ms": { type: "string", default: "500" },
       rounds: { type: "string", default: "3" },
       json: { type: "string" },
+      f16: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -141,7 +156,7 @@ async function main() {
   const ort = await OrtMatmul.create();
   const rows: Row[] = [];
   for (const size of sizes) {
-    rows.push(await benchSize(gpu, ort, size, minMs, rounds));
+    rows.push(await benchSize(gpu, ort, size, minMs, rounds, Boolean(values.f16)));
     reportMeasured(`${size}^3`, rows[rows.length - 1]);
   }
   await ort.release();

@@ -1,14 +1,14 @@
-// Causal self-attention (forward and backward) reading q, k, v, o and d_o from storage buffers:
+// Causal self-attention (forward and backward) reading q, k, v and d_o from storage buffers:
 // any head dim. The kernels are shaders/lib/attention_core.wgsl's (see there for the algorithm,
 // shapes and bindings); this file binds the operands and loads them for it.
 
 // #include attention_core
+// #include attention_params
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
 @group(0) @binding(1) var<storage, read> k: array<f32>;
 @group(0) @binding(2) var<storage, read> v: array<f32>;
-@group(0) @binding(4) var<storage, read> o: array<f32>;
-@group(0) @binding(5) var<storage, read> d_o: array<f32>;
+@group(0) @binding(4) var<storage, read> d_o: array<f32>;
 
 // Element i of tensor src.
 fn read_at(src: u32, i: u32) -> f32 {
@@ -16,7 +16,6 @@ fn read_at(src: u32, i: u32) -> f32 {
     case SRC_Q: { return q[i] * p.scale; }
     case SRC_K: { return k[i]; }
     case SRC_V: { return v[i]; }
-    case SRC_O: { return o[i]; }
     default: { return d_o[i]; }
   }
 }

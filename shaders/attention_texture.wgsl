@@ -1,4 +1,4 @@
-// Causal self-attention (forward and backward) reading q, k, v, o and d_o from rgba32float
+// Causal self-attention (forward and backward) reading q, k, v and d_o from rgba32float
 // textures, for CPU adapters, where a texel load costs a fraction of a storage load (llvmpipe
 // runs those a lane at a time) and brings four head-dim elements. The kernels are
 // shaders/lib/attention_core.wgsl's (see there for the algorithm, shapes and bindings).
@@ -7,14 +7,14 @@
 // dim must be a multiple of 4.
 
 // #include attention_core
+// #include attention_params
 
 override TEX_W: u32 = 8192u; // texels per texture row, a power of two
 
 @group(0) @binding(0) var q: texture_storage_2d<rgba32float, read>;
 @group(0) @binding(1) var k: texture_storage_2d<rgba32float, read>;
 @group(0) @binding(2) var v: texture_storage_2d<rgba32float, read>;
-@group(0) @binding(4) var o: texture_storage_2d<rgba32float, read>;
-@group(0) @binding(5) var d_o: texture_storage_2d<rgba32float, read>;
+@group(0) @binding(4) var d_o: texture_storage_2d<rgba32float, read>;
 
 // Elements e .. e+3 (e a multiple of 4) of tensor src.
 fn texel(src: u32, e: u32) -> vec4f {
@@ -24,7 +24,6 @@ fn texel(src: u32, e: u32) -> vec4f {
     case SRC_Q: { return textureLoad(q, at) * p.scale; }
     case SRC_K: { return textureLoad(k, at); }
     case SRC_V: { return textureLoad(v, at); }
-    case SRC_O: { return textureLoad(o, at); }
     default: { return textureLoad(d_o, at); }
   }
 }

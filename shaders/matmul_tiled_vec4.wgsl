@@ -15,6 +15,7 @@
 // Grid: x = ceil(N / BN), y = ceil(M / BM), z = batch. Workgroup: (BN / 4, BM / 4).
 // #include matmul_params
 // #include matmul_vec4_tiles
+// #include matmul_f32_operands
 
 override BM: u32 = 64u; // multiple of 4
 override BN: u32 = 64u; // multiple of 4

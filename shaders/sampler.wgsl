@@ -118,7 +118,7 @@ fn pcg_hash(v: u32) -> u32 {
   return (word >> 22u) ^ word;
 }
 
-// Uniform in [0, 1) with 24 random bits, keyed by (seed, step); src/reference/sample.ts mirrors it.
+// Uniform in [0, 1) with 24 random bits, keyed by (seed, step); src/reference/sampler.ts mirrors it.
 fn uniform01(seed: u32, step: u32) -> f32 {
   return f32(pcg_hash(seed + pcg_hash(step)) >> 8u) * (1.0 / 16777216.0);
 }

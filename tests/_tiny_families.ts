@@ -1,8 +1,10 @@
 /**
  * Tiny configs of the families whose architectures the original Llama/GPT-2 tests do not cover,
  * shared by the model, engine, LoRA and export tests: Llama 3.2 (llama3 RoPE scaling, tied
- * embeddings), Gemma 3 (sliding windows, four norms a layer), Phi-3 (fused projections) and OLMo 2
- * (post-norms, q/k norms over whole projections). Configs only: no test here.
+ * embeddings), Gemma 3 (sliding windows, four norms a layer), Phi-3 (fused projections), OLMo 2
+ * (post-norms, q/k norms over whole projections), SmolLM3 (NoPE layers), Granite (multipliers),
+ * Phi-4-mini (partial rotary, longrope) and StableLM 2 (LayerNorms, partial rotary). Configs
+ * only: no test here.
  */
 
 /** Llama 3.2's `rope_scaling` as its config.json ships it. */
@@ -79,6 +81,17 @@ export function tinyGemma3Config(
   };
 }
 
+/** The sizes the tiny Llama-layout rows share: 2 layers of GQA 2/1, head_dim 8, SiLU. */
+const TINY_SIZES = {
+  hidden_size: 16,
+  intermediate_size: 24,
+  num_hidden_layers: 2,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  hidden_act: "silu",
+  max_position_embeddings: 128,
+};
+
 /**
  * A Phi-3 over `vocab` tokens: fused qkv_proj and gate_up_proj, GQA 2/1 (as Phi-3-medium), a
  * sliding window of 3 on every layer, an untied head.
@@ -87,17 +100,11 @@ export function tinyPhi3Config(vocab: number): Record<string, unknown> {
   return {
     architectures: ["Phi3ForCausalLM"],
     model_type: "phi3",
-    hidden_size: 16,
-    intermediate_size: 24,
-    num_hidden_layers: 2,
-    num_attention_heads: 2,
-    num_key_value_heads: 1,
-    hidden_act: "silu",
+    ...TINY_SIZES,
     rms_norm_eps: 1e-5,
     rope_theta: 10000,
     rope_scaling: null,
     sliding_window: 3,
-    max_position_embeddings: 128,
     vocab_size: vocab,
     tie_word_embeddings: false,
   };
@@ -120,6 +127,81 @@ export function tinyOlmo2Config(vocab: number): Record<string, unknown> {
     rms_norm_eps: 1e-6,
     rope_theta: 500000,
     max_position_embeddings: 128,
+    vocab_size: vocab,
+    tie_word_embeddings: false,
+  };
+}
+
+/**
+ * A SmolLM3 over `vocab` tokens: NoPE on every second layer (`no_rope_layer_interval` 2; the
+ * shipped 4 would leave two layers without one), GQA 2/1, tied embeddings by the model_type's
+ * default.
+ */
+export function tinySmolLm3Config(vocab: number): Record<string, unknown> {
+  return {
+    architectures: ["SmolLM3ForCausalLM"],
+    model_type: "smollm3",
+    ...TINY_SIZES,
+    rms_norm_eps: 1e-6,
+    rope_theta: 5000000,
+    no_rope_layer_interval: 2,
+    vocab_size: vocab,
+  };
+}
+
+/**
+ * A Granite over `vocab` tokens: its embedding, attention and residual multipliers and logits
+ * divisor (none of them 1), GQA 4/2, tied embeddings.
+ */
+export function tinyGraniteConfig(vocab: number): Record<string, unknown> {
+  return {
+    architectures: ["GraniteForCausalLM"],
+    model_type: "granite",
+    ...TINY_SIZES,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    rms_norm_eps: 1e-5,
+    rope_theta: 10000,
+    embedding_multiplier: 3,
+    attention_multiplier: 0.3,
+    residual_multiplier: 0.4,
+    logits_scaling: 2.5,
+    vocab_size: vocab,
+    tie_word_embeddings: true,
+  };
+}
+
+/**
+ * A Phi-4-mini over `vocab` tokens: Phi-3's fused projections, partial rotary (0.75 of head_dim
+ * 8: 6 dims rotate) and longrope over an original 64 positions (max 512: factor 8, so scores
+ * scale by the attention factor's square), GQA 2/1, tied embeddings.
+ */
+export function tinyPhi4MiniConfig(vocab: number): Record<string, unknown> {
+  return {
+    ...tinyPhi3Config(vocab),
+    partial_rotary_factor: 0.75,
+    rope_scaling: { type: "longrope", short_factor: [1, 1.5, 3], long_factor: [2, 8, 30] },
+    original_max_position_embeddings: 64,
+    max_position_embeddings: 512,
+    sliding_window: 512,
+    tie_word_embeddings: true,
+  };
+}
+
+/**
+ * A StableLM 2 over `vocab` tokens: LayerNorms with biases, q/k/v biases, partial rotary (0.25 of
+ * head_dim 8), an untied head.
+ */
+export function tinyStableLmConfig(vocab: number): Record<string, unknown> {
+  return {
+    architectures: ["StableLmForCausalLM"],
+    model_type: "stablelm",
+    ...TINY_SIZES,
+    num_key_value_heads: 2,
+    layer_norm_eps: 1e-5,
+    use_qkv_bias: true,
+    partial_rotary_factor: 0.25,
+    rope_theta: 10000,
     vocab_size: vocab,
     tie_word_embeddings: false,
   };

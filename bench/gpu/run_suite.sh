@@ -5,7 +5,10 @@
 # json.tar (each script's --json report, `rft info`, the autotune cache), train_profile.log (the
 # train bench under RFT_DEBUG=2: every dispatch's GPU time). Each step gets at most
 # its own cap and whatever is left of RFT_SUITE_SECONDS (default 520) in all.
-# RFT_SUITE_ONLY=decode,forward runs those steps alone (info always runs). A .gl/autotune.json
+# RFT_SUITE_ONLY=decode,forward runs those steps alone (info always runs). Steps, in order:
+# kernels (the GPU kernels' tests: flash attention, GEMV, halves, subgroups), attention (each
+# attention kernel family at the train step's shape), train, decode, matmul (f32 and f16 rows),
+# forward, train-profile, tests (the GPU-related test folders), step. A .gl/autotune.json
 # (an earlier run's cache) becomes the autotune cache where there is none, so kernels are not
 # timed again (entries of another adapter are ignored); the H100 lease's table of 2026-11-27 ships
 # with rft (src/gpu/tuning_tables/h100_vulkan.json) and serves an H100 without it.
@@ -68,9 +71,10 @@ step() {
 
 { nvidia-smi -L; nproc; } >>"$log" 2>&1
 if [ -n "${RFT_SUITE_SMALL:-}" ]; then
-  model=tiny sizes=128,256 seqs=64 rows=2 len=32 batches=1,8
+  model=tiny sizes=128,256 seqs=64 rows=2 len=32 batches=1,8 attention=1,64,4,2,64
 else
-  model=smollm2-135m sizes=256,1024,2048,4096 seqs=128 rows=8 len=256 batches=${RFT_SUITE_BATCHES:-1,32}
+  model=smollm2-135m sizes=1024,2048,4096 seqs=128 rows=8 len=256
+  batches=${RFT_SUITE_BATCHES:-1,32} attention=8,256,9,3,64
 fi
 j=$OUT/json
 node_webgpu=--ort-node-webgpu
@@ -85,13 +89,17 @@ if ! grep -q "^fallback     no" "$log"; then # no GPU adapter through Vulkan: tr
     exit 3
   fi
 fi
+step kernels 150 bash -c "./rft deno test -A --no-check tests/ops/flash_attention_test.ts \
+  tests/ops/half_matmul_test.ts tests/ops/normed_gated_gemv_test.ts tests/gpu/subgroups_test.ts && \
+  ./rft deno test -A --no-check tests/ops/matmul_test.ts --filter '/gemv_|tiled_8x8/'"
+step attention 60 ./rft deno run -A bench/attention.ts --shape $attention --json $j/attention.json
+step train 150 ./rft deno run -A bench/train.ts --models $model --rows $rows --len $len \
+  --json $j/train.json
 step decode 130 ./rft deno run -A bench/decode.ts --models $model --batches $batches \
   --wasm-batches "" $node_webgpu ${RFT_SUITE_DECODE_ARGS:-} --json $j/decode.json
+step matmul 90 ./rft deno run -A bench/matmul.ts --sizes $sizes --f16 --json $j/matmul.json
 step forward 100 ./rft deno run -A bench/forward.ts --models $model --seqs $seqs --batches 1,8 \
   --webgpu-batches 1 $node_webgpu --min-ms 300 --rounds 1 --json $j/forward.json
-step matmul 70 ./rft deno run -A bench/matmul.ts --sizes $sizes --json $j/matmul.json
-step train 100 ./rft deno run -A bench/train.ts --models $model --rows $rows --len $len \
-  --json $j/train.json
 step train-profile 200 bash -c "RFT_DEBUG=2 ./rft deno run -A bench/train.ts --models $model \
   --rows $rows --len $len --reps 1 >/dev/null 2>$OUT/train_profile.log"
 step tests 120 ./rft deno test -A --parallel --no-check tests/gpu tests/ops tests/graph tests/model \

@@ -1,26 +1,26 @@
 // The causal self-attention kernels of attention.wgsl (operands in storage buffers) and
 // attention_texture.wgsl (operands in rgba32float textures), which differ only in how they load
-// q, k, v, o and d_o; a shader pulls this in with the line `// #include attention_core` and
+// q, k, v and d_o; a shader pulls this in with the line `// #include attention_core` and
 // defines `quads(src, t, head, d0) -> mat4x4f`: column dd holds element d0 + dd (0 past the head
 // dim) of positions t .. t+3 (clamped to the sequence) of head `head` of tensor src (SRC_*; q
-// already multiplied by p.scale), and bindings 0, 1, 2, 4, 5 (q, k, v, o, d_o).
+// already multiplied by p.scale), and bindings 0, 1, 2, 4 (q, k, v, d_o).
 //
 // Forward as an online softmax over key tiles (flash-attention style, no [T, T] score matrix)
 // and the backward (dq iterating over keys; dk, dv iterating over queries); no atomics, so every
 // result is deterministic. All math in f32; no dropout or KV cache.
-// Shapes: q, o, d_o [B, T, H, D]; k, v [B, T, Hkv, D]; segment_ids [B, T] (i32); stats
-// [B, T, H, 2] = (lse, delta) per query row. Query head h reads kv head h / (H / Hkv) (HF's
-// repeat_kv). Query t attends to key s iff s <= t, seg[s] == seg[t] >= 0 and, with p.window > 0,
-// t - s < p.window (a sliding window): a negative id marks padding, whose output row is 0 and
-// which gets and gives no gradient.
+// Shapes: q, d_o [B, T, H, D]; k, v [B, T, Hkv, D]; segment_ids [B, T] (i32); stats
+// [B, T, H, 2] = (lse, delta) per query row (shaders/attention_stats.wgsl). Query head h reads kv
+// head h / (H / Hkv) (HF's repeat_kv). Query t attends to key s iff s <= t, seg[s] == seg[t] >= 0
+// and, with p.window > 0, t - s < p.window: a negative id marks padding, whose output row is 0
+// (lse 0) and which gets and gives no gradient.
 // score = scale * q.k: q is multiplied by scale as it is read (so dk needs no extra factor).
-// Bindings (every entry point): q, k, v, segment_ids, o, d_o, stats (read), out (read_write),
+// Bindings (every entry point): q, k, v, segment_ids, d_o, stats (read), out (read_write),
 // params. Callers bind q where a binding is unused.
-// forward:        out [B, T, H, D] = softmax(scores) v per query row.     (o, d_o, stats unused)
-// backward_stats: out [B, T, H, 2] = (lse, delta = sum(d_o * o)); lse is 0 for padding. (stats)
-// backward_q:     out [B, T, H, D] = dq = scale * dS k.                                (o unused)
+// forward:        out [B, T, H, D] = softmax(scores) v per query row, then from element
+//                 p.lse_at the rows' lse [B, T, H].                            (d_o, stats unused)
+// backward_q:     out [B, T, H, D] = dq = scale * dS k.
 // backward_kv:    out [B, T, Hkv, D] = dk = dS^T (scale q), or dv = P^T d_o when GRAD_V, summed
-//                 over the query heads of the kv head's group.                         (o unused)
+//                 over the query heads of the kv head's group.
 // with P = exp(score - lse), dP = d_o . v, dS = P * (dP - delta) (0 where no attention).
 //
 // Each invocation owns 4 * ROW_GROUPS home rows (queries; keys for backward_kv) and walks the
@@ -46,27 +46,13 @@ override GRAD_V: bool = false;
 // instead of in `out`.
 override PRIVATE_ACC: bool = false;
 
-struct Params {
-  seq: u32,
-  heads: u32,
-  kv_heads: u32,
-  head_dim: u32,
-  scale: f32,
-  window: u32, // 0: none
-}
-
-@group(0) @binding(3) var<storage, read> segment_ids: array<i32>;
-@group(0) @binding(6) var<storage, read> stats: array<f32>;
-@group(0) @binding(7) var<storage, read_write> out: array<f32>;
-@group(0) @binding(8) var<uniform> p: Params;
 
 
 // Tensors `column` reads.
 const SRC_Q = 0u; // q * scale
 const SRC_K = 1u;
 const SRC_V = 2u;
-const SRC_O = 3u;
-const SRC_DO = 4u;
+const SRC_DO = 3u;
 // Running max before any key: finite, so exp(max - score) is 0 at the first attended key.
 const NEG_BIG = -3.0e38;
 
@@ -414,12 +400,12 @@ fn home_end() -> u32 {
 }
 
 // The online softmax of the home queries (head `head`) over every key tile they may see: leaves
-// run_max and run_sum and, with `values`, out rows = sum of exp(score - run_max) v.
-fn online_softmax(values: bool, head: u32) {
+// run_max and run_sum, and out rows = sum of exp(score - run_max) v.
+fn online_softmax(head: u32) {
   let kv_head = head / (p.heads / p.kv_heads);
   run_max = array<vec4f, 2>(vec4f(NEG_BIG), vec4f(NEG_BIG));
   run_sum = array<vec4f, 2>(vec4f(0.0), vec4f(0.0));
-  if (values) { zero_acc(p.heads, head); }
+  zero_acc(p.heads, head);
   for (var k0 = 0u; k0 < home_end(); k0 += 4u * COL_GROUPS) {
     if (!load_tile(true, false, k0, 0u)) { continue; }
     dots(false, SRC_Q, head, SRC_K, kv_head, k0);
@@ -428,7 +414,7 @@ fn online_softmax(values: bool, head: u32) {
     rescale = array<vec4f, 2>(exp(old_max[0] - run_max[0]), exp(old_max[1] - run_max[1]));
     run_sum = array<vec4f, 2>(run_sum[0] * rescale[0], run_sum[1] * rescale[1]);
     each_block(OP_EXP, k0);
-    if (values) { accumulate(true, SRC_V, kv_head, k0, p.heads, head); }
+    accumulate(true, SRC_V, kv_head, k0, p.heads, head);
   }
 }
 
@@ -436,40 +422,23 @@ fn online_softmax(values: bool, head: u32) {
 fn forward(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
   locate(wid, lid);
   let head = wid.y;
-  online_softmax(true, head);
+  online_softmax(head);
   let l = run_sum;
   let f0 = select(vec4f(0.0), 1.0 / l[0], l[0] > vec4f(0.0));
   let f1 = select(vec4f(0.0), 1.0 / l[1], l[1] > vec4f(0.0));
   finish_rows(p.heads, head, f0, f1, false);
+  store_lse(0u, head);
+  if (ROW_GROUPS > 1u) { store_lse(1u, head); }
 }
 
-// lse and delta of home row group g (head `head`) into the stats rows of out.
-fn store_stats(g: u32, head: u32) {
-  var delta = vec4f(0.0);
-  for (var d0 = 0u; d0 < p.head_dim; d0 += 4u) {
-    let o4 = quads(SRC_O, r0 + 4u * g, head, d0);
-    let do4 = quads(SRC_DO, r0 + 4u * g, head, d0);
-    delta += o4[0] * do4[0] + o4[1] * do4[1] + o4[2] * do4[2] + o4[3] * do4[3];
-  }
+// The lse of home row group g (head `head`; 0 for rows without keys) into out from p.lse_at.
+fn store_lse(g: u32, head: u32) {
   let l = run_sum[g];
   let lse = select(vec4f(0.0), run_max[g] + log(l), l > vec4f(0.0));
   for (var r = 0u; r < 4u; r++) {
     let t = r0 + 4u * g + r;
-    if (t < p.seq) {
-      let at = ((b * p.seq + t) * p.heads + head) * 2u;
-      out[at] = lse[r];
-      out[at + 1u] = delta[r];
-    }
+    if (t < p.seq) { out[p.lse_at + (b * p.seq + t) * p.heads + head] = lse[r]; }
   }
-}
-
-@compute @workgroup_size(WG)
-fn backward_stats(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) lid: u32) {
-  locate(wid, lid);
-  let head = wid.y;
-  online_softmax(false, head);
-  store_stats(0u, head);
-  if (ROW_GROUPS > 1u) { store_stats(1u, head); }
 }
 
 @compute @workgroup_size(WG)

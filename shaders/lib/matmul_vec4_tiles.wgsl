@@ -1,10 +1,10 @@
-// The operand bindings and staged tiles of the vec4 workgroup-tile matmuls (matmul_tiled_vec4.wgsl,
-// matmul_tiled_8x8.wgsl): k-major vec4 rows of A and B in workgroup memory, loaded four elements at
-// a time with zeros past the edges, and the guarded stores of C. The including shader declares the
-// overrides BM, BN, BK, TRANS_A, TRANS_B and ACCUMULATE and includes matmul_params.
+// The staged tiles of the vec4 workgroup-tile matmuls (matmul_tiled_vec4.wgsl, matmul_tiled_8x8.wgsl,
+// matmul_half_tiled.wgsl): k-major vec4 rows of A and B in workgroup memory, loaded four elements
+// at a time with zeros past the edges, and the guarded stores of C. The including shader declares
+// the overrides BM, BN, BK, TRANS_A, TRANS_B and ACCUMULATE, includes matmul_params, binds A and B
+// at 0 and 1 and defines `operand_quad(src, i) -> vec4f`: elements i .. i+3 (i a multiple of 4) of
+// A (src 0) or B (src 1) as stored (lib/matmul_f32_operands.wgsl for f32 operands).
 
-@group(0) @binding(0) var<storage, read> a: array<vec4f>;
-@group(0) @binding(1) var<storage, read> b: array<vec4f>;
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
 
 // tile_a[kk * BM / 4 + i] = A[row0 + 4i .. +4, k0 + kk]; tile_b[kk * BN / 4 + j] = B[k0 + kk,
@@ -16,9 +16,7 @@ var<workgroup> tile_b: array<vec4f, BK * BN / 4u>;
 // columns c .. c+3, or zeros when r or c is outside.
 fn quad(src: u32, base: u32, r: u32, c4: u32, rows: u32, cols: u32) -> vec4f {
   if (r >= rows || c4 >= cols) { return vec4f(0.0); }
-  let i = (base + r * cols + c4) / 4u;
-  if (src == 0u) { return a[i]; }
-  return b[i];
+  return operand_quad(src, base + r * cols + c4);
 }
 
 // The 4 x 4 block of a stored [rows, cols] matrix at element `base` + rows r .. r+3 and columns

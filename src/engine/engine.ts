@@ -23,6 +23,7 @@ import {
   inferenceBuild,
   lmHead,
   rotate,
+  rotatesWholeHeads,
   type WeightLookup,
 } from "../model/transformer.ts";
 import { cachedAttention } from "../ops/cached_attention.ts";
@@ -368,7 +369,8 @@ export class GenerationEngine {
       }
       const keyCache = g.variable(caches.keys[layer]);
       const valueCache = g.variable(caches.values[layer]);
-      if (rotary && ropeKvCacheTakes(q.lastDim)) {
+      const whole = rotary && rotatesWholeHeads(rotary, q.lastDim);
+      if (rotary && whole && ropeKvCacheTakes(q.lastDim)) {
         // One dispatch rotates the queries and writes both caches, the keys rotated.
         const { queries, keys, values } = ropeKvCache(
           q,
@@ -381,8 +383,11 @@ export class GenerationEngine {
         );
         return cachedAttention(queries, keys, values, positions, { scale, window });
       }
-      // The keys are rotated as they are written (one dispatch); the queries by RoPE.
-      const keys = writeKvCache(keyCache, k, positions, { invFreq: rotary?.invFreq });
+      // The keys are rotated as they are written (one dispatch; partial rotary: before); the
+      // queries by RoPE.
+      const keys = whole
+        ? writeKvCache(keyCache, k, positions, { invFreq: rotary.invFreq })
+        : writeKvCache(keyCache, rotate(k, rotary), positions);
       const values = writeKvCache(valueCache, v, positions);
       return cachedAttention(rotate(q, rotary), keys, values, positions, { scale, window });
     };

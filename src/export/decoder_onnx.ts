@@ -2,8 +2,9 @@
  * Any decoder the family table describes as an ONNX graph, following `src/model/decoder.ts` step
  * by step: token (scaled) and learned position embeddings, per layer the attention block (norm,
  * q/k/v or fused qkv, q/k norm, RoPE with the layer kind's inverse frequencies, grouped-query
- * attention, output projection, optional post-norm, residual) and the MLP block (gated, fused
- * gate_up or plain), the final norm, and the tied or untied, optionally soft-capped, output head.
+ * attention, output projection, optional post-norm, scaled residual) and the MLP block (gated,
+ * fused gate_up or plain), the final norm, and the tied or untied, optionally scaled and
+ * soft-capped, output head.
  * Keys and values come through the attention context, so one builder serves the full-sequence
  * graph and the KV-cached one.
  */
@@ -39,7 +40,10 @@ export function decoderLogits(
   }
   for (let l = 0; l < cfg.numLayers; l++) h = layers.mlp(layers.attention(h, l), l);
   const head = cfg.tieWordEmbeddings ? cfg.names.embedding : cfg.names.lmHead;
-  const logits = linear(b, layers.norm(h, cfg.names.finalNorm), w(head));
+  const product = linear(b, layers.norm(h, cfg.names.finalNorm), w(head));
+  const logits = cfg.logitScale === undefined
+    ? product
+    : b.op("Mul", [product, b.floats([cfg.logitScale], [])]);
   const cap = cfg.finalLogitSoftcap;
   if (cap === undefined) return logits;
   const capped = b.op("Tanh", [b.op("Div", [logits, b.floats([cap], [])])]);
@@ -101,16 +105,15 @@ class OnnxDecoderLayers {
     if (!wholeProjection && names.qNorm) q = this.norm(q, p + names.qNorm, 3);
     if (!wholeProjection && names.kNorm) k = this.norm(k, p + names.kNorm, 3);
     const { rotary, window } = cfg.layers[l];
-    const factor = rotary?.attentionFactor ?? 1;
     if (rotary) {
       const tables = this.#tables(rotary);
-      [q, k] = [q, k].map((t) => applyRope(b, t, tables, D));
+      [q, k] = [q, k].map((t) => applyRope(b, t, tables, D, rotary.rotaryDim));
     }
     const layout = {
       heads: cfg.numHeads,
       kvHeads: cfg.numKvHeads,
       headDim: D,
-      scale: cfg.attentionScale * factor * factor,
+      scale: cfg.attentionScale,
     };
     const keysValues = this.context.keysValues(l, k, v);
     const attn = groupedAttention(b, q, keysValues, layout, this.context.bias(window));
@@ -118,7 +121,7 @@ class OnnxDecoderLayers {
       this.linear(attn, attentionOut),
       names.postAttentionNorm && p + names.postAttentionNorm,
     );
-    return b.op("Add", [h, out]);
+    return this.#residual(h, out);
   }
 
   mlp(h: string, l: number): string {
@@ -137,13 +140,22 @@ class OnnxDecoderLayers {
       act = b.op("Mul", [activation(b, cfg.activation, gate), up]);
     }
     const out = this.norm(this.linear(act, mlpOut), names.postMlpNorm && p + names.postMlpNorm);
-    return b.op("Add", [h, out]);
+    return this.#residual(h, out);
+  }
+
+  /** `h + out`, out scaled by the description's residual scale. */
+  #residual(h: string, out: string): string {
+    const { b, cfg } = this;
+    const factor = cfg.residualScale ?? 1;
+    const scaled = factor === 1 ? out : b.op("Mul", [out, b.floats([factor], [])]);
+    return b.op("Add", [h, scaled]);
   }
 
   #tables(rotary: RotarySpec): { cos: string; sin: string } {
     let tables = this.#ropeTables.get(rotary);
     if (!tables) {
-      tables = ropeTables(this.b, this.context.positions, rotary.invFreq);
+      const { invFreq, attentionFactor } = rotary;
+      tables = ropeTables(this.b, this.context.positions, invFreq, attentionFactor);
       this.#ropeTables.set(rotary, tables);
     }
     return tables;

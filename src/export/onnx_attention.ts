@@ -117,30 +117,45 @@ export function attentionContext(b: OnnxGraphBuilder, inputs: AttentionInputs): 
 }
 
 /**
- * RoPE's cos and sin, each [batch or 1, seq, 1, headDim], for int64 `positions` and the inverse
- * frequencies `invFreq` [headDim / 2].
+ * RoPE's cos and sin, each [batch or 1, seq, 1, rotaryDim] and multiplied by `factor` (HF's
+ * attention scaling: yarn, longrope), for int64 `positions` and the inverse frequencies
+ * `invFreq` [rotaryDim / 2].
  */
 export function ropeTables(
   b: OnnxGraphBuilder,
   positions: string,
   invFreq: Float32Array,
+  factor = 1,
 ): { cos: string; sin: string } {
   const angle = b.op("Mul", [
     b.op("Unsqueeze", [b.op("Cast", [positions], { to: { int: 1 } }), b.int64s([2])]),
     b.floats([...invFreq]),
   ]);
   const full = b.op("Concat", [angle, angle], { axis: { int: 2 } });
-  const perHead = (x: string) => b.op("Unsqueeze", [x, b.int64s([2])]);
+  const perHead = (x: string) => {
+    const scaled = factor === 1 ? x : b.op("Mul", [x, b.floats([factor], [])]);
+    return b.op("Unsqueeze", [scaled, b.int64s([2])]);
+  };
   return { cos: perHead(b.op("Cos", [full])), sin: perHead(b.op("Sin", [full])) };
 }
 
-/** HF rotate-half RoPE of x [batch, seq, heads, headDim]: x cos + rotate_half(x) sin. */
+/**
+ * HF rotate-half RoPE of x [batch, seq, heads, headDim]: x cos + rotate_half(x) sin on the first
+ * `rotaryDim` dims of each head (the tables' width), the rest concatenated unrotated.
+ */
 export function applyRope(
   b: OnnxGraphBuilder,
   x: string,
   tables: { cos: string; sin: string },
   headDim: number,
+  rotaryDim = headDim,
 ): string {
+  if (rotaryDim < headDim) {
+    const sizes = b.int64s([rotaryDim, headDim - rotaryDim]);
+    const [rotated, kept] = b.ops("Split", [x, sizes], 2, { axis: { int: 3 } });
+    const parts = [applyRope(b, rotated, tables, rotaryDim), kept];
+    return b.op("Concat", parts, { axis: { int: 3 } });
+  }
   const half = headDim / 2;
   const [lo, hi] = b.ops("Split", [x, b.int64s([half, half])], 2, { axis: { int: 3 } });
   const rotated = b.op("Concat", [b.op("Neg", [hi]), lo], { axis: { int: 3 } });

@@ -7,13 +7,13 @@ import { VariableTextures } from "./variable_textures.ts";
 import { BufferPool } from "./buffer_pool.ts";
 import { MemoryLedger } from "./memory_ledger.ts";
 import { type BackendChoice, pickedBackend } from "./adapter_names.ts";
+import { SUBGROUPS, subgroupsWork } from "./subgroups.ts";
 
-/** Optional features rft asks for when the adapter has them. */
-export const WANTED_FEATURES: readonly GPUFeatureName[] = [
-  "shader-f16",
-  "timestamp-query",
-  "subgroups" as GPUFeatureName,
-];
+/**
+ * Optional features rft asks for when the adapter lists them; `subgroups` is asked for even when
+ * it does not (see `subgroups.ts`), and used only where a probe kernel shows it works.
+ */
+export const WANTED_FEATURES: readonly GPUFeatureName[] = ["shader-f16", "timestamp-query"];
 
 /** Limits rft raises from the WebGPU defaults to the adapter's values. */
 export const RAISED_LIMITS = [
@@ -53,6 +53,8 @@ export interface AdapterSummary {
   /** Whether `backend` was set by `DENO_WEBGPU_BACKEND` or inferred. */
   backendSource: BackendChoice["source"];
   features: string[];
+  /** The subgroup sizes the adapter reports ([0, 0] when it reports none). */
+  subgroupSizes: [number, number];
 }
 
 /** A device plus what rft learned about its adapter. */
@@ -64,6 +66,7 @@ export interface GpuContext {
   limits: Record<string, number>;
   hasF16: boolean;
   hasTimestamps: boolean;
+  /** The device has `subgroups` and a probe kernel's subgroup sums and shuffles came out right. */
   hasSubgroups: boolean;
   /**
    * Whether WGSL may read storage textures (`texture_storage_2d<rgba32float, read>`, the language
@@ -121,7 +124,7 @@ export async function createGpu(options: CreateGpuOptions = {}): Promise<GpuCont
     const value = (adapter.limits as unknown as Record<string, number>)[name];
     if (typeof value === "number") limits[name] = Math.min(value, options.limits?.[name] ?? value);
   }
-  const device = await adapter.requestDevice({ requiredFeatures, requiredLimits: limits });
+  const device = await requestDevice(adapter, requiredFeatures, limits);
   const memory = new MemoryLedger(device);
   device.addEventListener("uncapturederror", (event) => {
     console.error(
@@ -131,6 +134,8 @@ export async function createGpu(options: CreateGpuOptions = {}): Promise<GpuCont
 
   const info = adapter.info;
   const backend = pickedBackend(adapter.features);
+  const sizes = info as unknown as { subgroupMinSize?: number; subgroupMaxSize?: number };
+  const subgroupSizes: [number, number] = [sizes.subgroupMinSize ?? 0, sizes.subgroupMaxSize ?? 0];
   return {
     adapter,
     device,
@@ -142,16 +147,36 @@ export async function createGpu(options: CreateGpuOptions = {}): Promise<GpuCont
       backend: backend.backend,
       backendSource: backend.source,
       features: [...adapter.features].sort(),
+      subgroupSizes,
     },
     limits,
     hasF16: device.features.has("shader-f16"),
     hasTimestamps: device.features.has("timestamp-query"),
-    hasSubgroups: device.features.has("subgroups" as GPUFeatureName),
+    hasSubgroups: await subgroupsWork(device, ...subgroupSizes),
     readsStorageTextures: wgslLanguageFeatures().has("readonly_and_readwrite_storage_textures"),
     pool: new BufferPool(device),
     variableTextures: new VariableTextures(device),
     memory,
   };
+}
+
+/**
+ * A device with `required` features and `subgroups` when the adapter grants it (Deno's GL
+ * backend refuses features the adapter does not list), else with `required` alone.
+ */
+async function requestDevice(
+  adapter: GPUAdapter,
+  required: GPUFeatureName[],
+  requiredLimits: Record<string, number>,
+): Promise<GPUDevice> {
+  try {
+    return await adapter.requestDevice({
+      requiredFeatures: [...required, SUBGROUPS],
+      requiredLimits,
+    });
+  } catch {
+    return await adapter.requestDevice({ requiredFeatures: required, requiredLimits });
+  }
 }
 
 /** A short key naming the adapter, used to cache autotune results per adapter. */

@@ -152,10 +152,16 @@ class DecoderLayers {
     );
   }
 
-  /** The residual stream `h` plus module `m` of `x`, normed by `postNorm` first when given. */
+  /**
+   * The residual stream `h` plus module `m` of `x`, normed by `postNorm` first when given and
+   * scaled by the description's residual scale.
+   */
   #join(h: Tensor, x: Tensor, m: Projection, p: string, postNorm: string | undefined): Tensor {
-    if (!postNorm) return this.#residual(h, x, this.w, m);
-    return add(h, norm(this.cfg, this.w, project(x, this.w, m), p + postNorm));
+    const factor = this.cfg.residualScale ?? 1;
+    if (!postNorm && factor === 1) return this.#residual(h, x, this.w, m);
+    let out = project(x, this.w, m);
+    if (postNorm) out = norm(this.cfg, this.w, out, p + postNorm);
+    return add(h, factor === 1 ? out : scale(out, factor));
   }
 
   /** q, k and v of a fused qkv product (q's columns, then k's, then v's). */
@@ -180,10 +186,14 @@ class DecoderLayers {
   #layerAttention(l: number): LayerAttention {
     const { rotary, window } = this.cfg.layers[l];
     const factor = rotary?.attentionFactor ?? 1;
+    // The factor scales cos and sin: q.k by its square where whole heads rotate, else the
+    // rotated dims only.
+    const whole = !rotary || rotary.rotaryDim === this.cfg.headDim;
+    const rotatedFactor = whole || factor === 1 ? {} : { factor };
+    const { positions } = this.inputs;
     return {
-      // yarn's factor scales cos and sin, so q.k by its square.
-      scale: this.cfg.attentionScale * factor * factor,
-      ...(rotary ? { rotary: { positions: this.inputs.positions, invFreq: rotary.invFreq } } : {}),
+      scale: this.cfg.attentionScale * (whole ? factor * factor : 1),
+      ...(rotary ? { rotary: { positions, invFreq: rotary.invFreq, ...rotatedFactor } } : {}),
       ...(window ? { window } : {}),
     };
   }

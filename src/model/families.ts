@@ -101,17 +101,33 @@ interface LlamaRow {
   architectures: readonly string[];
   /** transformers' `max_position_embeddings` default of the model_type. */
   maxPositions: number;
-  /** Biases by `attention_bias` (q/k/v and o_proj: Llama) or fixed (qwen2: q/k/v only). */
-  bias: (attentionBias: boolean) => BiasSpec;
-  attentionBiasDefault: boolean;
+  /** q/k/v and o_proj biases from the config (Llama's `attention_bias`, Qwen2's fixed q/k/v). */
+  bias: (keys: ConfigKeys) => Omit<BiasSpec, "mlp">;
+  /** The model_type reads `mlp_bias` (default false; others have no MLP biases). */
+  readsMlpBias?: boolean;
   names: WeightNames;
   /** transformers' `rms_norm_eps` default of the model_type (1e-6 unless given). */
   rmsNormEps?: number;
+  /** The norms' kind and eps where they are not RMSNorms of `rms_norm_eps` (StableLM's). */
+  norm?: (keys: ConfigKeys) => NormSpec;
+  /** transformers' `tie_word_embeddings` default of the model_type (false unless given). */
+  tieDefault?: boolean;
+  /** transformers' `rope_theta` default of the model_type (10000 unless given). */
+  thetaDefault?: number;
   /** q/k norms per head (Qwen3) or over the whole projection (OLMo 2); default per head. */
   qkNormScope?: ModelConfig["qkNormScope"];
   /** Each layer's sliding window from the config (default: none). */
   windows?: (keys: ConfigKeys, numLayers: number) => (number | undefined)[];
+  /** Whether each layer rotates q and k (default: all; SmolLM3's NoPE layers do not). */
+  ropeLayers?: (keys: ConfigKeys, numLayers: number) => boolean[];
+  /** Scales of embeddings, scores, residual branches and logits besides the defaults (Granite). */
+  scales?: (keys: ConfigKeys) => Partial<Pick<ModelConfig, ScaleKey>>;
+  /** Refuses, in one line, a config key whose variant rft does not build. */
+  refuse?: (keys: ConfigKeys) => void;
 }
+
+/** The description's scale factors. */
+type ScaleKey = "embeddingScale" | "attentionScale" | "residualScale" | "logitScale";
 
 /** Mistral's and Phi-3's `sliding_window` (the model_type's default when absent): every layer. */
 const everyLayerWindow =
@@ -151,44 +167,105 @@ const LLAMA_ROPE: LegacyRope = {
 /** Llama's biases: `attention_bias` on q, k, v and o_proj. */
 const attentionBiases = (on: boolean): BiasSpec => ({ qkv: on, attentionOut: on, mlp: false });
 
+/** The biases of rows that read `attention_bias` (default false). */
+const readAttentionBias = (keys: ConfigKeys) =>
+  attentionBiases(keys.boolean("attention_bias", false));
+
+/** The biases of rows without any. */
+const noBiases = () => attentionBiases(false);
+
+/**
+ * SmolLM3's RoPE layers: `no_rope_layers` (1: RoPE, 0: NoPE), or every `no_rope_layer_interval`-th
+ * layer (default 4) without RoPE, as transformers derives it.
+ */
+function smolLm3RopeLayers(keys: ConfigKeys, numLayers: number): boolean[] {
+  const listed = keys.get("no_rope_layers");
+  if (listed === undefined || listed === null) {
+    const interval = keys.positiveInt("no_rope_layer_interval", 4);
+    return Array.from({ length: numLayers }, (_, l) => (l + 1) % interval !== 0);
+  }
+  if (
+    !Array.isArray(listed) || listed.length < numLayers || !listed.every((f) => f === 0 || f === 1)
+  ) {
+    keys.fail(
+      "no_rope_layers",
+      listed,
+      `${numLayers} or more entries (num_hidden_layers), each 0 or 1`,
+    );
+  }
+  return listed.slice(0, numLayers).map((flag) => flag === 1);
+}
+
+/**
+ * SmolLM3's windows: `sliding_window` on the sliding layers of `layer_types`, or (with
+ * `use_sliding_window`) on its NoPE layers, as transformers derives them; else none.
+ */
+function smolLm3Windows(keys: ConfigKeys, numLayers: number): (number | undefined)[] {
+  const window = keys.has("sliding_window") ? keys.positiveInt("sliding_window") : undefined;
+  const ropeLayers = smolLm3RopeLayers(keys, numLayers);
+  const kinds = listedLayerKinds(keys, numLayers) ??
+    ropeLayers.map((rotates) =>
+      keys.boolean("use_sliding_window", false) && window !== undefined && !rotates
+        ? "sliding_attention"
+        : "full_attention"
+    );
+  return kinds.map((kind) => (kind === "sliding_attention" ? window : undefined));
+}
+
+/** Granite's multipliers of embeddings, scores and residual branches, and its logits divisor. */
+function graniteScales(keys: ConfigKeys): Partial<Pick<ModelConfig, ScaleKey>> {
+  return {
+    embeddingScale: keys.positiveNumber("embedding_multiplier", 1),
+    attentionScale: keys.positiveNumber("attention_multiplier", 1),
+    residualScale: keys.positiveNumber("residual_multiplier", 1),
+    logitScale: 1 / keys.positiveNumber("logits_scaling", 1),
+  };
+}
+
+/** StableLM's variants rft does not build, each refused in one line. */
+function refuseStableLmVariants(keys: ConfigKeys): void {
+  if (keys.boolean("qk_layernorm", false)) {
+    keys.fail("qk_layernorm", true, "false (rft has no per-head LayerNorms of q and k)");
+  }
+  if (keys.boolean("use_parallel_residual", false)) {
+    keys.fail("use_parallel_residual", true, "false (rft runs attention and MLP in sequence)");
+  }
+}
+
 /** The table (see the file comment). */
 export const FAMILIES: Readonly<Record<string, Family>> = {
   llama: llamaFamily({
     architectures: ["LlamaForCausalLM"],
     maxPositions: 2048,
-    bias: attentionBiases,
-    attentionBiasDefault: false,
+    bias: readAttentionBias,
+    readsMlpBias: true,
     names: LLAMA_NAMES,
   }),
   mistral: llamaFamily({
     architectures: ["MistralForCausalLM"],
     maxPositions: 4096 * 32,
-    bias: () => attentionBiases(false),
-    attentionBiasDefault: false,
+    bias: noBiases,
     names: LLAMA_NAMES,
     windows: everyLayerWindow(4096),
   }),
   qwen2: llamaFamily({
     architectures: ["Qwen2ForCausalLM"],
     maxPositions: 32768,
-    bias: () => ({ qkv: true, attentionOut: false, mlp: false }),
-    attentionBiasDefault: true,
+    bias: () => ({ qkv: true, attentionOut: false }),
     names: LLAMA_NAMES,
     windows: qwenWindows,
   }),
   qwen3: llamaFamily({
     architectures: ["Qwen3ForCausalLM"],
     maxPositions: 32768,
-    bias: attentionBiases,
-    attentionBiasDefault: false,
+    bias: readAttentionBias,
     names: QK_NORM_NAMES,
     windows: qwenWindows,
   }),
   phi3: llamaFamily({
     architectures: ["Phi3ForCausalLM"],
     maxPositions: 4096,
-    bias: () => attentionBiases(false),
-    attentionBiasDefault: false,
+    bias: noBiases,
     names: PHI3_NAMES,
     rmsNormEps: 1e-5,
     windows: everyLayerWindow(null),
@@ -196,11 +273,41 @@ export const FAMILIES: Readonly<Record<string, Family>> = {
   olmo2: llamaFamily({
     architectures: ["Olmo2ForCausalLM"],
     maxPositions: 2048,
-    bias: attentionBiases,
-    attentionBiasDefault: false,
+    bias: readAttentionBias,
     names: OLMO2_NAMES,
     rmsNormEps: 1e-5,
     qkNormScope: "projection",
+  }),
+  smollm3: llamaFamily({
+    architectures: ["SmolLM3ForCausalLM"],
+    maxPositions: 32768,
+    bias: readAttentionBias,
+    readsMlpBias: true,
+    names: LLAMA_NAMES,
+    tieDefault: true,
+    thetaDefault: 2e6,
+    windows: smolLm3Windows,
+    ropeLayers: smolLm3RopeLayers,
+  }),
+  granite: llamaFamily({
+    architectures: ["GraniteForCausalLM"],
+    maxPositions: 2048,
+    bias: readAttentionBias,
+    readsMlpBias: true,
+    names: LLAMA_NAMES,
+    scales: graniteScales,
+  }),
+  stablelm: llamaFamily({
+    architectures: ["StableLmForCausalLM"],
+    maxPositions: 4096,
+    bias: (keys) => ({ qkv: keys.boolean("use_qkv_bias", false), attentionOut: false }),
+    names: LLAMA_NAMES,
+    norm: (keys) => ({
+      kind: "layer_norm",
+      eps: keys.positiveNumber("layer_norm_eps", 1e-5),
+      weightOffset: 0,
+    }),
+    refuse: refuseStableLmVariants,
   }),
   gpt2: { architectures: ["GPT2LMHeadModel", "GPT2Model"], read: gpt2Config },
   gemma3_text: { architectures: ["Gemma3ForCausalLM"], read: gemma3Config },
@@ -242,36 +349,82 @@ function llamaFamily(row: LlamaRow): Family {
   return {
     architectures: row.architectures,
     read(keys, modelType) {
+      row.refuse?.(keys);
       const shape = decoderShape(keys, { maxPositions: row.maxPositions });
-      const partial = keys.positiveNumber("partial_rotary_factor", 1);
-      if (partial !== 1) keys.fail("partial_rotary_factor", partial, "1 (rft rotates whole heads)");
-      const rotary = rotarySpec(keys, shape, LLAMA_ROPE);
-      const windows = row.windows?.(keys, shape.numLayers) ?? [];
+      const rope = { ...LLAMA_ROPE, thetaDefault: row.thetaDefault ?? LLAMA_ROPE.thetaDefault };
+      const rotary = rotarySpec(keys, shape, rope, undefined, rotaryDim(keys, shape.headDim));
       return {
         modelType,
         ...shape,
-        tieWordEmbeddings: keys.boolean("tie_word_embeddings", false),
+        maxPositions: servedPositions(shape.maxPositions, rotary),
+        tieWordEmbeddings: keys.boolean("tie_word_embeddings", row.tieDefault ?? false),
         ...tokenIds(keys),
-        norm: {
+        norm: row.norm?.(keys) ?? {
           kind: "rms_norm",
           eps: keys.positiveNumber("rms_norm_eps", row.rmsNormEps ?? 1e-6),
           weightOffset: 0,
         },
-        bias: row.bias(keys.boolean("attention_bias", row.attentionBiasDefault)),
+        bias: {
+          ...row.bias(keys),
+          mlp: row.readsMlpBias ? keys.boolean("mlp_bias", false) : false,
+        },
         activation: activation(keys, "hidden_act", "silu"),
         embeddingScale: 1,
         attentionScale: 1 / Math.sqrt(shape.headDim),
-        layers: Array.from({ length: shape.numLayers }, (_, l) => {
-          const window = windows[l];
-          return window === undefined
-            ? { kind: "full_attention", rotary }
-            : { kind: "sliding_attention", rotary, window };
-        }),
+        ...row.scales?.(keys),
+        layers: llamaLayers(keys, row, shape.numLayers, rotary),
         names: row.names,
         ...(row.qkNormScope ? { qkNormScope: row.qkNormScope } : {}),
       };
     },
   };
+}
+
+/** Each layer's attention in a Llama-layout row: its window and, unless NoPE, its RoPE. */
+function llamaLayers(
+  keys: ConfigKeys,
+  row: LlamaRow,
+  numLayers: number,
+  rotary: RotarySpec,
+): LayerAttentionSpec[] {
+  const windows = row.windows?.(keys, numLayers) ?? [];
+  const ropeLayers = row.ropeLayers?.(keys, numLayers);
+  return Array.from({ length: numLayers }, (_, l) => {
+    const window = windows[l];
+    const rope = ropeLayers?.[l] === false ? {} : { rotary };
+    return window === undefined
+      ? { kind: "full_attention", ...rope }
+      : { kind: "sliding_attention", ...rope, window };
+  });
+}
+
+/**
+ * The rotated dims of a head: `head_dim * partial_rotary_factor` (top level, or transformers
+ * v5's `rope_parameters`), rounded down as transformers does; even and at least 2.
+ */
+function rotaryDim(keys: ConfigKeys, headDim: number): number {
+  const params = keys.get("rope_parameters");
+  const nested = isRecord(params) && params.partial_rotary_factor !== undefined;
+  const key = nested ? "rope_parameters.partial_rotary_factor" : "partial_rotary_factor";
+  const factor = nested ? params.partial_rotary_factor : keys.get("partial_rotary_factor") ?? 1;
+  const dim = typeof factor === "number" && factor > 0 && factor <= 1
+    ? Math.floor(headDim * factor)
+    : NaN;
+  if (!(dim >= 2 && dim % 2 === 0)) {
+    keys.fail(key, factor, `a number in (0, 1] giving an even count >= 2 of head_dim ${headDim}`);
+  }
+  return dim;
+}
+
+/**
+ * The positions rft serves: the config's, or longrope's original length, within which HF uses
+ * its short factors (past it HF re-rotates every position with the long ones).
+ */
+function servedPositions(maxPositions: number, rotary: RotarySpec): number {
+  const { scaling } = rotary;
+  return scaling.type === "longrope"
+    ? Math.min(maxPositions, scaling.originalMaxPositions)
+    : maxPositions;
 }
 
 /** GPT-2: LayerNorm, learned positions, fused qkv Conv1D, tanh GELU MLP, all with biases. */
@@ -468,6 +621,7 @@ function rotarySpec(
   shape: DecoderShape,
   legacy: LegacyRope,
   kind?: AttentionKind,
+  dims = shape.headDim,
 ): RotarySpec {
   const params = keys.get("rope_parameters");
   if (isRecord(params)) {
@@ -478,20 +632,43 @@ function rotarySpec(
     if (typeof theta !== "number" || !(theta > 0)) {
       keys.fail(`${key}.rope_theta`, theta, "a positive number");
     }
-    return rotary(theta, readRopeScaling(keys, key, own, shape.maxPositions), shape);
+    return rotary(keys, key, theta, readRopeScaling(keys, key, own, shape.maxPositions), dims);
   }
   const theta = keys.positiveNumber(legacy.thetaKey, legacy.thetaDefault);
+  const key = legacy.scalingKey ?? "";
   const raw = legacy.scalingKey ? keys.get(legacy.scalingKey) : null;
-  return rotary(
-    theta,
-    readRopeScaling(keys, legacy.scalingKey ?? "", raw, shape.maxPositions),
-    shape,
-  );
+  return rotary(keys, key, theta, readRopeScaling(keys, key, raw, shape.maxPositions), dims);
 }
 
-/** The rotary spec of base `theta` and variant `scaling` with its f32 tables. */
-function rotary(theta: number, scaling: RopeScaling, shape: DecoderShape): RotarySpec {
-  return { theta, scaling, ...ropeFrequencies(theta, scaling, shape.headDim) };
+/**
+ * The rotary spec of base `theta` and variant `scaling` (read from `key`) over the first
+ * `dims` dims of each head, with its f32 tables; longrope's factor lists are checked to hold one
+ * factor per rotated pair.
+ */
+function rotary(
+  keys: ConfigKeys,
+  key: string,
+  theta: number,
+  scaling: RopeScaling,
+  dims: number,
+): RotarySpec {
+  if (scaling.type === "longrope") {
+    for (
+      const [name, list] of [["short_factor", scaling.shortFactor], [
+        "long_factor",
+        scaling.longFactor,
+      ]] as const
+    ) {
+      if (list.length !== dims / 2) {
+        keys.fail(
+          `${key}.${name}`,
+          `${list.length} factors`,
+          `${dims / 2} (one per rotated pair of head dims)`,
+        );
+      }
+    }
+  }
+  return { theta, scaling, rotaryDim: dims, ...ropeFrequencies(theta, scaling, dims) };
 }
 
 /** `count` layers with the same attention. */

@@ -5,8 +5,8 @@
  * gated activation computed in the down product's fill, and a one-token-row MLP's norm, gate and
  * up products and activation as one `normedGatedGemv`. Each applies where the description allows
  * it (RMSNorms, a gated MLP of separate modules without biases; the down product's fill where no
- * post-MLP norm follows it; f32 weights: the fills and the gemv read textures of f32 weights) and
- * gives the same values as the plain path.
+ * post-MLP norm or residual scale follows it; f32 weights: the fills and the gemv read textures
+ * of f32 weights) and gives the same values as the plain path.
  */
 
 import type { GpuContext } from "../gpu/device.ts";
@@ -119,7 +119,7 @@ export class BlockFusions {
     // The fills read rows four values at a time.
     this.#normsInFills = prologues && cfg.hiddenSize % 4 === 0;
     this.#activationInFill = prologues && gated && cfg.intermediateSize % 4 === 0 &&
-      !cfg.names.postMlpNorm;
+      !cfg.names.postMlpNorm && (cfg.residualScale ?? 1) === 1;
     this.#gatedGemv = rmsNorm && gated && Boolean(cfg.names.preMlpNorm) &&
       Boolean(options.gatedGemv?.(cfg.intermediateSize, cfg.hiddenSize));
   }

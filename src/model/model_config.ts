@@ -25,9 +25,17 @@ export interface RotarySpec {
   theta: number;
   /** HF's `rope_scaling` / `rope_parameters` variant (`rope_scaling.ts`). */
   scaling: RopeScaling;
-  /** HF's f32 inverse frequencies of the variant, [headDim / 2]. */
+  /**
+   * Dims of each head that rotate: the first `rotaryDim` (HF's `head_dim * partial_rotary_factor`;
+   * headDim for most families); the rest pass through unrotated.
+   */
+  rotaryDim: number;
+  /** HF's f32 inverse frequencies of the variant, [rotaryDim / 2]. */
   invFreq: Float32Array<ArrayBuffer>;
-  /** Factor of cos and sin (yarn's attention factor; 1 otherwise): scores scale by its square. */
+  /**
+   * Factor of cos and sin (the attention factor of yarn and longrope; 1 otherwise): where whole
+   * heads rotate, scores scale by its square.
+   */
   attentionFactor: number;
 }
 
@@ -117,6 +125,13 @@ export interface ModelConfig {
   attentionScale: number;
   /** Logits of the LM head pass through cap * tanh(logits / cap) (`final_logit_softcapping`). */
   finalLogitSoftcap?: number;
+  /**
+   * Each block's output (attention, MLP) joins the residual stream multiplied by this (Granite's
+   * `residual_multiplier`); 1 when absent.
+   */
+  residualScale?: number;
+  /** The LM head's logits are multiplied by this (Granite: 1 / `logits_scaling`); 1 when absent. */
+  logitScale?: number;
   /** Each layer's attention, in layer order. */
   layers: LayerAttentionSpec[];
   /**

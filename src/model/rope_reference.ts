@@ -14,17 +14,18 @@ export interface ReferenceRope {
 }
 
 /**
- * HF's inverse frequencies of `scaling` with base `theta` for `headDim`; `seqLen` and
- * `maxPositions` are dynamic NTK's current length and `max_position_embeddings`.
+ * HF's inverse frequencies of `scaling` with base `theta` for the `rotaryDim` rotated dims of a
+ * head; `seqLen` and `maxPositions` are dynamic NTK's current length and `max_position_embeddings`
+ * (longrope's short factors apply: rft serves positions within its original length only).
  */
 export function referenceRope(
   theta: number,
   scaling: RopeScaling,
-  headDim: number,
+  rotaryDim: number,
   seqLen = 0,
   maxPositions = Infinity,
 ): ReferenceRope {
-  const dim = headDim;
+  const dim = rotaryDim;
   const exponents = Float64Array.from({ length: dim / 2 }, (_, j) => (2 * j) / dim);
   const defaultInv = (base: number) => exponents.map((e) => 1 / base ** e);
   switch (scaling.type) {
@@ -42,6 +43,11 @@ export function referenceRope(
       return { invFreq: llama3(defaultInv(theta), scaling), attentionFactor: 1 };
     case "yarn":
       return { invFreq: yarn(theta, scaling, dim), attentionFactor: scaling.attentionFactor };
+    case "longrope":
+      return {
+        invFreq: exponents.map((e, j) => 1 / (scaling.shortFactor[j] * theta ** e)),
+        attentionFactor: scaling.attentionFactor,
+      };
   }
 }
 

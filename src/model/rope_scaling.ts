@@ -1,10 +1,9 @@
 /**
  * RoPE variants as data: HF's `rope_scaling` / `rope_parameters` types that the families people
- * fine-tune ship (`default`, `linear`, `dynamic`, `llama3`, `yarn`) read into a
+ * fine-tune ship (`default`, `linear`, `dynamic`, `llama3`, `yarn`, `longrope`) read into a
  * {@link RopeScaling}, and each turned into what the kernels take: HF's f32 inverse frequencies
- * and yarn's attention factor (`modeling_rope_utils.py`'s `_compute_*_parameters`). The f64
- * reference of the same formulas is `src/reference/rope_scaling.ts`. `longrope` (Phi-3.5) is not
- * read: its frequencies depend on the sequence length.
+ * and the attention factor of yarn and longrope (`modeling_rope_utils.py`'s
+ * `_compute_*_parameters`). The f64 reference of the same formulas is `rope_reference.ts`.
  */
 
 import { ropeInvFreq } from "../ops/rope.ts";
@@ -36,15 +35,28 @@ export type RopeScaling =
     attentionFactor: number;
     /** Round the correction range to whole dimensions (HF's default). */
     truncate: boolean;
+  }
+  /**
+   * Phi-3.5 / Phi-4-mini's: each frequency divided by its `short_factor` while the sequence stays
+   * within `original_max_position_embeddings` (by its `long_factor` past it, where HF re-rotates
+   * the whole sequence; rft serves positions up to the original length only).
+   */
+  | {
+    type: "longrope";
+    shortFactor: number[];
+    longFactor: number[];
+    originalMaxPositions: number;
+    /** `attention_factor`, or sqrt(1 + ln(factor) / ln(original)) for a factor > 1. */
+    attentionFactor: number;
   };
 
 /** The variants rft reads. */
-export const ROPE_TYPES = ["default", "linear", "dynamic", "llama3", "yarn"] as const;
+export const ROPE_TYPES = ["default", "linear", "dynamic", "llama3", "yarn", "longrope"] as const;
 
 /**
  * The variant described by `raw` (a `rope_scaling` object, or one of `rope_parameters`; null
  * or absent: default), read from key `key` of `keys`' file; `maxPositions` is the config's
- * `max_position_embeddings` (yarn's default original length).
+ * `max_position_embeddings` (yarn's and longrope's default original length).
  */
 export function readRopeScaling(
   keys: ConfigKeys,
@@ -90,8 +102,46 @@ export function readRopeScaling(
         truncate: params.truncate !== false,
       };
     }
+    case "longrope":
+      return readLongrope(keys, key, params, maxPositions, number);
   }
   return keys.fail(`${key}.rope_type`, type, oneOfText(ROPE_TYPES));
+}
+
+/**
+ * longrope's factors and attention factor. The original length is the variant's own key or,
+ * before transformers v5, the config's `original_max_position_embeddings`; without `factor` the
+ * factor is max_position_embeddings over it (Phi-3's configs), as HF derives them.
+ */
+function readLongrope(
+  keys: ConfigKeys,
+  key: string,
+  params: Record<string, unknown>,
+  maxPositions: number,
+  number: (name: string, fallback?: number) => number,
+): RopeScaling {
+  const factors = (name: string): number[] => {
+    const list = params[name];
+    if (!Array.isArray(list) || !list.every((f) => typeof f === "number" && f > 0)) {
+      return keys.fail(`${key}.${name}`, list, "a list of positive numbers");
+    }
+    return list;
+  };
+  const topLevel = keys.get("original_max_position_embeddings");
+  const original = number(
+    "original_max_position_embeddings",
+    typeof topLevel === "number" ? topLevel : maxPositions,
+  );
+  const factor = number("factor", maxPositions / original);
+  const derived = factor <= 1 ? 1 : Math.sqrt(1 + Math.log(factor) / Math.log(original));
+  const given = params.attention_factor;
+  return {
+    type: "longrope",
+    shortFactor: factors("short_factor"),
+    longFactor: factors("long_factor"),
+    originalMaxPositions: original,
+    attentionFactor: given === undefined || given === null ? derived : number("attention_factor"),
+  };
 }
 
 /** HF's yarn `get_mscale`. */
@@ -121,16 +171,16 @@ export interface RopeFrequencies {
 }
 
 /**
- * HF's inverse frequencies of `scaling` for base `theta` and `headDim`, as f32 (the default table
- * as torch computes it in f32, `ropeInvFreq`; each variant's adjustment of it in f64, rounded
- * once), and its attention factor.
+ * HF's inverse frequencies of `scaling` for base `theta` and `rotaryDim` (the rotated dims of a
+ * head), as f32 (the default table as torch computes it in f32, `ropeInvFreq`; each variant's
+ * adjustment of it in f64, rounded once), and its attention factor.
  */
 export function ropeFrequencies(
   theta: number,
   scaling: RopeScaling,
-  headDim: number,
+  rotaryDim: number,
 ): RopeFrequencies {
-  const base = ropeInvFreq(theta, headDim);
+  const base = ropeInvFreq(theta, rotaryDim);
   const adjust = (f: (inv: number, i: number) => number) =>
     Float32Array.from(base, (inv, i) => f(inv, i));
   switch (scaling.type) {
@@ -142,12 +192,17 @@ export function ropeFrequencies(
     case "llama3":
       return { invFreq: adjust((inv) => llama3InvFreq(inv, scaling)), attentionFactor: 1 };
     case "yarn": {
-      const ramp = yarnRamp(theta, scaling, headDim);
+      const ramp = yarnRamp(theta, scaling, rotaryDim);
       return {
         invFreq: adjust((inv, i) => inv / scaling.factor * ramp[i] + inv * (1 - ramp[i])),
         attentionFactor: scaling.attentionFactor,
       };
     }
+    case "longrope":
+      return {
+        invFreq: adjust((inv, i) => inv / scaling.shortFactor[i]),
+        attentionFactor: scaling.attentionFactor,
+      };
   }
 }
 

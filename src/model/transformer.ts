@@ -66,6 +66,11 @@ export type HiddenInputs = Pick<TokenInputs, "ids" | "positions">;
 export interface Rotary {
   positions: Tensor;
   invFreq: Float32Array<ArrayBuffer>;
+  /**
+   * Factor of the rotated dims of partial rotary (HF's attention scaling of cos and sin: yarn,
+   * longrope); rotations of whole heads leave it to the score scale.
+   */
+  factor?: number;
 }
 
 /** What one layer's attention applies besides q, k and v (from the model's description). */
@@ -94,9 +99,23 @@ export type AttentionFn = (
   spec: LayerAttention,
 ) => Tensor;
 
-/** `x` rotated by RoPE as `rotary` says, or `x` itself without one. */
+/**
+ * `x` rotated by RoPE as `rotary` says (the first 2 * invFreq.length dims of each head: all, or
+ * partial rotary's part, scaled by its factor, the rest as it was), or `x` itself without one.
+ */
 export function rotate(x: Tensor, rotary: Rotary | undefined): Tensor {
-  return rotary ? rope(x, rotary.positions, rotary.invFreq) : x;
+  if (!rotary) return x;
+  const { positions, invFreq } = rotary;
+  if (rotatesWholeHeads(rotary, x.lastDim)) return rope(x, positions, invFreq);
+  const [D, width] = [x.lastDim, 2 * invFreq.length];
+  const part = rope(sliceLast(x, 0, width), positions, invFreq);
+  const rotated = padLast(rotary.factor === undefined ? part : scale(part, rotary.factor), 0, D);
+  return add(rotated, padLast(sliceLast(x, width, D - width), width, D));
+}
+
+/** Whether `rotary` rotates every dim of heads of `headDim` (not partial rotary). */
+export function rotatesWholeHeads(rotary: Rotary, headDim: number): boolean {
+  return 2 * rotary.invFreq.length === headDim;
 }
 
 /** Causal attention within segments (`segments` [batch, seq], < 0 padding), RoPE applied. */
@@ -144,8 +163,9 @@ export function buildHidden(
 }
 
 /**
- * Logits [..., vocab] from hidden states [..., hidden]: the tied or untied output head, soft-capped
- * as `final_logit_softcapping` says.
+ * Logits [..., vocab] from hidden states [..., hidden]: the tied or untied output head, scaled
+ * (Granite's `logits_scaling`) and soft-capped (`final_logit_softcapping`) as the description
+ * says.
  */
 export function lmHead(cfg: ModelConfig, w: WeightLookup, h: Tensor): Tensor {
   const pieces = lmHeadPieces(cfg, w, h);
@@ -157,7 +177,7 @@ export function lmHead(cfg: ModelConfig, w: WeightLookup, h: Tensor): Tensor {
 }
 
 /**
- * The LM head's logits (soft-capped as {@link lmHead}'s) from hidden states [..., hidden] in
+ * The LM head's logits (scaled and soft-capped as {@link lmHead}'s) from hidden states [..., hidden] in
  * pieces of the vocabulary: one per row shard of the head's weight (one piece for a head stored
  * whole), each [..., shard rows] with the token id of its first column.
  */
@@ -166,7 +186,8 @@ export function lmHeadPieces(cfg: ModelConfig, w: WeightLookup, h: Tensor): Voca
   const shards = w.shards?.(head) ?? [{ weight: w(head), first: 0 }];
   const cap = cfg.finalLogitSoftcap;
   return shards.map(({ weight, first }) => {
-    const logits = matmul(h, weight, { transB: true });
+    const product = matmul(h, weight, { transB: true });
+    const logits = cfg.logitScale === undefined ? product : scale(product, cfg.logitScale);
     return {
       logits: cap === undefined ? logits : scale(tanh(scale(logits, 1 / cap)), cap),
       first,

@@ -53,10 +53,17 @@ function columns(x: Float64Array, T: number, from: number, width: number): Float
   });
 }
 
-/** HF apply_rotary_pos_emb (rotate_half) on [T, heads, D] in place, positions 0..T-1. */
-function rotate(x: Float64Array, T: number, heads: number, invFreq: Float64Array, factor: number) {
-  const D = invFreq.length * 2;
-  const half = D / 2;
+/**
+ * HF apply_rotary_pos_emb (rotate_half) on [T, heads, D] in place, positions 0..T-1: the first
+ * 2 * invFreq.length dims of each head rotate (partial rotary), the rest stay.
+ */
+function rotate(
+  x: Float64Array,
+  [T, heads, D]: [number, number, number],
+  invFreq: Float64Array,
+  factor: number,
+) {
+  const half = invFreq.length;
   for (let t = 0; t < T; t++) {
     for (let h = 0; h < heads; h++) {
       const base = (t * heads + h) * D;
@@ -111,8 +118,9 @@ function attention(q: Float64Array, k: Float64Array, v: Float64Array, a: Attenti
   return out;
 }
 
-function addInPlace(a: Float64Array, b: Float64Array): void {
-  for (let i = 0; i < a.length; i++) a[i] += b[i];
+/** a += b * factor. */
+function addInPlace(a: Float64Array, b: Float64Array, factor: number): void {
+  for (let i = 0; i < a.length; i++) a[i] += b[i] * factor;
 }
 
 /** `activation` (silu, or GELU's tanh form) of every element. */
@@ -145,11 +153,12 @@ class ReferenceDecoder {
       }
     });
     for (let l = 0; l < cfg.numLayers; l++) {
-      addInPlace(h, this.attentionBlock(h, l));
-      addInPlace(h, this.mlpBlock(h, l));
+      addInPlace(h, this.attentionBlock(h, l), cfg.residualScale ?? 1);
+      addInPlace(h, this.mlpBlock(h, l), cfg.residualScale ?? 1);
     }
     const head = get(cfg.tieWordEmbeddings ? cfg.names.embedding : cfg.names.lmHead);
-    const logits = linear(this.norm(h, cfg.names.finalNorm), T, head, cfg.vocabSize, false);
+    const logits = linear(this.norm(h, cfg.names.finalNorm), T, head, cfg.vocabSize, false)
+      .map((x) => x * (cfg.logitScale ?? 1));
     const cap = cfg.finalLogitSoftcap;
     return cap === undefined ? logits : logits.map((x) => cap * Math.tanh(x / cap));
   }
@@ -188,10 +197,10 @@ class ReferenceDecoder {
     if (names.kNorm) k = this.norm(k, p + names.kNorm);
     const spec = cfg.layers[l];
     if (spec.rotary) {
-      const { theta, scaling } = spec.rotary;
-      const rope = referenceRope(theta, scaling, D, T, cfg.maxPositions);
-      rotate(q, T, H, rope.invFreq, rope.attentionFactor);
-      rotate(k, T, Hkv, rope.invFreq, rope.attentionFactor);
+      const { theta, scaling, rotaryDim } = spec.rotary;
+      const rope = referenceRope(theta, scaling, rotaryDim, T, cfg.maxPositions);
+      rotate(q, [T, H, D], rope.invFreq, rope.attentionFactor);
+      rotate(k, [T, Hkv, D], rope.invFreq, rope.attentionFactor);
     }
     const window = spec.window ?? Infinity;
     const a = attention(q, k, v, { T, H, Hkv, D, scale: cfg.attentionScale, window });

@@ -1,32 +1,35 @@
 /**
- * Causal self-attention over packed or padded batches, with grouped-query attention, on
- * `shaders/attention.wgsl`. The forward is an online softmax over key tiles (no [T, T] score
- * matrix) and keeps no log-sum-exp: an op has one output, and inference should not pay for it.
- * So the backward is four non-differentiable ops: `causal_attention_stats` recomputes the lse
- * (with delta = rowsum(dO * O)), then dq (iterating over keys) and dk and dv (iterating over
- * queries; two ops, each recomputing P, again as an op has one output), without atomics, so
- * results are deterministic. The head dim is a runtime parameter: one pipeline per kernel serves
- * every model. f32 only; an optional sliding window; no dropout, ALiBi, soft-capping or KV cache.
- * On CPU adapters the operands are copied into textures first (`shaders/attention_texture.wgsl`,
- * head dims that are multiples of 4), whose loads cost a fraction of storage loads there; both
- * shaders are `shaders/lib/attention_core.wgsl` with their own loads.
- * Shaders: shaders/attention.wgsl, shaders/attention_texture.wgsl
+ * Causal self-attention over packed or padded batches, with grouped-query attention and an
+ * optional sliding window, in f32. The forward is an online softmax over key tiles (no [T, T]
+ * score matrix) that also saves each query row's log-sum-exp: its op outputs both, packed, and
+ * the attention output is a view of the first part, whose backward is the non-differentiable ops
+ * `causal_attention_stats` (lse and delta = rowsum(dO * O), `shaders/attention_stats.wgsl`), dq
+ * (iterating over keys) and dk with dv (iterating over queries, one op whose output holds both:
+ * dk is a view of it, dv a copy of its second part), without atomics, so results are
+ * deterministic. The kernels are the CPU adapters' register-blocked ones or the GPUs'
+ * FlashAttention-2-style ones, chosen per adapter and shape (`attention_kernels.ts`). The head
+ * dim is a runtime parameter: one pipeline per kernel serves every model. No dropout, ALiBi,
+ * soft-capping or KV cache (`cached_attention.ts`).
+ * Shader: shaders/attention_stats.wgsl
  * Reference: src/reference/attention.ts
  * Test: tests/ops/attention_test.ts
  */
 
-import { MAX_WORKGROUPS_PER_DIM } from "../gpu/dispatch.ts";
+import { grid1d } from "../gpu/dispatch.ts";
 import { packParams } from "../gpu/kernel_params.ts";
-import type { BoundTensor, KernelLaunch, LaunchContext, OpDef } from "../graph/op.ts";
+import type { BoundTensor, OpDef } from "../graph/op.ts";
 import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
-import { causalAttentionRef } from "../reference/attention.ts";
+import { attentionForwardRef } from "../reference/attention.ts";
 import {
-  type LinearTexture,
-  linearTexture,
-  perRunFills,
-  textureMisfit,
-  textureWidth,
-} from "./operand_texture.ts";
+  type AttentionKernel,
+  attentionLaunches,
+  attentionOutElements,
+  chooseAttentionKernel,
+  dvOffset,
+} from "./attention_kernels.ts";
+import type { AttentionDims, AttentionEntry, AttentionJob } from "./attention_register.ts";
+import { reshape } from "./reshape.ts";
+import { sliceLast } from "./slice.ts";
 
 /** Options of {@link causalAttention}. */
 export interface AttentionOptions {
@@ -34,24 +37,18 @@ export interface AttentionOptions {
   scale?: number;
   /**
    * Sliding window (HF's `sliding_window`): query t attends only to keys s with t - s < window.
-   * Default none.
+   * Default 0: none.
    */
   window?: number;
+  /** Forces a kernel family (tests, benches); otherwise chosen per adapter and shape. */
+  kernel?: AttentionKernel;
 }
 
 interface AttentionAttrs {
   scale: number;
   /** 0: none. */
   window: number;
-}
-
-/** Sizes of an attention problem, read off q [batch, seq, heads, headDim] and k. */
-interface AttentionDims {
-  batch: number;
-  seq: number;
-  heads: number;
-  kvHeads: number;
-  headDim: number;
+  kernel?: AttentionKernel;
 }
 
 /** Checks q, k, v and the segment ids that every attention op (`op`) takes; returns the sizes. */
@@ -102,233 +99,172 @@ function checkOperand(
   }
 }
 
-/** How a kernel spreads its home rows (queries; keys for dk, dv) over invocations. */
-interface Layout {
-  /** Invocations per workgroup. */
-  wg: number;
-  /** Home rows per invocation / 4 (1 or 2). */
-  rowGroups: number;
-  /** Streamed rows per step / 4 (1 to 4). */
-  colGroups: number;
+/** Elements of the attention output of `dims` (where the forward's lse rows start). */
+function outputElements(dims: AttentionDims): number {
+  return dims.batch * dims.seq * dims.heads * dims.headDim;
 }
 
 /**
- * CPU adapters: one SIMD group (8 invocations); with storage operands, whose every load costs
- * one load per SIMD lane, 8 home rows each, so each streamed element feeds 8 rows; with texture
- * operands 4 (fewer registers; 15% faster backward on llvmpipe). GPUs: 64 invocations of 4
- * rows, a smaller register block (a first choice, not yet timed on GPU hardware).
+ * The job of op `op`'s launch of `entry` on (q, k, v, segmentIds) and, for the backward, dO and
+ * the stats, into `out`.
  */
-function layoutFor(ctx: LaunchContext, textures: boolean): Layout {
-  if (!ctx.gpu.summary.isFallback) return { wg: 64, rowGroups: 1, colGroups: 4 };
-  return { wg: 8, rowGroups: textures ? 1 : 2, colGroups: 4 };
-}
-
-/**
- * Accumulator elements (head-dim elements x row groups) an invocation may keep in a private array
- * (`ACC_MEM` in `shaders/lib/attention_core.wgsl`), which CPU adapters do: on llvmpipe that costs
- * far less than updating the out rows in storage once per tile (1.5x faster at head dim 64).
- */
-const PRIVATE_ACC_ELEMENTS = 256;
-
-/** Entry points of `shaders/attention.wgsl`. */
-type Entry = "forward" | "backward_stats" | "backward_q" | "backward_kv";
-
-/** The optional operands of a launch; q's buffer is bound where one is absent. */
-interface ExtraBuffers {
-  o?: GPUBuffer;
-  dO?: GPUBuffer;
-  stats?: GPUBuffer;
-}
-
-/** Storage textures `shaders/attention_texture.wgsl` binds: q, k, v, o and d_o. */
-const ATTENTION_TEXTURES = 5;
-
-/**
- * Whether a launch reads q, k, v, o and d_o through textures (`shaders/attention_texture.wgsl`):
- * on CPU adapters that bind {@link ATTENTION_TEXTURES} storage textures, when the head dim is a
- * multiple of 4, the buffers can be copied and each fits one texture.
- */
-function readsTextures(ctx: LaunchContext, dims: AttentionDims, buffers: GPUBuffer[]): boolean {
-  if (!ctx.gpu.summary.isFallback || dims.headDim % 4 !== 0) return false;
-  if (ctx.gpu.device.limits.maxStorageTexturesPerShaderStage < ATTENTION_TEXTURES) return false;
-  if (!buffers.every((b) => b.usage & GPUBufferUsage.COPY_SRC)) return false;
-  const { batch, seq, heads, headDim } = dims;
-  return textureMisfit(ctx.gpu, batch * seq * heads * headDim, "q") === undefined;
-}
-
-/**
- * The launch of entry `entry` of `shaders/attention.wgsl` (or `attention_texture.wgsl`, see
- * {@link readsTextures}) for op `op` on (q, k, v, segmentIds), writing `out`: one workgroup per
- * block of home rows, head (kv head for backward_kv) and batch row; for the texture kernel, the
- * fills of its small operand textures before it. `gradV` selects dv over dk for backward_kv.
- * Each texture launch copies its operands again: the forward and the four backward launches each
- * fill their own textures (a memcpy or a copy kernel each, small beside the attention kernels).
- */
-function attentionLaunch(
-  ctx: LaunchContext,
+function attentionJob(
   op: string,
-  entry: Entry,
-  [q, k, v, segmentIds]: readonly BoundTensor[],
-  extra: ExtraBuffers,
-  out: GPUBuffer,
+  entry: AttentionEntry,
+  [q, k, v, segmentIds, dO, stats]: readonly BoundTensor[],
+  out: BoundTensor,
   { scale, window }: AttentionAttrs,
-  gradV = false,
-): KernelLaunch[] {
+): AttentionJob {
   const dims = attentionDims(op, q.tensor, k.tensor, v.tensor, segmentIds.tensor);
-  // q, k, v, o, d_o: the tensors the kernel reads through `quads` (o and d_o have q's size).
-  const operands = [q.buffer, k.buffer, v.buffer, extra.o ?? q.buffer, extra.dO ?? q.buffer];
-  const sizes = [q.tensor.size, k.tensor.size, k.tensor.size, q.tensor.size, q.tensor.size];
-  const textures = readsTextures(ctx, dims, operands);
-  const { wg, rowGroups, colGroups } = layoutFor(ctx, textures);
-  const grid = [
-    Math.ceil(dims.seq / (wg * 4 * rowGroups)),
-    entry === "backward_kv" ? dims.kvHeads : dims.heads,
-    dims.batch,
-  ] as const;
-  if (grid.some((n) => n > MAX_WORKGROUPS_PER_DIM)) {
-    throw new Error(
-      `Cannot launch "${op}" on ${q.tensor}: grid [${grid}] exceeds ` +
-        `${MAX_WORKGROUPS_PER_DIM} workgroups per dimension`,
-    );
-  }
-  const constants: Record<string, number> = {
-    WG: wg,
-    ROW_GROUPS: rowGroups,
-    COL_GROUPS: colGroups,
+  const bufs = {
+    q: q.buffer,
+    k: k.buffer,
+    v: v.buffer,
+    segmentIds: segmentIds.buffer,
+    dO: dO?.buffer,
+    stats: stats?.buffer,
+    out: out.buffer,
+    lseAt: outputElements(dims),
+    dvAt: dvOffset(dims),
   };
-  if (entry === "backward_kv") constants.GRAD_V = Number(gradV);
-  if (ctx.gpu.summary.isFallback && rowGroups * dims.headDim <= PRIVATE_ACC_ELEMENTS) {
-    constants.PRIVATE_ACC = 1;
-  }
-  const params = packParams({
-    seq: dims.seq,
-    heads: dims.heads,
-    kv_heads: dims.kvHeads,
-    head_dim: dims.headDim,
-    scale: { f32: scale },
-    window,
-  });
-  if (!textures) {
-    const [qb, kb, vb, ob, dob] = operands;
+  return { op, entry, dims, math: { scale, window }, bufs };
+}
+
+/**
+ * The forward on (q, k, v, segmentIds): output [batch, seq, heads, head_dim] and lse [batch, seq,
+ * heads], packed flat in that order.
+ */
+const ATTENTION_FORWARD: OpDef<AttentionAttrs> = {
+  name: "causal_attention",
+  output([q, k, v, segmentIds]) {
+    const dims = attentionDims("causal_attention", q, k, v, segmentIds);
+    return { shape: [attentionOutElements("forward", dims)], dtype: "f32" };
+  },
+  async launch(ctx, inputs, out, attrs) {
+    const job = attentionJob("causal_attention", "forward", inputs, out, attrs);
+    return attentionLaunches(ctx, job, await chooseAttentionKernel(ctx.gpu, job, attrs.kernel));
+  },
+  reference([q, k, v, segmentIds], [qt, kt, vt, st], { scale, window }) {
+    const dims = attentionDims("causal_attention", qt, kt, vt, st);
+    const { out, lse } = attentionForwardRef(q, k, v, segmentIds, dims, scale, window);
+    const packed = new Float64Array(out.length + lse.length);
+    packed.set(out);
+    packed.set(lse, out.length);
+    return packed;
+  },
+};
+
+/** (lse, delta) [batch, seq, heads, 2] from the forward's packed output and dO. */
+const ATTENTION_STATS: OpDef<Record<never, never>> = {
+  name: "causal_attention_stats",
+  output([fwd, dO]) {
+    const rows = dO.rank === 4 ? dO.size / dO.lastDim : 0;
+    if (
+      dO.dtype !== "f32" || dO.rank !== 4 || fwd.dtype !== "f32" || fwd.rank !== 1 ||
+      fwd.size !== dO.size + rows
+    ) {
+      throw new Error(
+        `Cannot apply "causal_attention_stats" to ${fwd} and ${dO}: expected an attention ` +
+          "forward's packed output and an f32 output gradient [batch, seq, heads, head_dim]",
+      );
+    }
+    return { shape: [...dO.shape.slice(0, 3), 2], dtype: "f32" };
+  },
+  launch(_ctx, [fwd, dO], out) {
+    const rows = dO.tensor.size / dO.tensor.lastDim;
     return [{
       spec: {
-        shader: "attention",
-        entryPoint: entry,
-        constants,
-        bindings: ["read", "read", "read", "read", "read", "read", "read", "read_write"],
+        shader: "attention_stats",
+        entryPoint: "main",
+        constants: { WG: 64 },
+        bindings: ["read", "read", "read_write"],
         params: true,
       },
-      buffers: [qb, kb, vb, segmentIds.buffer, ob, dob, extra.stats ?? q.buffer, out],
-      params,
-      workgroups: grid,
+      buffers: [fwd.buffer, dO.buffer, out.buffer],
+      params: packParams({ rows, head_dim: dO.tensor.lastDim, lse_at: dO.tensor.size }),
+      workgroups: grid1d(Math.ceil(rows / 64)),
     }];
-  }
-  // One texture per distinct buffer (q stands in for absent operands), filled before the launch.
-  const copies = new Map<GPUBuffer, LinearTexture>();
-  operands.forEach((buffer, i) => {
-    if (!copies.has(buffer)) {
-      copies.set(buffer, linearTexture(ctx, buffer, sizes[i], `${op}:operand`, false));
+  },
+  reference([fwd, dO], [, dOt]) {
+    const width = dOt.lastDim;
+    const rows = dOt.size / width;
+    const stats = new Float64Array(2 * rows);
+    for (let i = 0; i < rows; i++) {
+      let delta = 0;
+      for (let d = 0; d < width; d++) delta += fwd[i * width + d] * dO[i * width + d];
+      stats[2 * i] = fwd[dOt.size + i];
+      stats[2 * i + 1] = delta;
     }
-  });
-  const [tq, tk, tv, to, tdo] = operands.map((b) => copies.get(b)!.view);
-  const fills = perRunFills([...copies.values()]);
-  return [...fills.launches, {
-    spec: {
-      shader: "attention_texture",
-      entryPoint: entry,
-      constants: { ...constants, TEX_W: textureWidth(ctx.gpu) },
-      bindings: [
-        "texture",
-        "texture",
-        "texture",
-        "read",
-        "texture",
-        "texture",
-        "read",
-        "read_write",
-      ],
-      params: true,
-    },
-    buffers: [tq, tk, tv, segmentIds.buffer, to, tdo, extra.stats ?? q.buffer, out],
-    params,
-    workgroups: grid,
-    ...(fills.before ? { before: fills.before } : {}),
-  }];
-}
+    return stats;
+  },
+};
 
 /**
- * A non-differentiable backward op on (q, k, v, segmentIds, dO, x): `backward_stats` (x = the
- * forward output o) gives (lse, delta) as [batch, seq, heads, 2]; `backward_q` (x = those stats)
- * gives dq; `backward_kv` gives dk, or dv when `gradV`.
+ * A non-differentiable backward op on (q, k, v, segmentIds, dO, stats): `backward_q` gives dq,
+ * `backward_kv` dk and dv packed (dv from element {@link dvOffset}).
  */
-function backwardOp(
+function gradientOp(
   name: string,
-  entry: Exclude<Entry, "forward">,
-  gradV = false,
+  entry: Exclude<AttentionEntry, "forward">,
 ): OpDef<AttentionAttrs> {
   return {
     name,
-    output([q, k, v, segmentIds, dO, x]) {
-      const { batch, seq, heads } = attentionDims(name, q, k, v, segmentIds);
-      const statsShape = [batch, seq, heads, 2];
+    output([q, k, v, segmentIds, dO, stats]) {
+      const dims = attentionDims(name, q, k, v, segmentIds);
       checkOperand(name, q, "output gradient", dO, q.shape);
-      if (entry === "backward_stats") {
-        checkOperand(name, q, "output", x, q.shape);
-        return { shape: statsShape, dtype: "f32" };
-      }
-      checkOperand(name, q, "stats operand", x, statsShape);
-      return { shape: entry === "backward_q" ? q.shape : k.shape, dtype: "f32" };
+      checkOperand(name, q, "stats operand", stats, [dims.batch, dims.seq, dims.heads, 2]);
+      return {
+        shape: entry === "backward_q" ? q.shape : [attentionOutElements(entry, dims)],
+        dtype: "f32",
+      };
     },
-    launch(ctx, [q, k, v, segmentIds, dO, x], out, attrs) {
-      const extra = entry === "backward_stats"
-        ? { o: x.buffer, dO: dO.buffer }
-        : { dO: dO.buffer, stats: x.buffer };
-      return attentionLaunch(
-        ctx,
-        name,
-        entry,
-        [q, k, v, segmentIds],
-        extra,
-        out.buffer,
-        attrs,
-        gradV,
-      );
+    async launch(ctx, inputs, out, attrs) {
+      const job = attentionJob(name, entry, inputs, out, attrs);
+      return attentionLaunches(ctx, job, await chooseAttentionKernel(ctx.gpu, job, attrs.kernel));
     },
   };
 }
 
-const ATTENTION_STATS = backwardOp("causal_attention_stats", "backward_stats");
-const ATTENTION_GRAD_Q = backwardOp("causal_attention_grad_q", "backward_q");
-const ATTENTION_GRAD_K = backwardOp("causal_attention_grad_k", "backward_kv");
-const ATTENTION_GRAD_V = backwardOp("causal_attention_grad_v", "backward_kv", true);
+const ATTENTION_GRAD_Q = gradientOp("causal_attention_grad_q", "backward_q");
+const ATTENTION_GRAD_KV = gradientOp("causal_attention_grad_kv", "backward_kv");
 
-const CAUSAL_ATTENTION: OpDef<AttentionAttrs> = {
-  name: "causal_attention",
-  output([q, k, v, segmentIds]) {
-    attentionDims("causal_attention", q, k, v, segmentIds);
-    return { shape: q.shape, dtype: "f32" };
+/** The leading elements of input 0 viewed with the shape of input 1 (no kernel, no copy). */
+const LEADING_VIEW: OpDef<Record<never, never>> = {
+  name: "leading_view",
+  aliasOf: 0,
+  output([x, like]) {
+    if (x.dtype !== like.dtype || x.size < like.size) {
+      throw new Error(`Cannot view ${x} as ${like}: expected at least ${like.size} ${like.dtype}s`);
+    }
+    return { shape: like.shape, dtype: like.dtype };
   },
-  launch(ctx, inputs, out, attrs) {
-    return attentionLaunch(ctx, "causal_attention", "forward", inputs, {}, out.buffer, attrs);
+  launch: () => [],
+};
+
+/**
+ * The attention output: a view of the forward's packed output (inputs fwd, q, k, v, segmentIds),
+ * whose backward runs the gradient ops.
+ */
+const ATTENTION_OUTPUT: OpDef<AttentionAttrs> = {
+  name: "causal_attention_output",
+  aliasOf: 0,
+  output([fwd, q]) {
+    return { shape: q.shape, dtype: fwd.dtype };
   },
-  reference: ([q, k, v, segmentIds], [qt, kt, vt, st], { scale, window }) =>
-    causalAttentionRef(
-      q,
-      k,
-      v,
-      segmentIds,
-      attentionDims("causal_attention", qt, kt, vt, st),
-      scale,
-      window,
-    ),
-  backward(grad, [q, k, v, segmentIds], out, attrs) {
+  launch: () => [],
+  backward(grad, [fwd, q, k, v, segmentIds], _out, attrs) {
     const g = grad.graph;
-    const stats = g.apply(ATTENTION_STATS, [q, k, v, segmentIds, grad, out], attrs);
+    const stats = g.apply(ATTENTION_STATS, [fwd, grad], {});
     const operands = [q, k, v, segmentIds, grad, stats];
+    const dkv = g.apply(ATTENTION_GRAD_KV, operands, attrs);
+    const dims = attentionDims("causal_attention", q, k, v, segmentIds);
+    const dvAt = dvOffset(dims);
+    const dv = sliceLast(reshape(dkv, [1, dkv.size]), dvAt, k.size);
     return [
+      null,
       g.apply(ATTENTION_GRAD_Q, operands, attrs),
-      g.apply(ATTENTION_GRAD_K, operands, attrs),
-      g.apply(ATTENTION_GRAD_V, operands, attrs),
+      g.apply(LEADING_VIEW, [dkv, k], {}),
+      reshape(dv, k.shape),
       null,
     ];
   },
@@ -338,10 +274,10 @@ const CAUSAL_ATTENTION: OpDef<AttentionAttrs> = {
  * Causal self-attention: q [batch, seq, heads, head_dim], k and v [batch, seq, kv_heads,
  * head_dim] with kv_heads dividing heads (query head h uses kv head floor(h / (heads /
  * kv_heads)), HF's repeat_kv), `segmentIds` [batch, seq] (i32). Query t attends to key s iff
- * s <= t and both have the same segment id (and, with `options.window`, t - s < window), so one
- * row can pack several sequences; a negative id marks padding, whose output row is 0 and which
- * gets and gives no gradient. Weights are `softmax(scale * q.k)` in f32. Returns [batch, seq,
- * heads, head_dim]; differentiable in q, k, v.
+ * s <= t, both have the same segment id and (with `options.window`) t - s < window, so one row
+ * can pack several sequences; a negative id marks padding, whose output row is 0 and which gets
+ * and gives no gradient. Weights are `softmax(scale * q.k)` in f32. Returns [batch, seq, heads,
+ * head_dim]; differentiable in q, k, v.
  */
 export function causalAttention(
   q: Tensor,
@@ -351,11 +287,19 @@ export function causalAttention(
   options: AttentionOptions = {},
 ): Tensor {
   const scale = options.scale ?? 1 / Math.sqrt(q.lastDim);
-  const window = options.window ?? 0;
-  if (!Number.isFinite(scale) || !Number.isSafeInteger(window) || window < 0) {
+  const fail = (expected: string, received: unknown): never => {
     throw new Error(
-      `Cannot apply "causal_attention" to ${q}: expected a finite scale and a whole window >= 1, received ${scale} and ${options.window}`,
+      `Cannot apply "causal_attention" to ${q}: expected ${expected}, received ${received}`,
     );
-  }
-  return q.graph.apply(CAUSAL_ATTENTION, [q, k, v, segmentIds], { scale, window });
+  };
+  if (!Number.isFinite(scale)) fail("a finite scale", scale);
+  const window = options.window ?? 0;
+  if (!Number.isSafeInteger(window) || window < 0) fail("a whole window >= 0 (0: none)", window);
+  const attrs: AttentionAttrs = {
+    scale,
+    window,
+    ...(options.kernel ? { kernel: options.kernel } : {}),
+  };
+  const fwd = q.graph.apply(ATTENTION_FORWARD, [q, k, v, segmentIds], attrs);
+  return q.graph.apply(ATTENTION_OUTPUT, [fwd, q, k, v, segmentIds], attrs);
 }

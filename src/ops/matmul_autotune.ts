@@ -95,8 +95,8 @@ export function heuristicVariant(
 }
 
 /**
- * The variants the autotune times for `p`: every usable one, except on CPU adapters where a
- * texture variant fits: there only the texture variants (storage loads run a lane at a time on
+ * The variants the autotune times for `p`: every usable one, except on CPU adapters those written
+ * for GPUs, and where a texture variant fits only the texture variants (storage loads run a lane at a time on
  * llvmpipe, so no storage variant has won where a texture one fits, and each candidate costs a
  * pipeline compile of seconds on the first run).
  */
@@ -105,7 +105,9 @@ export function candidateVariants(
   p: MatmulProblem,
   textures: boolean,
 ): MatmulVariant[] {
-  const fitting = MATMUL_VARIANTS.filter((v) => usable(gpu, p, textures, v));
+  const fitting = MATMUL_VARIANTS.filter((v) =>
+    usable(gpu, p, textures, v) && !(v.gpuOnly && gpu.summary.isFallback)
+  );
   const texture = fitting.filter((v) => v.operands === "texture");
   return gpu.summary.isFallback && texture.length > 0 ? texture : fitting;
 }

@@ -4,6 +4,7 @@
  * variants handle every shape, transpose combination and batch layout; the vec4 and texture
  * variants only operand layouts they can load four elements at a time (and the texture ones copy
  * into textures; see `misfit`). They differ only in speed.
+ * The `gemv_*` variants are `gemv.ts`'s kernels (GPUs only: never timed on CPU adapters).
  * Shaders: shaders/matmul_regblock.wgsl, shaders/matmul_tiled.wgsl, shaders/matmul_tiled_vec4.wgsl, shaders/matmul_tiled_8x8.wgsl, shaders/matmul_texture.wgsl, shaders/matmul_texture_gemv.wgsl, shaders/matmul_skinny.wgsl
  * Reference: src/reference/matmul.ts
  * Test: tests/ops/matmul_test.ts
@@ -28,6 +29,7 @@ import {
   type PackedShape,
   packedWeightTexture,
 } from "./packed_weight.ts";
+import { gemvLaunch, gemvMisfit, type GemvProblem } from "./gemv.ts";
 
 /** One matmul launch: `batch` products of op(A) [m, k] by op(B) [k, n], strides in elements. */
 export interface MatmulProblem {
@@ -75,6 +77,8 @@ export interface MatmulVariant {
    * {@link launch}) instead of copying it.
    */
   readonly takesPrologue: boolean;
+  /** Written for GPUs: CPU adapters never time it (it may still be forced by name). */
+  readonly gpuOnly?: boolean;
   /** Why the variant cannot compute `p` on `gpu`, or undefined when it can. */
   misfit(gpu: GpuContext, p: MatmulProblem): string | undefined;
   /**
@@ -451,6 +455,40 @@ function textureGemv(rows: number): MatmulVariant {
   };
 }
 
+/**
+ * `gemv.ts`'s kernels (`shaders/gemv.wgsl`, or `gemv_subgroups.wgsl` where subgroups work): up to
+ * 8 rows of A by a weight B stored [N, K] (transposed: x W^T), `cols` columns per workgroup of
+ * 256 invocations splitting K, so that a decode step's small products fill a GPU's compute
+ * units. One product (a batch folded into rows); K a multiple of 4 (8 for a half-precision B,
+ * which the kernels widen as they read it).
+ */
+function gemv(cols: number, subgroups = false): MatmulVariant {
+  return {
+    name: `gemv_${subgroups ? "sg_" : ""}c${cols}`,
+    operands: "storage",
+    takesPrologue: false,
+    alignedOperands: true,
+    gpuOnly: true,
+    misfit(gpu, p) {
+      if (p.transA || !p.transB) return "expected A as stored and B transposed (x W^T)";
+      if (p.batch > 1) return `expected one product, received a batch of ${p.batch}`;
+      return gemvMisfit(gpu, gemvProblem(p), { cols, subgroups });
+    },
+    launch: (_ctx, p, a, b, c) => [
+      gemvLaunch(gemvProblem(p), { a, w: b, c }, {
+        cols,
+        subgroups,
+        accumulate: p.accumulate,
+      }),
+    ],
+  };
+}
+
+/** `p` as `gemv.ts` states it (B's format: f32, or the half-precision one it is stored in). */
+function gemvProblem(p: MatmulProblem): GemvProblem {
+  return { m: p.m, n: p.n, k: p.k, format: p.bFormat ?? "f32" };
+}
+
 /** Every matmul variant, in no particular order. */
 export const MATMUL_VARIANTS: readonly MatmulVariant[] = [
   regblock(8, 4),
@@ -473,6 +511,11 @@ export const MATMUL_VARIANTS: readonly MatmulVariant[] = [
   textureGemv(1),
   textureGemv(2),
   textureGemv(4),
+  gemv(2),
+  gemv(4),
+  gemv(8),
+  gemv(4, true),
+  gemv(8, true),
 ];
 
 /** The variant called `name`; throws listing the known names. */

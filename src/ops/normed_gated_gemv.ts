@@ -1,11 +1,12 @@
 /**
  * The input of a Llama MLP's down product at one token row in one pass: `f(x @ Wg^T) *
- * (x @ Wu^T)` with x = HF's RMSNorm of h, where a batch-1 decode step on a CPU adapter ran a
- * norm, two gemv products and the gated activation (four dispatches, each ~40-70 us of dispatch
- * cost on llvmpipe besides its work; the four took ~1.2-1.3x the one's time at 1 x 576 -> 1536 in
- * one pass). The weights are read from the packed textures the gemv and the texture products
- * share (`packed_weight.ts`), so it costs no memory of its own. Inference only (not
- * differentiable); {@link normedGatedGemvMisfit} says where it runs.
+ * (x @ Wu^T)` with x = HF's RMSNorm of h, where a batch-1 decode step ran a norm, two gemv
+ * products and the gated activation (four dispatches; on llvmpipe each ~40-70 us of dispatch cost
+ * besides its work, the four ~1.2-1.3x the one's time at 1 x 576 -> 1536). On CPU adapters the
+ * weights are read from the packed textures the gemv and the texture products share
+ * (`packed_weight.ts`, no memory of its own); on GPUs from their buffers by the GEMV kernels
+ * (`gemv.ts`, up to 8 rows). Inference only (not differentiable); {@link normedGatedGemvMisfit}
+ * says where it runs.
  * Shader: shaders/normed_gated_gemv.wgsl
  * Reference: src/reference/normed_gated_gemv.ts
  * Test: tests/ops/normed_gated_gemv_test.ts
@@ -20,6 +21,7 @@ import type { GateKind } from "./gated.ts";
 import { textureWidth } from "./operand_texture.ts";
 import { PACKED_STRIP_COLUMNS, packedMisfit, packedWeightTexture } from "./packed_weight.ts";
 import { UNARY_OPS } from "./unary.ts";
+import { GEMV_MAX_ROWS, gemvLaunch, gemvMisfit } from "./gemv.ts";
 
 /**
  * Attributes of {@link normedGatedGemv}: the norm's eps and weight offset (Gemma's 1 + gamma;
@@ -34,13 +36,18 @@ export interface NormedGatedAttrs {
 /** Strips of 32 columns per workgroup (of each weight; `STRIPS` in the shader). */
 const STRIPS_PER_WORKGROUP = 4;
 
+/** GEMV columns per workgroup on GPUs. */
+const GPU_COLUMNS = 4;
+
 /**
- * Why {@link normedGatedGemv} cannot run with weights [n, k] on `gpu`, or undefined: it reads
- * storage textures (CPU adapters that have them, where dispatches cost most), four values at a
- * time (k and n multiples of 4), and both weights packed.
+ * Why {@link normedGatedGemv} cannot run with weights [n, k] on `gpu`, or undefined: on GPUs the
+ * GEMV kernels' limits (k a multiple of 4); on CPU adapters it reads storage textures, four values
+ * at a time (k and n multiples of 4), and both weights packed.
  */
 export function normedGatedGemvMisfit(gpu: GpuContext, n: number, k: number): string | undefined {
-  if (!gpu.summary.isFallback) return "expected a CPU adapter (GPUs run the products apart)";
+  if (!gpu.summary.isFallback) {
+    return gemvMisfit(gpu, { m: 1, n, k, format: "f32" }, { cols: GPU_COLUMNS });
+  }
   if (!gpu.readsStorageTextures) return "expected an adapter that reads storage textures";
   if (n % 4 !== 0 || k % 4 !== 0) {
     return `expected weights of a multiple of 4 in both dims, received [${n}, ${k}]`;
@@ -74,6 +81,25 @@ const NORMED_GATED_GEMV: OpDef<NormedGatedAttrs> = {
   launch(ctx, [h, gamma, gate, up], out, attrs) {
     const [n, k] = gate.tensor.shape;
     const m = h.tensor.size / k;
+    if (!ctx.gpu.summary.isFallback) {
+      if (m > GEMV_MAX_ROWS) {
+        throw new Error(
+          `Cannot launch normed_gated_gemv on ${m} rows: GPUs take at most ${GEMV_MAX_ROWS}`,
+        );
+      }
+      const subgroups = !gemvMisfit(ctx.gpu, { m, n, k, format: "f32" }, {
+        cols: GPU_COLUMNS,
+        subgroups: true,
+      });
+      return [
+        gemvLaunch({ m, n, k, format: "f32" }, { a: h.buffer, w: gate.buffer, c: out.buffer }, {
+          cols: GPU_COLUMNS,
+          subgroups,
+          norm: { gamma: gamma.buffer, eps: attrs.eps, weightOffset: attrs.weightOffset },
+          gated: { w2: up.buffer, activation: attrs.gate },
+        }),
+      ];
+    }
     const shape = { n, k, transB: true };
     const packed = [gate, up].map((w, i) =>
       packedWeightTexture(

@@ -2,13 +2,15 @@
  * Reads the `messages` of a chat completion request into {@link ChatMessage}s, field by field
  * as the OpenAI API defines them per role: text or text parts as content (`null` for an
  * assistant turn with tool calls), assistant `tool_calls` (arguments JSON text of an object),
- * tool results with their `tool_call_id`, `developer` read as `system`. Fields a text model
- * cannot honour (images, audio, the deprecated `function` role and `function_call`) are a 400
- * naming them; fields that change nothing (`refusal: null`, `annotations`) are accepted.
+ * tool results with their `tool_call_id`, `developer` read as `system`, the deprecated
+ * `function_call` and role `function` read as the tool call and tool result they were. Fields a
+ * text model cannot honour (images, audio) are a 400 naming them; fields that change nothing
+ * (`refusal`, `annotations`) are accepted.
  */
 
 import { argumentsObject, type ChatMessage, type ToolCall } from "../model/chat_template.ts";
 import { badRequest } from "./api_error.ts";
+import { legacyCallId, linkLegacyResults } from "./legacy_functions.ts";
 import {
   describe,
   type Fields,
@@ -36,6 +38,7 @@ const ROLE_FIELDS: Readonly<Record<string, readonly string[]>> = {
     "reasoning",
   ],
   tool: ["role", "content", "tool_call_id", "name"],
+  function: ["role", "content", "name"],
 };
 
 /**
@@ -49,18 +52,15 @@ export function parseMessages(value: unknown): ChatMessage[] {
       `Cannot read "messages": expected a non-empty list, received ${describe(value)}`,
     );
   }
-  return value.map((message, i) => parseMessage(message, `messages[${i}]`));
+  const messages = value.map((message, i) => parseMessage(message, i));
+  linkLegacyResults(messages);
+  return messages;
 }
 
-function parseMessage(value: unknown, param: string): ChatMessage {
+function parseMessage(value: unknown, index: number): ChatMessage {
+  const param = `messages[${index}]`;
   const m = objectAt(value, param);
   const role = m.role;
-  if (role === "function") {
-    throw badRequest(
-      `${param}.role`,
-      `Cannot read "${param}": role "function" is deprecated and not supported; send tool results as role "tool" with a tool_call_id`,
-    );
-  }
   if (typeof role !== "string" || !(role in ROLE_FIELDS)) {
     throw badRequest(
       `${param}.role`,
@@ -71,12 +71,15 @@ function parseMessage(value: unknown, param: string): ChatMessage {
   }
   onlyKnown(m, ROLE_FIELDS[role], param);
   const message: ChatMessage = {
-    role: role === "developer" ? "system" : role,
+    role: role === "developer" ? "system" : role === "function" ? "tool" : role,
     content: contentText(m.content, `${param}.content`, role),
   };
   const name = stringField(m, "name", `${param}.name`);
   if (name !== undefined) message.name = name;
-  if (role === "assistant") readAssistant(m, param, message);
+  if (role === "assistant") readAssistant(m, index, message);
+  if (role === "function" && name === undefined) {
+    throw badRequest(`${param}.name`, `Cannot read "${param}": a function message needs "name"`);
+  }
   if (role === "tool") {
     const id = stringField(m, "tool_call_id", `${param}.tool_call_id`);
     if (id === undefined) {
@@ -90,23 +93,26 @@ function parseMessage(value: unknown, param: string): ChatMessage {
   return message;
 }
 
-/** The assistant-only fields: tool calls, reasoning; audio and function_call refused. */
-function readAssistant(m: Fields, param: string, message: ChatMessage): void {
-  for (const key of ["audio", "function_call"]) {
-    if (m[key] !== undefined && m[key] !== null) {
-      throw badRequest(
-        `${param}.${key}`,
-        `Cannot read "${param}.${key}": ${
-          key === "audio"
-            ? "audio replies are not supported by a text model"
-            : "function_call is deprecated; send tool_calls"
-        }`,
-      );
-    }
+/** The assistant-only fields: tool calls (or a legacy function call), reasoning; audio refused. */
+function readAssistant(m: Fields, index: number, message: ChatMessage): void {
+  const param = `messages[${index}]`;
+  if (m.audio !== undefined && m.audio !== null) {
+    throw badRequest(
+      `${param}.audio`,
+      `Cannot read "${param}.audio": audio replies are not supported by a text model`,
+    );
   }
   const reasoning = stringField(m, "reasoning_content", `${param}.reasoning_content`) ??
     stringField(m, "reasoning", `${param}.reasoning`);
   if (reasoning !== undefined) message.reasoning_content = reasoning;
+  if (m.function_call !== undefined && m.function_call !== null) {
+    const call = parseToolCall(
+      { type: "function", function: m.function_call },
+      `${param}.function_call`,
+    );
+    message.tool_calls = [{ ...call, id: legacyCallId(index) }];
+    return;
+  }
   if (m.tool_calls === undefined || m.tool_calls === null) return;
   if (!Array.isArray(m.tool_calls)) {
     throw badRequest(
@@ -120,7 +126,7 @@ function readAssistant(m: Fields, param: string, message: ChatMessage): void {
 
 function parseToolCall(value: unknown, param: string): ToolCall {
   const call = objectAt(value, param);
-  onlyKnown(call, ["id", "type", "function"], param);
+  onlyKnown(call, ["id", "type", "function", "index"], param); // index: left by stream readers
   if (call.type !== undefined && call.type !== "function") {
     throw badRequest(
       `${param}.type`,

@@ -3,14 +3,16 @@
  * checked {@link CompletionRequest}: every field typed and within the server's limits, so a bad
  * request is a 400 naming the field before any model work. Every field the OpenAI API defines
  * is decided here: implemented, accepted and ignored because it changes nothing rft computes
- * (as vLLM does: `metadata`, `store`, `service_tier`, `user`, ...), or refused with a reason
- * (audio, web search, the deprecated `functions`); fields outside the API (and vLLM's few
+ * (as vLLM does: `metadata`, `store`, `service_tier`, `user`, ...), read as what replaced it
+ * (the deprecated `functions` / `function_call`: `legacy_functions.ts`), or refused with a
+ * reason (audio, web search); fields outside the API (and vLLM's few
  * extensions: `top_k`, `chat_template_kwargs`, `return_token_ids`) are a 400. Does not tokenize
  * (the prompt length is checked where the prompt is encoded) and does not sample.
  */
 
 import type { ChatMessage, ToolDefinition } from "../model/chat_template.ts";
 import { badRequest } from "./api_error.ts";
+import { legacyToolUse } from "./legacy_functions.ts";
 import { parseMessages } from "./chat_messages.ts";
 import {
   booleanField,
@@ -72,6 +74,8 @@ export interface CompletionRequest {
   toolChoice: ToolChoice;
   /** Chat: more than one tool call per reply allowed. */
   parallelToolCalls: boolean;
+  /** Chat: tools came as the deprecated `functions`; the reply is a `function_call`. */
+  legacyFunctions: boolean;
   /** Chat: the reply's required shape. */
   responseFormat: ResponseFormat;
   /** Chat: extra chat-template variables (`chat_template_kwargs`, `reasoning_effort`). */
@@ -160,8 +164,6 @@ const KNOWN: Record<"chat" | "text", ReadonlySet<string>> = {
  * for nothing (`isNoOp`).
  */
 const REFUSED: Record<string, { isNoOp: (v: unknown) => boolean; why: string }> = {
-  functions: { isNoOp: (v) => v === undefined, why: "it is deprecated; send tools" },
-  function_call: { isNoOp: (v) => v === undefined, why: "it is deprecated; send tool_choice" },
   audio: { isNoOp: (v) => v === null, why: "audio replies need an audio model" },
   modalities: {
     isNoOp: (v) => Array.isArray(v) && v.every((m) => m === "text"),
@@ -211,7 +213,8 @@ export function parseCompletionRequest(
     throw badRequest("top_logprobs", "Cannot read the request: top_logprobs needs logprobs: true");
   }
   const stream = booleanField(fields, "stream") ?? false;
-  const tools = kind === "chat" ? parseTools(fields.tools) : [];
+  const legacy = kind === "chat" ? legacyToolUse(fields) : undefined;
+  const tools = legacy?.tools ?? (kind === "chat" ? parseTools(fields.tools) : []);
   const bestOf = integerField(fields, "best_of", n, limits.maxN) ?? n;
   if (bestOf > n && stream) {
     throw badRequest("best_of", 'Cannot read "best_of": it cannot be used with "stream": true');
@@ -223,21 +226,22 @@ export function parseCompletionRequest(
     prompts: kind === "text" ? parsePrompts(fields.prompt) : [],
     n,
     temperature: numberField(fields, "temperature", 0, 2),
-    topP: numberField(fields, "top_p", 0, 1, true),
-    topK: integerField(fields, "top_k", 0, Number.MAX_SAFE_INTEGER),
+    ...nucleus(fields),
     maxTokens,
     stop: parseStop(fields.stop),
     logprobs,
     topLogprobs,
     stream,
     includeUsage: parseStreamOptions(fields.stream_options, stream),
-    seed: integerField(fields, "seed", 0, 2 ** 32 - 1),
+    seed: parseSeed(fields),
     frequencyPenalty: numberField(fields, "frequency_penalty", -2, 2) ?? 0,
     presencePenalty: numberField(fields, "presence_penalty", -2, 2) ?? 0,
     logitBias: parseLogitBias(fields.logit_bias),
     tools,
-    toolChoice: parseToolChoice(fields.tool_choice, tools),
-    parallelToolCalls: booleanField(fields, "parallel_tool_calls") ?? true,
+    toolChoice: legacy?.toolChoice ?? parseToolChoice(fields.tool_choice, tools),
+    parallelToolCalls: legacy === undefined &&
+      (booleanField(fields, "parallel_tool_calls") ?? true),
+    legacyFunctions: legacy !== undefined,
     responseFormat: parseResponseFormat(fields.response_format),
     templateVariables: parseTemplateVariables(fields),
     bestOf,
@@ -300,6 +304,25 @@ function parseTemplateVariables(fields: Fields): Record<string, unknown> {
   const effort = choiceField(fields, "reasoning_effort", REASONING_EFFORTS);
   if (effort !== undefined) variables.reasoning_effort = effort;
   return variables;
+}
+
+/**
+ * `top_p` in [0, 1] as OpenAI takes it (0, which the sampler's "fewest tokens reaching top_p"
+ * would leave undefined, keeps the most likely token: top_k 1) and vLLM's `top_k`.
+ */
+function nucleus(fields: Fields): Pick<CompletionRequest, "topP" | "topK"> {
+  const topP = numberField(fields, "top_p", 0, 1);
+  const topK = integerField(fields, "top_k", 0, Number.MAX_SAFE_INTEGER);
+  return topP === 0 ? { topK: 1 } : { topP, topK };
+}
+
+/**
+ * `seed`: any 64-bit integer, as vLLM takes it (clients send -1 or large random seeds), folded
+ * into the 32 bits the sampler's streams use.
+ */
+function parseSeed(fields: Fields): number | undefined {
+  const seed = integerField(fields, "seed", -(2 ** 63), 2 ** 63);
+  return seed === undefined ? undefined : ((seed % 2 ** 32) + 2 ** 32) % 2 ** 32;
 }
 
 /** `prompt`: a text, a list of texts, a list of token ids, or a list of such lists. */

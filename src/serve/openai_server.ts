@@ -1,7 +1,7 @@
 /**
  * The OpenAI-compatible HTTP server (Deno.serve, no framework): `POST /v1/chat/completions`,
- * `POST /v1/completions` (both with `stream: true` as server-sent events), `GET /v1/models`,
- * `GET /health`, and `GET /metrics` (Prometheus text: requests, tool calls returned, malformed
+ * `POST /v1/completions` (both with `stream: true` as server-sent events), `GET /v1/models`
+ * and `GET /v1/models/{id}`, `GET /health`, and `GET /metrics` (Prometheus text: requests, tool calls returned, malformed
  * tool calls left as text, per model). Requests of all clients go to the served models' rollout models, whose batcher
  * merges them into shared engine batches. Listens on 127.0.0.1 unless told otherwise, checks an
  * optional API key, caps concurrent requests (429 beyond), and answers every bad request with a
@@ -159,6 +159,10 @@ export class OpenAIServer implements OpenAIEndpoint {
       }
       if (path === "/metrics") return this.#only(request, "GET", () => this.#metrics());
       this.#authorize(request);
+      if (path.startsWith("/v1/models/")) {
+        const id = decodeURIComponent(path.slice("/v1/models/".length));
+        return this.#only(request, "GET", () => this.#retrieveModel(id));
+      }
       switch (path) {
         case "/v1/models":
           return this.#only(request, "GET", () => this.#listModels());
@@ -210,15 +214,27 @@ export class OpenAIServer implements OpenAIEndpoint {
   }
 
   #listModels(): Response {
-    return Response.json({
-      object: "list",
-      data: [...this.#models.keys()].map((id) => ({
-        id,
-        object: "model",
-        created: 0,
-        owned_by: "rft",
-      })),
-    });
+    return Response.json({ object: "list", data: [...this.#models.keys()].map(modelObject) });
+  }
+
+  /** `GET /v1/models/{id}` (the `openai` clients' `models.retrieve`). */
+  #retrieveModel(id: string): Response {
+    return Response.json(modelObject(this.#served(id).id));
+  }
+
+  /** The served model `id`; a 404 naming the served ones otherwise. */
+  #served(id: string): ServedModel {
+    const model = this.#models.get(id);
+    if (!model) {
+      throw new ApiError(
+        404,
+        `Cannot find model ${JSON.stringify(id)}; served: ${[...this.#models.keys()].join(", ")}`,
+        "not_found_error",
+        "model",
+        "model_not_found",
+      );
+    }
+    return model;
   }
 
   async #complete(
@@ -242,18 +258,7 @@ export class OpenAIServer implements OpenAIEndpoint {
     try {
       const body = await this.#readJson(request);
       const named = (body as { model?: unknown })?.model;
-      const model = typeof named === "string" ? this.#models.get(named) : this.#default;
-      if (!model) {
-        throw new ApiError(
-          404,
-          `Cannot find model ${JSON.stringify(named)}; served: ${
-            [...this.#models.keys()].join(", ")
-          }`,
-          "not_found_error",
-          "model",
-          "model_not_found",
-        );
-      }
+      const model = typeof named === "string" ? this.#served(named) : this.#default;
       const parsed = parseCompletionRequest(kind, body, model.limits);
       const recorded = model.trained ? recording : undefined;
       const generating = model.complete(parsed, recorded);
@@ -357,4 +362,9 @@ function eventStream(chunks: readonly unknown[], end: () => void): ReadableStrea
     },
     cancel: finish,
   });
+}
+
+/** OpenAI's model object of served model `id`. */
+function modelObject(id: string) {
+  return { id, object: "model", created: 0, owned_by: "rft" };
 }

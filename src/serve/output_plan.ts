@@ -75,9 +75,16 @@ export class OutputPlanner {
       : responseFormat.type === "json_schema"
       ? { schema: responseFormat.schema, name: responseFormat.name }
       : undefined;
-    const content = json && (json.schema ? jsonSchemaGrammar(json.schema) : anyJsonObject());
+    const format = "response_format.json_schema.schema";
+    const content = json &&
+      readingSchemas(format, () => json.schema ? jsonSchemaGrammar(json.schema) : anyJsonObject());
     if (toolChoice.mode === "none" || offered.length === 0) {
-      return { tools: [], single, json, grammar: content && this.#grammar(content, { json }) };
+      return {
+        tools: [],
+        single,
+        json,
+        grammar: content && this.#grammar(content, { json }, format),
+      };
     }
     const parser = this.parser ?? refuse(toolChoice.mode);
     if (toolChoice.mode === "auto") {
@@ -88,28 +95,51 @@ export class OutputPlanner {
         );
       }
       const grammar = content &&
-        this.#grammar(alt(parser.parser.callsGrammar(offered, !single), content), {
-          json,
-          offered,
-          single,
-        });
+        this.#grammar(
+          alt(readingSchemas("tools", () => parser.parser.callsGrammar(offered, !single)), content),
+          { json, offered, single },
+          `tools or ${format}`,
+        );
       return { tools: offered, single, json, parser, grammar };
     }
-    const calls = parser.parser.callsGrammar(offered, !single);
-    return { tools: offered, single, parser, grammar: this.#grammar(calls, { offered, single }) };
+    const calls = readingSchemas("tools", () => parser.parser.callsGrammar(offered, !single));
+    return {
+      tools: offered,
+      single,
+      parser,
+      grammar: this.#grammar(calls, { offered, single }, "tools"),
+    };
   }
 
-  #grammar(grammar: Parameters<typeof alt>[0], shape: unknown): TokenGrammar {
+  /** `grammar` compiled over the vocabulary (`param`: where its schemas come from, for errors). */
+  #grammar(grammar: Parameters<typeof alt>[0], shape: unknown, param: string): TokenGrammar {
     const key = JSON.stringify(shape);
     let compiled = this.#grammars.get(key);
     if (!compiled) {
-      compiled = new TokenGrammar(grammar, TokenVocabulary.of(this.tokenizer), this.endTokens);
+      compiled = readingSchemas(
+        param,
+        () => new TokenGrammar(grammar, TokenVocabulary.of(this.tokenizer), this.endTokens),
+      );
       if (this.#grammars.size >= MAX_GRAMMARS) {
         this.#grammars.delete(this.#grammars.keys().next().value!);
       }
       this.#grammars.set(key, compiled);
     }
     return compiled;
+  }
+}
+
+/**
+ * `build()`, with a JSON schema it cannot read (a `$ref` that does not resolve, a schema that is
+ * not an object) turned into a 400 naming `param`.
+ */
+function readingSchemas<T>(param: string, build: () => T): T {
+  try {
+    return build();
+  } catch (err) {
+    const message = (err as Error)?.message ?? "";
+    if (!message.startsWith("Cannot read the JSON schema")) throw err;
+    throw badRequest(param, `Cannot read "${param}": ${message}`);
   }
 }
 

@@ -73,22 +73,19 @@ export function booleanField(fields: Fields, key: string, param = key): boolean 
   return typedField<boolean>(fields, key, "boolean", param);
 }
 
-/** A number in [min, max] (`aboveMin`: min excluded). */
+/** A number in [min, max]. */
 export function numberField(
   fields: Fields,
   key: string,
   min: number,
   max: number,
-  aboveMin = false,
 ): number | undefined {
   const value = fields[key];
   if (value === undefined || value === null) return undefined;
-  const low = aboveMin ? value as number > min : value as number >= min;
-  if (typeof value !== "number" || !Number.isFinite(value) || !low || value > max) {
-    const range = `${aboveMin ? "(" : "["}${min}, ${max}]`;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) {
     throw badRequest(
       key,
-      `Cannot read "${key}": expected a number in ${range}, received ${describe(value)}`,
+      `Cannot read "${key}": expected a number in [${min}, ${max}], received ${describe(value)}`,
     );
   }
   return value;

@@ -11,6 +11,7 @@
 
 import type { Tokenizer } from "../model/tokenizer.ts";
 import type { CompletionRequest } from "./completion_request.ts";
+import { legacyFunctionCall } from "./legacy_functions.ts";
 import type { Completion, CompletionChoice } from "./served_model.ts";
 import type { TokenLogprob } from "./top_logprobs.ts";
 
@@ -46,11 +47,11 @@ export function completionBody(
     request.kind === "chat"
       ? {
         index,
-        message: chatMessage(choice),
+        message: chatMessage(request, choice),
         logprobs: request.logprobs
           ? { content: chatLogprobs(choice, 0, choice.tokens.length, tokenizer) }
           : null,
-        finish_reason: choice.finishReason,
+        finish_reason: finishReason(request, choice),
         ...ids(choice),
       }
       : {
@@ -77,15 +78,26 @@ export function completionBody(
   };
 }
 
-/** The assistant message of a chat choice. */
-function chatMessage(choice: CompletionChoice) {
+/** The assistant message of a chat choice (a legacy `function_call` when asked so). */
+function chatMessage(request: CompletionRequest, choice: CompletionChoice) {
   const calls = choice.reply?.toolCalls ?? [];
+  const callFields = request.legacyFunctions
+    ? legacyFunctionCall(calls)
+    : calls.length > 0
+    ? { tool_calls: calls }
+    : {};
   return {
     role: "assistant",
     content: choice.reply ? choice.reply.content : choice.text,
     refusal: null,
-    ...(calls.length > 0 ? { tool_calls: calls } : {}),
+    ...callFields,
   };
+}
+
+/** A chat choice's finish reason (`function_call` for a legacy call). */
+function finishReason(request: CompletionRequest, choice: CompletionChoice): string {
+  const legacy = request.legacyFunctions && choice.finishReason === "tool_calls";
+  return legacy ? "function_call" : choice.finishReason;
 }
 
 /**
@@ -157,11 +169,19 @@ function chatDeltas(
     });
   } else {
     if (content) parts.push({ delta: { content } });
-    calls.forEach((call, index) => {
+    (request.legacyFunctions ? calls.slice(0, 1) : calls).forEach((call, index) => {
       const { name, arguments: args } = call.function;
+      const fragments = argumentFragments(args as string);
+      if (request.legacyFunctions) {
+        parts.push({ delta: { function_call: { name, arguments: "" } } });
+        for (const fragment of fragments) {
+          parts.push({ delta: { function_call: { arguments: fragment } } });
+        }
+        return;
+      }
       const head = { index, id: call.id, type: "function", function: { name, arguments: "" } };
       parts.push({ delta: { tool_calls: [head] } });
-      for (const fragment of argumentFragments(args as string)) {
+      for (const fragment of fragments) {
         parts.push({ delta: { tool_calls: [{ index, function: { arguments: fragment } }] } });
       }
     });
@@ -169,7 +189,7 @@ function chatDeltas(
       parts[1].logprobs = { content: chatLogprobs(choice, 0, choice.tokens.length, tokenizer) };
     }
   }
-  parts.push({ delta: {}, finish_reason: choice.finishReason });
+  parts.push({ delta: {}, finish_reason: finishReason(request, choice) });
   return parts.map((p) => ({ logprobs: null, finish_reason: null, ...p }));
 }
 

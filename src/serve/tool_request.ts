@@ -31,18 +31,30 @@ const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /** `tools`: a list of functions with distinct valid names (absent: none). */
 export function parseTools(value: unknown): ToolDefinition[] {
+  return distinctNames(
+    listAt(value, "tools").map((tool, i) => parseTool(tool, `tools[${i}]`)),
+    "tools",
+  );
+}
+
+/** `value` as a list (absent: empty); throws naming `param` otherwise. */
+export function listAt(value: unknown, param: string): unknown[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) {
     throw badRequest(
-      "tools",
-      `Cannot read "tools": expected a list, received ${field.describe(value)}`,
+      param,
+      `Cannot read "${param}": expected a list, received ${field.describe(value)}`,
     );
   }
-  const tools = value.map((tool, i) => parseTool(tool, `tools[${i}]`));
+  return value;
+}
+
+/** `tools` after checking that no name is defined twice (`param`: the list's name). */
+export function distinctNames(tools: ToolDefinition[], param: string): ToolDefinition[] {
   const names = tools.map((t) => t.function.name);
   const twice = names.find((n, i) => names.indexOf(n) !== i);
   if (twice !== undefined) {
-    throw badRequest("tools", `Cannot read "tools": function "${twice}" is defined twice`);
+    throw badRequest(param, `Cannot read "${param}": function "${twice}" is defined twice`);
   }
   return tools;
 }
@@ -58,22 +70,27 @@ function parseTool(value: unknown, param: string): ToolDefinition {
     );
   }
   field.onlyKnown(tool, ["type", "function"], param);
-  const fn = field.objectAt(tool.function, `${param}.function`);
-  field.onlyKnown(fn, ["name", "description", "parameters", "strict"], `${param}.function`);
-  const name = field.stringField(fn, "name", `${param}.function.name`);
+  return parseFunction(tool.function, `${param}.function`);
+}
+
+/** A function definition (`name`, `description`, JSON-schema `parameters`, `strict`) at `param`. */
+export function parseFunction(value: unknown, param: string): ToolDefinition {
+  const fn = field.objectAt(value, param);
+  field.onlyKnown(fn, ["name", "description", "parameters", "strict"], param);
+  const name = field.stringField(fn, "name", `${param}.name`);
   if (name === undefined || !NAME.test(name)) {
     throw badRequest(
-      `${param}.function.name`,
-      `Cannot read "${param}.function.name": expected 1 to 64 letters, digits, "_" or "-", received ${
+      `${param}.name`,
+      `Cannot read "${param}.name": expected 1 to 64 letters, digits, "_" or "-", received ${
         field.describe(fn.name)
       }`,
     );
   }
-  const description = field.stringField(fn, "description", `${param}.function.description`);
-  const strict = field.booleanField(fn, "strict", `${param}.function.strict`);
+  const description = field.stringField(fn, "description", `${param}.description`);
+  const strict = field.booleanField(fn, "strict", `${param}.strict`);
   const parameters = fn.parameters === undefined || fn.parameters === null
     ? undefined
-    : field.objectAt(fn.parameters, `${param}.function.parameters`);
+    : field.objectAt(fn.parameters, `${param}.parameters`);
   return {
     type: "function",
     function: {
@@ -85,13 +102,22 @@ function parseTool(value: unknown, param: string): ToolDefinition {
   };
 }
 
-/** `tool_choice` for `tools` (default: `auto` with tools, `none` without). */
+/**
+ * `tool_choice` for `tools` (default: `auto` with tools, `none` without; `auto` without tools,
+ * as frameworks send it with an empty tool list, is `none`).
+ */
 export function parseToolChoice(value: unknown, tools: readonly ToolDefinition[]): ToolChoice {
   if (value === undefined || value === null) {
     return { mode: tools.length > 0 ? "auto" : "none", single: false };
   }
-  if (tools.length === 0 && value !== "none") {
-    throw badRequest("tool_choice", 'Cannot read "tool_choice": it needs "tools"');
+  if (tools.length === 0 && (value === "none" || value === "auto")) {
+    return { mode: "none", single: false }; // with no tools offered, "auto" asks for nothing
+  }
+  if (tools.length === 0) {
+    throw badRequest(
+      "tool_choice",
+      `Cannot read "tool_choice": ${field.describe(value)} needs "tools"`,
+    );
   }
   const known = (name: string, param: string) => {
     if (!tools.some((t) => t.function.name === name)) {

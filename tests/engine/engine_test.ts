@@ -12,9 +12,13 @@ import { referenceLogits } from "../../src/model/transformer_reference.ts";
 import { assertClose } from "../_assert_close.ts";
 import {
   tinyGemma3Config,
+  tinyGraniteConfig,
   tinyLlama32Config,
   tinyOlmo2Config,
   tinyPhi3Config,
+  tinyPhi4MiniConfig,
+  tinySmolLm3Config,
+  tinyStableLmConfig,
 } from "../_tiny_families.ts";
 
 const CONFIGS: Record<string, Record<string, unknown>> = {
@@ -52,6 +56,16 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
   }),
   "phi3 (window 3)": { ...tinyPhi3Config(29), eos_token_id: 28 },
   olmo2: { ...tinyOlmo2Config(29), eos_token_id: 28 },
+  "smollm3 (NoPE every second layer)": { ...tinySmolLm3Config(29), eos_token_id: 28 },
+  "granite (embedding, attention, residual and logit multipliers)": {
+    ...tinyGraniteConfig(29),
+    eos_token_id: 28,
+  },
+  "phi-4-mini (partial rotary 0.75, longrope)": { ...tinyPhi4MiniConfig(29), eos_token_id: 28 },
+  "stablelm (LayerNorms, q/k/v biases, partial rotary 0.25)": {
+    ...tinyStableLmConfig(29),
+    eos_token_id: 28,
+  },
 };
 
 const PROMPTS = [[3, 1, 4, 1, 5, 9, 2], [6, 5], [

@@ -27,6 +27,10 @@ const FAMILIES = [
   "gemma 3 (window 4, sliding and full layers)",
   "phi3 (fused qkv and gate_up, window 3)",
   "olmo2 (post-norms, q/k norms over projections)",
+  "smollm3 (NoPE every second layer)",
+  "granite (embedding, attention, residual and logit multipliers)",
+  "phi-4-mini (partial rotary 0.75, longrope)",
+  "stablelm (LayerNorms, q/k/v biases, partial rotary 0.25)",
   "gpt2 (tied)",
 ];
 

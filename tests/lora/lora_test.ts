@@ -34,9 +34,13 @@ import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
 import { configure } from "../../src/util/registry.ts";
 import {
   tinyGemma3Config,
+  tinyGraniteConfig,
   tinyLlama32Config,
   tinyOlmo2Config,
   tinyPhi3Config,
+  tinyPhi4MiniConfig,
+  tinySmolLm3Config,
+  tinyStableLmConfig,
 } from "../_tiny_families.ts";
 
 const VOCAB = GRADCHECK_VOCAB;
@@ -51,6 +55,10 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
   "gemma 3": tinyGemma3Config(VOCAB),
   phi3: tinyPhi3Config(VOCAB),
   olmo2: tinyOlmo2Config(VOCAB),
+  "smollm3 (NoPE every second layer)": tinySmolLm3Config(VOCAB),
+  "granite (embedding, attention, residual and logit multipliers)": tinyGraniteConfig(VOCAB),
+  "phi-4-mini (partial rotary 0.75, longrope)": tinyPhi4MiniConfig(VOCAB),
+  "stablelm (LayerNorms, q/k/v biases, partial rotary 0.25)": tinyStableLmConfig(VOCAB),
 };
 
 /**

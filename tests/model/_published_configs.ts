@@ -140,3 +140,131 @@ export const OLMO2_1B = {
   torch_dtype: "float32",
   vocab_size: 100352,
 };
+
+/**
+ * Factors of longrope's shape: `count` values rising from 1 to `top` (the published lists rise so;
+ * these are stand-ins of their length, not the published values).
+ */
+function risingFactors(count: number, top: number): number[] {
+  return Array.from({ length: count }, (_, i) => 1 + (top - 1) * (i / (count - 1)) ** 2);
+}
+
+/** Phi-3.5-mini-instruct's config.json (its longrope factor lists stood in: `risingFactors`). */
+export const PHI35_MINI = {
+  ...PHI3_MINI_4K,
+  max_position_embeddings: 131072,
+  original_max_position_embeddings: 4096,
+  rope_scaling: {
+    long_factor: risingFactors(48, 64),
+    short_factor: risingFactors(48, 1.2),
+    type: "longrope",
+  },
+  sliding_window: 262144,
+};
+
+/** Phi-4-mini-instruct's config.json (its longrope factor lists stood in: `risingFactors`). */
+export const PHI4_MINI = {
+  architectures: ["Phi3ForCausalLM"],
+  bos_token_id: 199999,
+  eos_token_id: 199999,
+  hidden_act: "silu",
+  hidden_size: 3072,
+  intermediate_size: 8192,
+  max_position_embeddings: 131072,
+  model_type: "phi3",
+  num_attention_heads: 24,
+  num_hidden_layers: 32,
+  num_key_value_heads: 8,
+  original_max_position_embeddings: 4096,
+  pad_token_id: 199999,
+  partial_rotary_factor: 0.75,
+  rms_norm_eps: 1e-5,
+  rope_scaling: {
+    long_factor: risingFactors(48, 64),
+    short_factor: risingFactors(48, 1.2),
+    type: "longrope",
+  },
+  rope_theta: 10000.0,
+  sliding_window: 262144,
+  tie_word_embeddings: true,
+  torch_dtype: "bfloat16",
+  vocab_size: 200064,
+};
+
+/** SmolLM3-3B's config.json (NoPE layers by `no_rope_layer_interval`). */
+export const SMOLLM3_3B = {
+  architectures: ["SmolLM3ForCausalLM"],
+  attention_bias: false,
+  bos_token_id: null,
+  eos_token_id: 128012,
+  hidden_act: "silu",
+  hidden_size: 2048,
+  intermediate_size: 11008,
+  max_position_embeddings: 65536,
+  mlp_bias: false,
+  model_type: "smollm3",
+  no_rope_layer_interval: 4,
+  num_attention_heads: 16,
+  num_hidden_layers: 36,
+  num_key_value_heads: 4,
+  pad_token_id: 128004,
+  rms_norm_eps: 1e-6,
+  rope_scaling: null,
+  rope_theta: 5000000.0,
+  sliding_window: null,
+  use_sliding_window: false,
+  torch_dtype: "bfloat16",
+  vocab_size: 128256,
+};
+
+/** granite-3.3-2b-instruct's config.json. */
+export const GRANITE_33_2B = {
+  architectures: ["GraniteForCausalLM"],
+  attention_bias: false,
+  attention_multiplier: 0.015625,
+  bos_token_id: 0,
+  embedding_multiplier: 12.0,
+  eos_token_id: 0,
+  hidden_act: "silu",
+  hidden_size: 2048,
+  intermediate_size: 8192,
+  logits_scaling: 8.0,
+  max_position_embeddings: 131072,
+  mlp_bias: false,
+  model_type: "granite",
+  num_attention_heads: 32,
+  num_hidden_layers: 40,
+  num_key_value_heads: 8,
+  pad_token_id: 0,
+  residual_multiplier: 0.22,
+  rms_norm_eps: 1e-5,
+  rope_scaling: null,
+  rope_theta: 10000000.0,
+  tie_word_embeddings: true,
+  torch_dtype: "bfloat16",
+  vocab_size: 49159,
+};
+
+/** stablelm-2-1_6b's config.json. */
+export const STABLELM2_1_6B = {
+  architectures: ["StableLmForCausalLM"],
+  bos_token_id: 100257,
+  eos_token_id: 100257,
+  hidden_act: "silu",
+  hidden_size: 2048,
+  intermediate_size: 5632,
+  layer_norm_eps: 1e-5,
+  max_position_embeddings: 4096,
+  model_type: "stablelm",
+  num_attention_heads: 32,
+  num_hidden_layers: 24,
+  num_key_value_heads: 32,
+  partial_rotary_factor: 0.25,
+  qk_layernorm: false,
+  rope_theta: 10000,
+  tie_word_embeddings: false,
+  torch_dtype: "bfloat16",
+  use_parallel_residual: false,
+  use_qkv_bias: true,
+  vocab_size: 100352,
+};

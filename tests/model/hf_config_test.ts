@@ -1,6 +1,16 @@
 import { parseHfConfig, readHfConfig } from "../../src/model/hf_config.ts";
 import { ropeInvFreq } from "../../src/ops/rope.ts";
-import { GEMMA3_1B, GEMMA3_270M, OLMO2_1B, PHI3_MINI_4K } from "./_published_configs.ts";
+import {
+  GEMMA3_1B,
+  GEMMA3_270M,
+  GRANITE_33_2B,
+  OLMO2_1B,
+  PHI35_MINI,
+  PHI3_MINI_4K,
+  PHI4_MINI,
+  SMOLLM3_3B,
+  STABLELM2_1_6B,
+} from "./_published_configs.ts";
 import { assertEquals, assertRejects, assertThrows } from "../_asserts.ts";
 
 /** Keys as in SmolLM2-135M's config.json (model_type llama), trimmed. */
@@ -71,6 +81,7 @@ Deno.test("hf config: a SmolLM (llama) config reads into the Llama description",
     rotary: {
       theta: 100000,
       scaling: { type: "default" },
+      rotaryDim: 64,
       invFreq: ropeInvFreq(100000, 64),
       attentionFactor: 1,
     },
@@ -183,12 +194,12 @@ const BAD: [string, Record<string, unknown>, string][] = [
   [
     "an unsupported model_type",
     { ...SMOLLM, model_type: "falcon" },
-    `key "model_type" is "falcon"; expected one of "llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "gpt2", "gemma3_text"`,
+    `key "model_type" is "falcon"; expected one of "llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "smollm3", "granite", "stablelm", "gpt2", "gemma3_text"`,
   ],
   [
     "no model_type",
     { hidden_size: 8 },
-    `key "model_type" is missing; expected one of "llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "gpt2", "gemma3_text"`,
+    `key "model_type" is missing; expected one of "llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "smollm3", "granite", "stablelm", "gpt2", "gemma3_text"`,
   ],
   [
     "a missing size",
@@ -219,8 +230,28 @@ const BAD: [string, Record<string, unknown>, string][] = [
   ["rope_scaling as text", { ...SMOLLM, rope_scaling: "linear" }, `key "rope_scaling" is "linear"`],
   [
     "an unknown RoPE variant",
-    { ...SMOLLM, rope_scaling: { rope_type: "longrope", factor: 2 } },
-    `key "rope_scaling.rope_type" is "longrope"; expected one of "default", "linear", "dynamic", "llama3", "yarn"`,
+    { ...SMOLLM, rope_scaling: { rope_type: "ntk", factor: 2 } },
+    `key "rope_scaling.rope_type" is "ntk"; expected one of "default", "linear", "dynamic", "llama3", "yarn", "longrope"`,
+  ],
+  [
+    "longrope factors not one per rotated pair",
+    { ...SMOLLM, rope_scaling: { type: "longrope", short_factor: [1, 2], long_factor: [1, 2] } },
+    `key "rope_scaling.short_factor" is "2 factors"; expected 32 (one per rotated pair of head dims)`,
+  ],
+  [
+    "a partial rotary factor leaving an odd count of dims",
+    { ...SMOLLM, partial_rotary_factor: 0.3 },
+    `key "partial_rotary_factor" is 0.3; expected a number in (0, 1] giving an even count >= 2 of head_dim 64`,
+  ],
+  [
+    "StableLM's per-head q/k LayerNorms",
+    { ...SMOLLM, model_type: "stablelm", qk_layernorm: true },
+    `key "qk_layernorm" is true; expected false`,
+  ],
+  [
+    "SmolLM3's no_rope_layers shorter than the layers",
+    { ...SMOLLM, model_type: "smollm3", no_rope_layers: [1, 0] },
+    `key "no_rope_layers" is [1,0]; expected 30 or more entries`,
   ],
   [
     "an activation rft does not compute",
@@ -345,11 +376,65 @@ Deno.test("hf config: phi3 fuses qkv and gate_up and slides every layer's window
     1e-5,
   ]);
   assertEquals(cfg.layers.every((l) => l.window === 2047), true);
-  assertThrows(
-    () => parseHfConfig({ ...PHI3_MINI_4K, partial_rotary_factor: 0.75 }),
-    Error,
-    'key "partial_rotary_factor" is 0.75; expected 1',
+});
+
+Deno.test("hf config: Phi-3.5-mini and Phi-4-mini: longrope's short factors within the original length, partial rotary", () => {
+  // Phi-3.5: whole heads of 96; Phi-4-mini: 0.75 of heads of 128.
+  for (const [raw, rotaryDim] of [[PHI35_MINI, 96], [PHI4_MINI, 96]] as const) {
+    const cfg = parseHfConfig(raw);
+    const rotary = cfg.layers[0].rotary!;
+    assertEquals([rotary.rotaryDim, rotary.invFreq.length, cfg.maxPositions], [
+      rotaryDim,
+      rotaryDim / 2,
+      4096,
+    ]);
+    // factor 131072 / 4096 = 32: sqrt(1 + ln 32 / ln 4096).
+    assertEquals(rotary.attentionFactor, Math.sqrt(1 + Math.log(32) / Math.log(4096)));
+    const base = ropeInvFreq(10000, rotaryDim);
+    const short = (raw.rope_scaling as { short_factor: number[] }).short_factor;
+    assertEquals(rotary.invFreq, Float32Array.from(base, (f, i) => f / short[i]));
+  }
+  assertEquals(parseHfConfig(PHI4_MINI).tieWordEmbeddings, true);
+});
+
+Deno.test("hf config: SmolLM3 leaves every fourth layer without RoPE and slides windows on those", () => {
+  const cfg = parseHfConfig(SMOLLM3_3B);
+  assertEquals(
+    cfg.layers.slice(0, 8).map((l) => l.rotary !== undefined),
+    [true, true, true, false, true, true, true, false],
   );
+  assertEquals([cfg.layers[0].rotary!.theta, cfg.tieWordEmbeddings], [5000000, true]);
+  assertEquals(cfg.layers.every((l) => l.window === undefined), true);
+  const sliding = parseHfConfig({ ...SMOLLM3_3B, use_sliding_window: true, sliding_window: 64 });
+  assertEquals(sliding.layers.slice(0, 4).map((l) => l.window), [
+    undefined,
+    undefined,
+    undefined,
+    64,
+  ]);
+  const listed = parseHfConfig({ ...SMOLLM3_3B, no_rope_layers: new Array(36).fill(1) });
+  assertEquals(listed.layers.every((l) => l.rotary !== undefined), true);
+});
+
+Deno.test("hf config: Granite's multipliers scale embeddings, scores, residual branches and logits", () => {
+  const cfg = parseHfConfig(GRANITE_33_2B);
+  assertEquals(
+    [cfg.embeddingScale, cfg.attentionScale, cfg.residualScale, cfg.logitScale],
+    [12, 0.015625, 0.22, 1 / 8],
+  );
+  assertEquals([cfg.tieWordEmbeddings, cfg.numKvHeads, cfg.bias.mlp], [true, 8, false]);
+});
+
+Deno.test("hf config: StableLM 2 reads into LayerNorms with biases and a quarter of each head rotating", () => {
+  const cfg = parseHfConfig(STABLELM2_1_6B);
+  assertEquals(cfg.norm, { kind: "layer_norm", eps: 1e-5, weightOffset: 0 });
+  assertEquals(cfg.bias, { qkv: true, attentionOut: false, mlp: false });
+  assertEquals(cfg.layers[0].rotary!.rotaryDim, 16);
+});
+
+Deno.test("hf config: llama's mlp_bias adds MLP biases; qwen2 has no such key", () => {
+  assertEquals(parseHfConfig({ ...SMOLLM, mlp_bias: true }).bias.mlp, true);
+  assertEquals(parseHfConfig({ ...QWEN2, mlp_bias: true }).bias.mlp, false);
 });
 
 Deno.test("hf config: olmo2 has norms after each block only and q/k norms over projections", () => {

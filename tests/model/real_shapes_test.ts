@@ -22,6 +22,9 @@ import {
   LLAMA32_1B,
   OLMO2_1B,
   PHI3_MINI_4K,
+  PHI4_MINI,
+  SMOLLM3_3B,
+  STABLELM2_1_6B,
 } from "./_published_configs.ts";
 
 /** Parameters of a config.json's model. */
@@ -35,6 +38,9 @@ Deno.test("real shapes: parameter counts of the published configs", () => {
   assertEquals(parameterCount(GEMMA3_1B), 999_885_952);
   assertEquals(parameterCount(PHI3_MINI_4K), 3_821_079_552);
   assertEquals(parameterCount(OLMO2_1B), 1_484_916_736);
+  assertEquals(parameterCount(PHI4_MINI), 3_836_021_760);
+  assertEquals(parameterCount(SMOLLM3_3B), 3_075_098_624);
+  assertEquals(parameterCount(STABLELM2_1_6B), 1_644_515_328);
 });
 
 /**

@@ -33,6 +33,15 @@ const YARN: RopeScaling = {
   truncate: true,
 };
 
+/** longrope over 8 rotated dims (short factors in use: within the original length). */
+const LONGROPE: RopeScaling = {
+  type: "longrope",
+  shortFactor: [1, 1.1, 1.5, 2.5],
+  longFactor: [1, 4, 16, 40],
+  originalMaxPositions: 4096,
+  attentionFactor: Math.sqrt(1 + Math.log(32) / Math.log(4096)),
+};
+
 const CASES: [string, number, RopeScaling, number][] = [
   ["default (SmolLM2)", 100000, { type: "default" }, 64],
   ["linear factor 8 (Gemma 3's global layers)", 1e6, { type: "linear", factor: 8 }, 256],
@@ -41,6 +50,7 @@ const CASES: [string, number, RopeScaling, number][] = [
   ["yarn (Qwen2.5 long context)", 1e6, YARN, 128],
   ["yarn without truncation", 10000, { ...YARN, truncate: false }, 64],
   ["dynamic within max_position_embeddings", 10000, { type: "dynamic", factor: 2 }, 64],
+  ["longrope (Phi-3.5, Phi-4-mini) within the original length", 10000, LONGROPE, 8],
 ];
 
 for (const [label, theta, scaling, headDim] of CASES) {
@@ -97,6 +107,20 @@ Deno.test("rope scaling: yarn's attention factor from factor, mscale or the conf
     read({ rope_type: "yarn", factor: 40, mscale: 1, mscale_all_dim: 0.707 }),
     mscale(1) / mscale(0.707),
   );
+});
+
+Deno.test("rope scaling: longrope's attention factor from max over original positions, or given", () => {
+  const read = (more: Record<string, unknown>, rope_scaling: Record<string, unknown>) => {
+    const raw = tinyLlamaConfig(11, { max_position_embeddings: 2048, ...more, rope_scaling });
+    return parseHfConfig(raw).layers[0].rotary!.attentionFactor;
+  };
+  const factors = { type: "longrope", short_factor: [1, 1, 1, 1], long_factor: [1, 2, 3, 4] };
+  assertEquals(
+    read({ original_max_position_embeddings: 256 }, factors),
+    Math.sqrt(1 + Math.log(8) / Math.log(256)),
+  );
+  assertEquals(read({}, { ...factors, original_max_position_embeddings: 2048 }), 1);
+  assertEquals(read({}, { ...factors, factor: 4, attention_factor: 1.25 }), 1.25);
 });
 
 Deno.test("rope scaling: rope_type, the legacy type and transformers v5's rope_parameters read alike", () => {

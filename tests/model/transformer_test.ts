@@ -22,9 +22,13 @@ import {
 } from "../_model_gradcheck.ts";
 import {
   tinyGemma3Config,
+  tinyGraniteConfig,
   tinyLlama32Config,
   tinyOlmo2Config,
   tinyPhi3Config,
+  tinyPhi4MiniConfig,
+  tinySmolLm3Config,
+  tinyStableLmConfig,
 } from "../_tiny_families.ts";
 
 const VOCAB = GRADCHECK_VOCAB;
@@ -74,6 +78,10 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
   "gemma 3 with a final logit softcap": tinyGemma3Config(VOCAB, 2, { final_logit_softcapping: 2 }),
   "phi3 (fused qkv and gate_up, window 3)": tinyPhi3Config(VOCAB),
   "olmo2 (post-norms, q/k norms over projections)": tinyOlmo2Config(VOCAB),
+  "smollm3 (NoPE every second layer)": tinySmolLm3Config(VOCAB),
+  "granite (embedding, attention, residual and logit multipliers)": tinyGraniteConfig(VOCAB),
+  "phi-4-mini (partial rotary 0.75, longrope)": tinyPhi4MiniConfig(VOCAB),
+  "stablelm (LayerNorms, q/k/v biases, partial rotary 0.25)": tinyStableLmConfig(VOCAB),
 };
 
 const SEQUENCES = GRADCHECK_SEQUENCES;
@@ -148,8 +156,8 @@ for (const [label, raw] of Object.entries(CONFIGS)) {
     assertEquals(
       exe.dispatches.some((d) => d.label.startsWith("normed_gated_gemv")),
       "gate" in cfg.names.mlpIn && cfg.names.preMlpNorm !== undefined &&
-        fits(cfg.intermediateSize, cfg.hiddenSize),
-      "the gated gemv runs where the MLP's weights fit it",
+        cfg.norm.kind === "rms_norm" && fits(cfg.intermediateSize, cfg.hiddenSize),
+      "the gated gemv runs where the MLP's RMSNorm and weights fit it",
     );
     const { ids, positions, segments } = padBatch(SEQUENCES, T, VOCAB);
     await exe.run(

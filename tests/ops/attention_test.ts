@@ -1,11 +1,12 @@
 /**
- * Causal self-attention: forward against the f64 CPU reference on odd shapes (T, D not multiples
- * of 4), grouped-query heads (Hkv = H, H/2, 1), packed segments, padding, rows spanning several
- * key tiles and workgroups, and large scores; GQA against explicitly repeated kv heads; backward
- * (q, k, v) against finite differences, exact zeros for padding, determinism; the GPU kernel
- * layout (run here on the CPU adapter) against the CPU one; shape errors. Head dims that are
- * multiples of 4 run the texture-operand kernels on CPU adapters (the CI's), the others the
- * storage ones; both are covered.
+ * Causal self-attention with the register-blocked kernels (the CPU adapters' choice): forward
+ * against the f64 CPU reference on odd shapes (T, D not multiples of 4), grouped-query heads
+ * (Hkv = H, H/2, 1), packed segments, padding, rows spanning several key tiles and workgroups,
+ * sliding windows and large scores; GQA against explicitly repeated kv heads; backward (q, k, v)
+ * against finite differences, exact zeros for padding, determinism; the GPU kernel layout (run
+ * here on the CPU adapter) against the CPU one; shape and option errors.
+ * Head dims that are multiples of 4 run the texture-operand kernels on CPU adapters (the CI's),
+ * the others the storage ones; both are covered. The GPU kernels: flash_attention_test.ts.
  */
 
 import { getGpu } from "../../src/gpu/device.ts";
@@ -14,53 +15,23 @@ import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import { shapeSize, type Tensor } from "../../src/graph/tensor.ts";
 import { causalAttention } from "../../src/ops/attention.ts";
-import { type AttentionShape, causalAttentionRef } from "../../src/reference/attention.ts";
-import { mulberry32, uniformArray } from "../../src/util/random.ts";
+import type { AttentionDims } from "../../src/ops/attention_register.ts";
+import { causalAttentionRef } from "../../src/reference/attention.ts";
+import { uniformArray } from "../../src/util/random.ts";
 import { assertClose } from "../_assert_close.ts";
 import { assertEquals, assertThrows } from "../_asserts.ts";
-import { checkGradients, randomInput, runOps, type TestInput } from "../_harness.ts";
+import { checkGradients, runOps, type TestInput } from "../_harness.ts";
+import { type AttentionCase as Case, caseInputs, runs, scattered } from "./_attention_cases.ts";
 
-/** Segment ids of one row: a run of `length` positions per entry, id = the entry's value. */
-function runs(...pairs: [id: number, length: number][]): number[] {
-  return pairs.flatMap(([id, length]) => new Array(length).fill(id));
+/** The op on `c`'s window with the register kernels (the CPU adapters' choice anyway). */
+function attentionOf(c: Case) {
+  return (q: Tensor, k: Tensor, v: Tensor, ids: Tensor) =>
+    causalAttention(q, k, v, ids, { kernel: "register", window: c.window });
 }
 
-/** Segment ids of `seq` positions in random order from {0, 1, 2} (non-contiguous segments). */
-function scattered(seq: number, seed: number): number[] {
-  const next = mulberry32(seed);
-  return Array.from({ length: seq }, () => Math.floor(next() * 3));
-}
-
-/** One attention problem: sizes, one segment-id row per batch row, value range of q and k. */
-interface Case {
-  label: string;
-  shape: AttentionShape;
-  segments: number[][];
-  /** q and k are uniform in [-qk, qk) (default 1). */
-  qk?: number;
-}
-
-/** Inputs (q, k, v, segment ids) of `c` from `seed`. */
-function caseInputs(c: Case, seed: number): TestInput[] {
-  const { batch, seq, heads, kvHeads, headDim } = c.shape;
-  const qk = c.qk ?? 1;
-  const ids = c.segments.flat();
-  if (c.segments.length !== batch || ids.length !== batch * seq) {
-    throw new Error(`${c.label}: segment rows do not match [${batch},${seq}]`);
-  }
-  return [
-    randomInput([batch, seq, heads, headDim], seed, -qk, qk),
-    randomInput([batch, seq, kvHeads, headDim], seed + 1, -qk, qk),
-    randomInput([batch, seq, kvHeads, headDim], seed + 2),
-    { shape: [batch, seq], data: Int32Array.from(ids), dtype: "i32" },
-  ];
-}
-
-const attention = (q: Tensor, k: Tensor, v: Tensor, ids: Tensor) => causalAttention(q, k, v, ids);
-
-/** The reference on `c`'s shape, with inputs as the harness passes them. */
+/** The reference on `c`'s shape and window, with inputs as the harness passes them. */
 function reference(c: Case): (...xs: ArrayLike<number>[]) => Float64Array {
-  return (q, k, v, ids) => causalAttentionRef(q, k, v, ids, c.shape);
+  return (q, k, v, ids) => causalAttentionRef(q, k, v, ids, c.shape, undefined, c.window);
 }
 
 const FORWARD_CASES: Case[] = [
@@ -123,7 +94,7 @@ const FORWARD_CASES: Case[] = [
 Deno.test("causalAttention: forward matches CPU (odd, packed, padded, long, sharp)", async () => {
   for (const [i, c] of FORWARD_CASES.entries()) {
     const inputs = caseInputs(c, 500 + 10 * i);
-    const [y] = await runOps(inputs, attention);
+    const [y] = await runOps(inputs, attentionOf(c));
     if (!y.every(Number.isFinite)) throw new Error(`${c.label}: non-finite output`);
     const expected = reference(c)(...inputs.map((x) => x.data));
     assertClose(y, expected, { label: c.label, atol: 1e-5, rtol: 1e-4 });
@@ -133,14 +104,14 @@ Deno.test("causalAttention: forward matches CPU (odd, packed, padded, long, shar
 Deno.test("causalAttention: padding rows are exactly 0", async () => {
   const c = FORWARD_CASES[1];
   const { seq, heads, headDim } = c.shape;
-  const [y] = await runOps(caseInputs(c, 600), attention);
+  const [y] = await runOps(caseInputs(c, 600), attentionOf(c));
   const row = heads * headDim;
   const padded = y.subarray((seq + 30) * row, 2 * seq * row); // batch row 1, t >= 30
   assertEquals([...padded], new Array(7 * row).fill(0), "padding rows");
 });
 
 Deno.test("causalAttention: grouped kv heads equal repeated kv heads (HF repeat_kv)", async () => {
-  const shape = { batch: 2, seq: 19, heads: 6, kvHeads: 2, headDim: 5 };
+  const shape: AttentionDims = { batch: 2, seq: 19, heads: 6, kvHeads: 2, headDim: 5 };
   const c: Case = { label: "gqa", shape, segments: [runs([0, 19]), runs([0, 9], [1, 10])] };
   const [q, k, v, ids] = caseInputs(c, 610);
   const { batch, seq, heads, kvHeads, headDim } = shape;
@@ -155,8 +126,8 @@ Deno.test("causalAttention: grouped kv heads equal repeated kv heads (HF repeat_
     }
     return { shape: [batch, seq, heads, headDim], data: out };
   };
-  const [grouped] = await runOps([q, k, v, ids], attention);
-  const [repeated] = await runOps([q, repeat(k), repeat(v), ids], attention);
+  const [grouped] = await runOps([q, k, v, ids], attentionOf(c));
+  const [repeated] = await runOps([q, repeat(k), repeat(v), ids], attentionOf(c));
   assertClose(grouped, repeated, { label: "grouped vs repeated", atol: 1e-6, rtol: 1e-6 });
 });
 
@@ -251,7 +222,7 @@ Deno.test("causalAttention: backward (q, k, v) matches finite differences", asyn
     await checkGradients({
       label: c.label,
       inputs: caseInputs(c, 700 + 10 * i),
-      build: attention,
+      build: attentionOf(c),
       reference: reference(c),
     });
   }
@@ -265,7 +236,7 @@ Deno.test("causalAttention: padding gets and gives no gradient; deterministic", 
     const inputs = caseInputs(c, 800);
     const seed = uniformArray(seq * heads * headDim, 801);
     const build = (q: Tensor, k: Tensor, v: Tensor, ids: Tensor) => {
-      const y = causalAttention(q, k, v, ids);
+      const y = causalAttention(q, k, v, ids, { kernel: "register" });
       return grad(y, [q, k, v], q.graph.constant(seed, y.shape));
     };
     const first = await runOps(inputs, build);
@@ -298,7 +269,7 @@ Deno.test("causalAttention: the GPU kernel layout gives the CPU layout's results
     for (const isFallback of [true, false]) {
       const g = new Graph();
       const xs = inputs.map((x, i) => g.input(x.shape, x.dtype ?? "f32", `x${i}`));
-      const y = attention(xs[0], xs[1], xs[2], xs[3]);
+      const y = attentionOf(c)(xs[0], xs[1], xs[2], xs[3]);
       const outputs = [y, ...grad(y, xs.slice(0, 3), g.constant(seed, y.shape))];
       const exe = await compileGraph(
         { ...base, summary: { ...base.summary, isFallback } },
@@ -306,10 +277,10 @@ Deno.test("causalAttention: the GPU kernel layout gives the CPU layout's results
       );
       try {
         const shader = isFallback ? cpuShader : "attention.";
-        // Small texture operands are filled by copy kernels ahead of the attention kernels.
-        const used = exe.dispatches.filter((d) => !d.label.startsWith("copy_to_texture"))
+        // Forward, dq, dk and dv (besides the stats, the copy of dv and operand copies).
+        const used = exe.dispatches.filter((d) => /^attention(_texture)?\./.test(d.label))
           .map((d) => d.label.startsWith(shader));
-        assertEquals(used, new Array(5).fill(true), `${c.label}: every kernel from ${shader}wgsl`);
+        assertEquals(used, new Array(4).fill(true), `${c.label}: every kernel from ${shader}wgsl`);
         await exe.run(new Map(xs.map((x, i) => [x, inputs[i].data])));
         results.push(await exe.read(outputs));
       } finally {
@@ -363,4 +334,9 @@ Deno.test("causalAttention rejects mismatched shapes and dtypes, naming the op",
     "f32 queries of shape [batch, seq, heads, head_dim]",
   );
   assertThrows(() => causalAttention(q, kv, kv, ids, { scale: NaN }), Error, "finite scale");
+  assertThrows(
+    () => causalAttention(q, kv, kv, ids, { window: 2.5 }),
+    Error,
+    "a whole window >= 0 (0: none), received 2.5",
+  );
 });

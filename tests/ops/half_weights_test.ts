@@ -3,7 +3,8 @@
  * checkpoint bytes without widening, read back exactly; the matmul by such a B (NT as a linear
  * layer's forward, NN as its backward, odd K so products start mid-word) and the embedding gather
  * of such a table against the f64 reference on the rounded values; the product's gradient with
- * respect to A; the texture variants packing it per run; which variants the autotune and the
+ * respect to A; the texture variants packing it per run; the GPUs' gemv variants reading it as
+ * stored (forced here on any adapter); which variants the autotune and the
  * untimed default pick (storage for a decode's few rows, packed textures for many on a CPU
  * adapter).
  */
@@ -148,6 +149,22 @@ Deno.test("half weights: texture variants pack a half B per run for enough rows,
       }
       weight.buffer.destroy();
     }
+  }
+});
+
+Deno.test("half weights: the gemv variants read a half B as stored (x W^T), as the reference", async () => {
+  const gpu = await getGpu();
+  const [a, b] = [[3, 72], [29, 72]];
+  const aData = uniformArray(a[0] * a[1], 8, -1, 1);
+  const bData = uniformArray(b[0] * b[1], 9, -1, 1);
+  for (const format of FORMATS) {
+    const weight = await halfVariable("w", b, bData, format);
+    const expected = matmulRef(aData, rounded(bData, format), matmulShapes(a, b, { transB: true }));
+    for (const variant of ["gemv_c2", "gemv_c8"]) {
+      const [got] = await runMatmul(gpu, aData, a, weight, { transB: true, variant });
+      assertClose(got, expected, { atol: 1e-5, rtol: 1e-5, label: `${format} ${variant}` });
+    }
+    weight.buffer.destroy();
   }
 });
 

@@ -80,6 +80,17 @@ const GEMV_CASES: Case[] = [
   { label: "M=16, long K", a: [16, 2056], b: [9, 2056], transB: true, tolerance: 1e-4 },
 ];
 
+// The GPU gemv variants (`gemv.ts`) take A as stored by B transposed (x W^T), M <= 8 after a
+// batch over a shared B folds into rows, K a multiple of 4: one chunk of K, lanes past K's
+// chunks, 133 columns over several workgroups, both row groups of 8 rows over a long K.
+const SPLIT_GEMV_CASES: Case[] = [
+  { label: "NT, M=1", a: [1, 52], b: [29, 52], transB: true },
+  { label: "NT, K=4, N=1", a: [5, 4], b: [1, 4], transB: true },
+  { label: "NT, N spans workgroups", a: [3, 52], b: [133, 52], transB: true },
+  { label: "batched, shared B^T", a: [2, 3, 12], b: [7, 12], transB: true },
+  { label: "M=8, long K", a: [8, 2056], b: [9, 2056], transB: true, tolerance: 1e-4 },
+];
+
 /** The cases of `cases` with these labels. */
 function pick(cases: readonly Case[], labels: readonly string[]): Case[] {
   return cases.filter((c) => labels.includes(c.label));
@@ -135,13 +146,28 @@ for (const variant of MATMUL_VARIANTS.filter((v) => !v.alignedOperands)) {
     accumulateMatchesCpu(variant.name, pick(CASES, ["NN", "batched per-batch B"])));
 }
 
-for (const variant of MATMUL_VARIANTS.filter((v) => v.alignedOperands)) {
+for (const variant of MATMUL_VARIANTS.filter((v) => v.alignedOperands && !v.gpuOnly)) {
   const gemv = variant.name.startsWith("texture_gemv");
   const cases = gemv ? GEMV_CASES : ALIGNED_CASES;
   Deno.test(`matmul ${variant.name}: forward matches CPU on odd shapes it takes`, () =>
     forwardMatchesCpu(variant.name, cases));
   Deno.test(`matmul ${variant.name}: accumulating into C matches CPU on odd shapes it takes`, () =>
     accumulateMatchesCpu(variant.name, pick(cases, ["NN", gemv ? "NT, M=1" : "NT"])));
+}
+
+// The GPU gemv variants, forced here; those summing by subgroups where subgroups work (elsewhere
+// they refuse every problem, naming why).
+for (const variant of MATMUL_VARIANTS.filter((v) => v.gpuOnly)) {
+  Deno.test(`matmul ${variant.name}: forward and accumulation match CPU on odd shapes`, async () => {
+    const gpu = await getGpu();
+    const p = matmulShapes([1, 52], [29, 52], { transB: true });
+    if (variant.name.includes("_sg_") && !gpu.hasSubgroups) {
+      assertEquals(variant.misfit(gpu, p), "expected a device where subgroups work");
+      return;
+    }
+    await forwardMatchesCpu(variant.name, SPLIT_GEMV_CASES);
+    await accumulateMatchesCpu(variant.name, pick(SPLIT_GEMV_CASES, ["NT, M=1", "M=8, long K"]));
+  });
 }
 
 Deno.test("matmul texture_32x16: later ops reuse earlier ops' operand textures, A and B stay apart", async () => {
@@ -398,10 +424,11 @@ Deno.test("autotune candidates: texture variants alone on a CPU adapter where th
   const names = (p: MatmulProblem, textures = true) =>
     candidateVariants(gpu, p, textures).map((v) => v.name);
   const all = MATMUL_VARIANTS.map((v) => v.name);
-  const storage = MATMUL_VARIANTS.filter((v) => v.operands === "storage");
+  // The GPU gemv variants take x W^T alone (none of these problems).
+  const storage = MATMUL_VARIANTS.filter((v) => v.operands === "storage" && !v.gpuOnly);
   const aligned = matmulShapes([64, 64], [64, 64]);
-  // The gemv variants take M <= 16.
-  const fitting = all.filter((n) => !n.startsWith("texture_gemv"));
+  // The texture gemv variants take M <= 16.
+  const fitting = all.filter((n) => !n.startsWith("texture_gemv") && !n.startsWith("gemv_"));
   assertEquals(
     names(aligned),
     gpu.summary.isFallback ? fitting.filter((n) => n.startsWith("texture_")) : fitting,
@@ -411,6 +438,16 @@ Deno.test("autotune candidates: texture variants alone on a CPU adapter where th
   assertEquals(
     names(matmulShapes([64, 64], [64, 63])),
     storage.filter((v) => !v.alignedOperands).map((v) => v.name),
+  );
+  // A decode product x W^T: the GPU gemv variants are candidates on GPUs only.
+  const decode = matmulShapes([4, 576], [1536, 576], { transB: true });
+  const gemvs = (g: typeof gpu) =>
+    candidateVariants(g, decode, false).map((v) => v.name).filter((n) => n.startsWith("gemv_"));
+  const gpuLike = { ...gpu, summary: { ...gpu.summary, isFallback: false } };
+  assertEquals(gemvs({ ...gpu, summary: { ...gpu.summary, isFallback: true } }), []);
+  assertEquals(
+    gemvs(gpuLike),
+    ["gemv_c2", "gemv_c4", "gemv_c8", ...(gpu.hasSubgroups ? ["gemv_sg_c4", "gemv_sg_c8"] : [])],
   );
 });
 

@@ -1,6 +1,7 @@
 // The normed gated gemv (RMSNorm, gate and up products, gated activation in one pass) against the
-// f64 CPU reference on odd shapes: K and N multiples of 4 but not of the 32-column strips or the
-// 64 columns of a workgroup, one to three rows, weights as variables (packed once, shared with a
+// f64 CPU reference on odd shapes, on the CPU adapters' path (packed textures) and the GPUs' (the
+// GEMV kernels, up to 8 rows): K and N multiples of 4 but not of the 32-column strips or the 64
+// columns of a workgroup, one to three rows, weights as variables (packed once, shared with a
 // plain product of the same weight) and as graph inputs (packed every run), SiLU and GELU gates.
 
 import { getGpu } from "../../src/gpu/device.ts";
@@ -56,7 +57,9 @@ const EPS = 0.3;
 const tolerance = (k: number) => ({ atol: 2e-6 * k, rtol: 2e-5 });
 
 Deno.test("normed gated gemv matches the CPU reference on odd shapes", async () => {
-  const gpu = await getGpu();
+  // The CPU adapters' path (packed weight textures), on any adapter: presented as a CPU one.
+  const base = await getGpu();
+  const gpu = { ...base, summary: { ...base.summary, isFallback: true } };
   const misfit = normedGatedGemvMisfit(gpu, 44, 52);
   assertEquals(misfit, undefined, "the test adapter runs it");
   const g = new Graph();
@@ -222,4 +225,55 @@ Deno.test("normed gated gemv refuses weights of the wrong shape and K off a mult
     Error,
     "multiples of 4",
   );
+});
+
+Deno.test("normed gated gemv on GPUs: the GEMV kernels match CPU on up to 8 rows", async () => {
+  // The GPU path (gemv.ts, lane sums in workgroup memory and, where subgroups work, by subgroup
+  // sums) run here by presenting the adapter as a GPU; Gemma's norm weight offset in one case.
+  const cpu = await getGpu();
+  const cases = [
+    { rows: 1, k: 52, n: 44, kind: "silu" as const },
+    { rows: 3, k: 36, n: 100, kind: "gelu" as const, weightOffset: 1 },
+    { rows: 8, k: 1000, n: 140, kind: "silu" as const },
+  ];
+  for (const hasSubgroups of cpu.hasSubgroups ? [false, true] : [false]) {
+    const gpu = { ...cpu, hasSubgroups, summary: { ...cpu.summary, isFallback: false } };
+    assertEquals(normedGatedGemvMisfit(gpu, 44, 52), undefined, "GPUs run it");
+    assertEquals(
+      normedGatedGemvMisfit(gpu, 44, 50),
+      "expected K a multiple of 4 for f32 weights, received 50",
+    );
+    for (const [i, c] of cases.entries()) {
+      const data = [
+        uniformArray(c.rows * c.k, 70 + i, -2, 2),
+        uniformArray(c.k, 71 + i, -1.5, 1.5),
+        uniformArray(c.n * c.k, 72 + i),
+        uniformArray(c.n * c.k, 73 + i),
+      ];
+      const g = new Graph();
+      const xs = [[c.rows, c.k], [c.k], [c.n, c.k], [c.n, c.k]].map((s) => g.input(s));
+      const attrs = { eps: EPS, gate: c.kind, weightOffset: c.weightOffset };
+      const out = normedGatedGemv(xs[0], xs[1], xs[2], xs[3], attrs);
+      const exe = await compileGraph(gpu, [out], "normed gated gemv on a GPU");
+      try {
+        const kernel = hasSubgroups ? "gemv_subgroups" : "gemv:";
+        assert(exe.dispatches.every((d) => d.label.startsWith(kernel)), `one ${kernel} launch`);
+        await exe.run(new Map(xs.map((x, j) => [x, data[j]])));
+        const [got] = await exe.read([out]);
+        const want = normedGatedGemvRef(data[0], data[1], data[2], data[3], {
+          k: c.k,
+          n: c.n,
+          eps: EPS,
+          weightOffset: c.weightOffset,
+          kind: c.kind,
+        });
+        assertClose(got, want, {
+          ...tolerance(c.k),
+          label: `${c.rows} rows, subgroups ${hasSubgroups}`,
+        });
+      } finally {
+        exe.destroy();
+      }
+    }
+  }
 });

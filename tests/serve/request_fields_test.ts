@@ -73,10 +73,72 @@ Deno.test("implemented fields are read: penalties, logit bias, tools, choice, fo
   assertEquals(chat(NO_OPS).messages, [{ role: "user", content: "x" }]);
 });
 
+Deno.test("values at the API's edges: 64-bit seeds, top_p 0, tool_choice auto without tools", () => {
+  assertEquals([chat({ seed: -1 }).seed, chat({ seed: 2 ** 32 + 5 }).seed], [2 ** 32 - 1, 5]);
+  assertEquals([chat({ top_p: 0 }).topK, chat({ top_p: 0 }).topP], [1, undefined]);
+  assertEquals([chat({ top_p: 0.5 }).topP, chat({ top_p: 0.5 }).topK], [0.5, undefined]);
+  assertEquals(chat({ tools: [], tool_choice: "auto" }).toolChoice, {
+    mode: "none",
+    single: false,
+  });
+  const echoed = {
+    role: "assistant",
+    content: null,
+    tool_calls: [{
+      index: 0,
+      id: "c1",
+      type: "function",
+      function: { name: "f", arguments: "{}" },
+    }],
+  };
+  assertEquals(chat({ messages: [echoed] }).messages[0].tool_calls![0].id, "c1");
+});
+
+Deno.test("the deprecated functions API is read as the tools API it predates", () => {
+  const request = chat({
+    messages: [
+      { role: "user", content: "x" },
+      { role: "assistant", content: null, function_call: { name: "f", arguments: '{"a":1}' } },
+      { role: "function", name: "f", content: "2" },
+    ],
+    functions: [{ name: "f", parameters: { type: "object" } }],
+    function_call: { name: "f" },
+    parallel_tool_calls: true,
+  });
+  assertEquals(request.tools, [{
+    type: "function",
+    function: { name: "f", parameters: { type: "object" } },
+  }]);
+  assertEquals(request.toolChoice, { mode: "required", allowed: ["f"], single: true });
+  assertEquals([request.legacyFunctions, request.parallelToolCalls], [true, false]);
+  assertEquals(request.messages.slice(1), [
+    {
+      role: "assistant",
+      content: "",
+      tool_calls: [{
+        id: "call_legacy_1",
+        type: "function",
+        function: { name: "f", arguments: '{"a":1}' },
+      }],
+    },
+    { role: "tool", content: "2", name: "f", tool_call_id: "call_legacy_1" },
+  ]);
+  const auto = chat({ functions: [{ name: "f" }], function_call: "auto" });
+  assertEquals([auto.toolChoice.mode, auto.legacyFunctions], ["auto", true]);
+  assertEquals(chat({ tools: TOOLS }).legacyFunctions, false);
+});
+
 Deno.test("fields rft cannot honour and fields outside the API are one 400 naming them", () => {
   const cases: [Record<string, unknown>, string, string][] = [
-    [{ functions: [{ name: "f" }] }, "functions", "deprecated; send tools"],
-    [{ function_call: "auto" }, "function_call", "deprecated"],
+    [{ functions: [{ name: "f" }], tools: TOOLS }, "functions", 'either "tools" or "functions"'],
+    [{ functions: [{ name: "f" }], function_call: { name: "g" } }, "function_call", "naming one"],
+    [{ functions: [{ name: "bad name" }] }, "functions[0].name", "letters, digits"],
+    [
+      { messages: [{ role: "function", name: "f", content: "x" }] },
+      "messages[0]",
+      "answers no assistant function_call",
+    ],
+    [{ messages: [{ role: "function", content: "x" }] }, "messages[0].name", 'needs "name"'],
     [{ modalities: ["text", "audio"] }, "modalities", "text only"],
     [{ audio: { voice: "x", format: "mp3" } }, "audio", "audio model"],
     [{ web_search_options: {} }, "web_search_options", "no web search"],
@@ -84,7 +146,7 @@ Deno.test("fields rft cannot honour and fields outside the API are one 400 namin
     [{ logit_bias: { "x": 1 } }, "logit_bias", "token ids mapped to numbers"],
     [{ logit_bias: { "1": 101 } }, "logit_bias", "[-100, 100]"],
     [{ frequency_penalty: 3 }, "frequency_penalty", "[-2, 2]"],
-    [{ tool_choice: "auto" }, "tool_choice", 'it needs "tools"'],
+    [{ tool_choice: "required" }, "tool_choice", '"required" needs "tools"'],
     [
       { tools: TOOLS, tool_choice: { type: "function", function: { name: "nope" } } },
       "tool_choice.function.name",
@@ -112,11 +174,6 @@ Deno.test("fields rft cannot honour and fields outside the API are one 400 namin
       { messages: [{ role: "tool", content: "x" }] },
       "messages[0].tool_call_id",
       'needs "tool_call_id"',
-    ],
-    [
-      { messages: [{ role: "function", name: "f", content: "x" }] },
-      "messages[0].role",
-      "deprecated",
     ],
     [
       {

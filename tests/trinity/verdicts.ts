@@ -3,8 +3,7 @@
  * a Trinity-like tree's root, `_tree.ts`): it runs to completion, given the dataset its
  * `TRINITY_TASKSET_PATH` names and `--set` keys that only shrink steps, batch and lengths (or
  * name the authors' data); or it stops before any GPU work with one line naming the outside
- * system the config needs. `trinity_examples_test.ts` asserts each verdict, and docs/trinity.md
- * shows this table (`render_verdicts.ts`).
+ * system the config needs. `trinity_examples_test.ts` asserts each verdict.
  */
 
 import type { LocalDatasets } from "./_datasets.ts";

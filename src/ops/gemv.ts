@@ -1,0 +1,108 @@
+/**
+ * The GPU GEMV kernels (`shaders/gemv.wgsl`, `shaders/gemv_subgroups.wgsl` over
+ * `shaders/lib/gemv_core.wgsl`): a decode step's product of up to 8 rows by a weight stored
+ * [N, K] (HF's layout, the product x W^T), f32 or f16 / bf16 packed two per u32, with f32 sums; a
+ * workgroup of 256 invocations owns a few columns and splits K over its lanes, so a small product
+ * still spreads over many workgroups. Options fuse what a decoder layer does around its products:
+ * the RMSNorm of x, a second (gated) weight with its activation (SwiGLU), and adding into the
+ * output (the residual). Launched by the matmul variants `gemv_c*` (`matmul_variants.ts`),
+ * `halfMatmul` (`half_matmul.ts`) and `normedGatedGemv` on GPUs.
+ * Shaders: shaders/gemv.wgsl, shaders/gemv_subgroups.wgsl
+ * Reference: src/reference/half_weights.ts, src/reference/matmul.ts
+ * Test: tests/ops/half_matmul_test.ts
+ */
+
+import type { GpuContext } from "../gpu/device.ts";
+import { grid1d } from "../gpu/dispatch.ts";
+import { packParams } from "../gpu/kernel_params.ts";
+import type { KernelLaunch } from "../graph/op.ts";
+import { UNARY_OPS, type UnaryKind } from "./unary.ts";
+
+/** How a weight's elements are stored: f32, or IEEE halves / bfloat16 packed two per u32. */
+export type WeightFormat = "f32" | "f16" | "bf16";
+
+/** The most rows of x the kernels take (their accumulators: two vec4s per lane). */
+export const GEMV_MAX_ROWS = 8;
+
+/** Invocations per workgroup (`256u` in the shader's LANES = 256 / COLS). */
+const WORKGROUP = 256;
+
+/** The GEMV problem: M rows of x [M, K] by a weight [N, K] in `format`. */
+export interface GemvProblem {
+  m: number;
+  n: number;
+  k: number;
+  format: WeightFormat;
+}
+
+/** What a GEMV launch fuses and how it is laid out. */
+export interface GemvOptions {
+  /** Output columns per workgroup (a power of two, 1 to 64). */
+  cols: number;
+  /** Sum the lanes by subgroup operations (devices where `subgroups` works). */
+  subgroups?: boolean;
+  /**
+   * x is the RMSNorm of the rows of a with this weight buffer ([K]), eps and weight offset (added
+   * to the weight: Gemma's 1 + gamma; default 0).
+   */
+  norm?: { gamma: GPUBuffer; eps: number; weightOffset?: number };
+  /** out = f(x W^T) * (x W2^T): the second weight's buffer (same format) and f. */
+  gated?: { w2: GPUBuffer; activation: UnaryKind };
+  /** Add the product to what the output buffer holds. */
+  accumulate?: boolean;
+}
+
+/** Elements per u32 word of a stored weight. */
+function perWord(format: WeightFormat): number {
+  return format === "f32" ? 1 : 2;
+}
+
+/** Why the GEMV kernels cannot run `p` with `opts` on `gpu`; undefined when they can. */
+export function gemvMisfit(
+  gpu: GpuContext,
+  p: GemvProblem,
+  opts: Pick<GemvOptions, "cols" | "subgroups">,
+): string | undefined {
+  if (p.m > GEMV_MAX_ROWS) return `expected at most ${GEMV_MAX_ROWS} rows, received ${p.m}`;
+  const chunk = 4 * perWord(p.format);
+  if (p.k % chunk !== 0) {
+    return `expected K a multiple of ${chunk} for ${p.format} weights, received ${p.k}`;
+  }
+  if (!opts.subgroups) return undefined;
+  if (!gpu.hasSubgroups) return "expected a device where subgroups work";
+  const lanes = WORKGROUP / opts.cols;
+  const [, maxSize] = gpu.summary.subgroupSizes;
+  if (lanes % maxSize !== 0) {
+    return `expected ${lanes} lanes per column to be a multiple of the subgroup size ${maxSize}`;
+  }
+  return undefined;
+}
+
+/** The GEMV launch of `p` reading a [M, K] and the weight w [N, K] into c [M, N]. */
+export function gemvLaunch(
+  p: GemvProblem,
+  bufs: { a: GPUBuffer; w: GPUBuffer; c: GPUBuffer },
+  opts: GemvOptions,
+): KernelLaunch {
+  const rows = 2 ** Math.ceil(Math.log2(Math.max(1, p.m)));
+  return {
+    spec: {
+      ...(opts.subgroups ? { shader: "gemv_subgroups" } : { shader: "gemv" }),
+      entryPoint: "main",
+      constants: {
+        COLS: opts.cols,
+        ROWS: rows,
+        FORMAT: ["f32", "f16", "bf16"].indexOf(p.format),
+        ...(opts.norm ? { NORM: 1 } : {}),
+        ...(opts.norm?.weightOffset ? { WEIGHT_OFFSET: opts.norm.weightOffset } : {}),
+        ...(opts.gated ? { GATED: 1, OP: UNARY_OPS.indexOf(opts.gated.activation) } : {}),
+        ...(opts.accumulate ? { ACCUMULATE: 1 } : {}),
+      },
+      bindings: ["read", "read", "read", "read", "read_write"],
+      params: true,
+    },
+    buffers: [bufs.a, opts.norm?.gamma ?? bufs.a, bufs.w, opts.gated?.w2 ?? bufs.w, bufs.c],
+    params: packParams({ m: p.m, n: p.n, k: p.k, eps: { f32: opts.norm?.eps ?? 0 } }),
+    workgroups: grid1d(Math.ceil(p.n / opts.cols)),
+  };
+}
