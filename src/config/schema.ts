@@ -134,10 +134,13 @@ const TOP_FIELDS = {
     default: "rft",
   }),
   name: str("Run name", { default: "run" }),
-  checkpoint_root_dir: str("Root of run directories (relative: to the config file's directory)", {
-    path: "resolve",
-    derived: "./runs, relative to the current directory",
-  }),
+  checkpoint_root_dir: str(
+    "Root of run directories (relative: the working directory's folder when it exists, else the config file directory's)",
+    {
+      path: "resolve",
+      derived: "./runs, relative to the current directory",
+    },
+  ),
   plugin_dirs: list(
     str("A directory of plugins", { path: "exists" }),
     "Directories whose *.ts plugins `rft run` loads before checking the rest (relative: to the config file's directory), besides ./plugins and each --plugin-dir",
@@ -395,10 +398,16 @@ const TOP_FIELDS = {
     }),
   }, "Weight hand-over from trainer to explorer"),
   cluster: section({
-    backend: oneOf(["none", "nats"], "Where explorers and the trainer meet", {
-      default: "none",
-      derived: "nats when RFT_NATS_URL is set, else none (one process)",
-    }),
+    backend: oneOf(
+      ["none", "nats", "local"],
+      "Where explorers and the trainer meet: local is a trainer (mode train) and an explorer " +
+        "(mode explore) process on this machine, over a nats-server the trainer starts " +
+        "(Trinity's queue experience buffer in mode train or explore sets it)",
+      {
+        default: "none",
+        derived: "nats when RFT_NATS_URL is set, else none (one process)",
+      },
+    ),
     url: str("NATS server URL(s), comma-separated", {
       derived: "RFT_NATS_URL, else nats://127.0.0.1:4222",
     }),

@@ -262,11 +262,26 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
       }
     },
   },
-  "buffer.trainer_input.experience_buffer.storage_type": oneOfThenDrop(
-    ["queue", "file", "sql"],
-    "Any of queue, file, sql: rft's experience buffer is in memory, persisted under " +
-      "<run>/experiences/ (for sft / dpo stages the buffer is the dataset)",
-  ),
+  "buffer.trainer_input.experience_buffer.storage_type": {
+    doc: "Any of queue, file, sql: rft's experience buffer is in memory, persisted under " +
+      "<run>/experiences/ (for sft / dpo stages the buffer is the dataset); `queue` in mode " +
+      "train or explore (Trinity's trainer and explorer processes of one run) sets " +
+      "`cluster.backend: local`",
+    apply: (ctx) => {
+      oneOfThenDrop(["queue", "file", "sql"], "").apply(ctx);
+      const { node, parent, root, setIfAbsent, exists } = ctx;
+      const mode = textAt(root, "mode");
+      const path = textAt(parent, "path");
+      const stored = path !== undefined && !/^sqlite:\/\//.test(path) && exists(path);
+      if (
+        node.kind === "scalar" && node.value === "queue" &&
+        (mode === "train" || mode === "explore") &&
+        !trainsOnDataset(root) && !stored
+      ) {
+        setIfAbsent(["cluster", "backend"], scalarAt(node, "local"));
+      }
+    },
+  },
   "buffer.trainer_input.experience_buffer.path": {
     doc: "An sft / dpo stage's dataset, or a stored buffer folder a train-only RL stage reads; " +
       "a queue's persistence that is not one (an `sqlite:///` URL, a folder not there yet) " +
