@@ -163,6 +163,10 @@ const TOP_FIELDS = {
       min: 1,
     }),
     max_response_tokens: int("Most tokens generated per response", { default: 128, min: 1 }),
+    min_response_tokens: int(
+      "Fewest tokens of a response before a stop token may end it (vLLM's min_tokens)",
+      { default: 0, min: 0 },
+    ),
     temperature: num("Sampling temperature of rollouts (0 = greedy)", { default: 1, min: 0 }),
     top_p: num("Nucleus sampling mass of rollouts (1 = off)", { default: 1, above: 0, max: 1 }),
     top_k: int("Top-k of rollouts (0 = off)", { default: 0, min: 0 }),

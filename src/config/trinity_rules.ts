@@ -148,7 +148,9 @@ function onlyDefault(value: string | number | boolean | null, why: string): Mapp
   return {
     doc: `Only ${JSON.stringify(value)} (Trinity's default): ${why}`,
     apply: ({ node }) => {
-      const same = node.kind === "scalar" && node.value === value;
+      // Trinity's docs write Python's None for null (`custom_chat_template: None`).
+      const same = node.kind === "scalar" &&
+        (node.value === value || (value === null && node.value === "None"));
       if (!same) {
         throw new ConfigError(
           node.origin.where,
@@ -368,10 +370,18 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
   "algorithm.rollout_correction": onlyDefault(null, "rft has no rollout correction"),
   "data_processor.task_pipeline": refused("rft has no Data-Juicer task pipeline"),
   "data_processor.experience_pipeline.inputs": refused("rft has one experience stream"),
-  "model.critic_model_path": onlyDefault("", "rft's critic starts from the policy"),
+  "model.critic_model_path": {
+    doc: "Only \"\" or the policy's own model_path (Trinity's default is the latter): rft's " +
+      "critic starts from the policy",
+    apply: (ctx) => {
+      const { node, root } = ctx;
+      const policy = textAt(root, "model", "model_path");
+      if (node.kind === "scalar" && policy !== undefined && node.value === policy) return;
+      onlyDefault("", "rft's critic starts from the policy's model_path").apply(ctx);
+    },
+  },
   "model.custom_chat_template": onlyDefault(null, "rft uses the model's chat template"),
   "model.chat_template_path": onlyDefault(null, "rft uses the model's chat template"),
-  "model.min_response_tokens": onlyDefault(0, "rft stops at EOS"),
   "model.repetition_penalty": onlyDefault(1, "rft's sampler has no repetition penalty"),
   "model.enable_thinking": moveTo(
     "model.chat_template_kwargs.enable_thinking",
