@@ -1,7 +1,7 @@
 /**
  * Trinity's async example (examples/async_gsm8k): `trainer.yaml` and `explorer.yaml` started as
  * its run.sh starts them, two `./rft run` processes from the tree's root with no cluster
- * configured, in either order. The trainer starts a nats-server, the explorer finds it through
+ * configured, in either order; and a later release's pair of the same shape (M2PO). The trainer starts a nats-server, the explorer finds it through
  * the run directory, and the trainer trains every step the explorer explores. Without
  * nats-server on the PATH the trainer stops at start with one line naming how to connect them,
  * exit 2, nothing marked finished. `--set` keys only shrink steps, batch and lengths; the
@@ -15,8 +15,6 @@ import { writeTrinityTree } from "./_tree.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname;
 const LAUNCHER = `${REPO}rft`;
-const TRAINER = "examples/async_gsm8k/trainer.yaml";
-const EXPLORER = "examples/async_gsm8k/explorer.yaml";
 const STEPS = 2;
 const SETS = [
   `buffer.total_steps=${STEPS}`,
@@ -27,8 +25,36 @@ const SETS = [
 ];
 /** Far above a pair's time: past it the pair is taken as hung. */
 const HANG_MS = 300_000;
-/** Where the configs put the run under the root TRINITY_CHECKPOINT_ROOT_DIR names. */
-const RUN = "Trinity-RFT-gsm8k/async-qwen2.5-1.5B-gsm8k";
+
+/** A pair of configs of one run, where they put the run, and the start orders tried. */
+interface Pair {
+  trainer: string;
+  explorer: string;
+  /** Under the root TRINITY_CHECKPOINT_ROOT_DIR names. */
+  run: string;
+  orders: readonly ("trainer first" | "explorer first")[];
+  /** A metric every train row of the pair's loss has. */
+  metric: string;
+}
+
+const PAIRS: readonly Pair[] = [
+  {
+    trainer: "examples/async_gsm8k/trainer.yaml",
+    explorer: "examples/async_gsm8k/explorer.yaml",
+    run: "Trinity-RFT-gsm8k/async-qwen2.5-1.5B-gsm8k",
+    orders: ["trainer first", "explorer first"],
+    metric: "actor/pg_clipfrac",
+  },
+  // A later release's pair (M2PO): its trainer's loss masks over each mini-batch.
+  {
+    trainer: "later/m2po_gsm8k_trainer.yaml",
+    explorer: "later/m2po_gsm8k_explorer.yaml",
+    run: "Trinity-RFT-M2PO/m2po-qwen2.5-1.5B-gsm8k",
+    orders: ["trainer first"],
+    metric: "actor/m2_before",
+  },
+];
+const TRAINER = PAIRS[0].trainer;
 
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
 
@@ -45,50 +71,66 @@ async function until(what: string, check: () => Promise<boolean>, child: Deno.Ch
   }
 }
 
-Deno.test("async_gsm8k: trainer and explorer processes in either start order; every step trained", async () => {
-  await inTempDir("rft_async_pair_", async (dir) => {
-    const tree = await writeTrinityTree(dir);
-    const env = { ...tree.env, TRINITY_TASKSET_PATH: tree.data.gsm8k };
-    for (const order of ["trainer first", "explorer first"]) {
-      const root = `${dir}/${order.replace(" ", "_")}`;
-      const runDir = `${root}/${RUN}`;
-      const spawn = (config: string) =>
-        new Deno.Command(LAUNCHER, {
-          args: ["run", config, ...SETS.flatMap((s) => ["--set", s])],
-          cwd: tree.root,
-          env: { ...env, TRINITY_CHECKPOINT_ROOT_DIR: root },
-          stdout: "piped",
-          stderr: "piped",
-        }).spawn();
-      let trainer: Deno.ChildProcess, explorer: Deno.ChildProcess;
-      if (order === "trainer first") {
-        trainer = spawn(TRAINER);
-        await until("its NATS server", () => exists(`${runDir}/nats.json`), trainer);
-        explorer = spawn(EXPLORER);
-      } else {
-        explorer = spawn(EXPLORER);
-        await until("it waited", () => exists(`${runDir}/explorer/config.yaml`), explorer);
-        trainer = spawn(TRAINER);
-      }
-      const hang = setTimeout(() => [trainer, explorer].forEach((c) => c.kill()), HANG_MS);
-      const [t, e] = await Promise.all([trainer.output(), explorer.output()]);
-      clearTimeout(hang);
-      const logs = `--- trainer:\n${decode(t.stderr)}\n--- explorer:\n${decode(e.stderr)}`;
-      assertEquals([t.code, e.code], [0, 0], `${order}: a process failed:\n${logs}`);
+/** Runs `pair` in `order` under `root`; returns the two processes' logs. */
+async function runPair(
+  pair: Pair,
+  order: Pair["orders"][number],
+  tree: Awaited<ReturnType<typeof writeTrinityTree>>,
+  root: string,
+): Promise<string> {
+  const env = { ...tree.env, TRINITY_TASKSET_PATH: tree.data.gsm8k };
+  const runDir = `${root}/${pair.run}`;
+  const spawn = (config: string) =>
+    new Deno.Command(LAUNCHER, {
+      args: ["run", config, ...SETS.flatMap((s) => ["--set", s])],
+      cwd: tree.root,
+      env: { ...env, TRINITY_CHECKPOINT_ROOT_DIR: root },
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  let trainer: Deno.ChildProcess, explorer: Deno.ChildProcess;
+  if (order === "trainer first") {
+    trainer = spawn(pair.trainer);
+    await until("its NATS server", () => exists(`${runDir}/nats.json`), trainer);
+    explorer = spawn(pair.explorer);
+  } else {
+    explorer = spawn(pair.explorer);
+    await until("it waited", () => exists(`${runDir}/explorer/config.yaml`), explorer);
+    trainer = spawn(pair.trainer);
+  }
+  const hang = setTimeout(() => [trainer, explorer].forEach((c) => c.kill()), HANG_MS);
+  const [t, e] = await Promise.all([trainer.output(), explorer.output()]);
+  clearTimeout(hang);
+  const logs = `--- trainer:\n${decode(t.stderr)}\n--- explorer:\n${decode(e.stderr)}`;
+  assertEquals([t.code, e.code], [0, 0], `${order}: a process failed:\n${logs}`);
+  return logs;
+}
 
-      const { rows } = await readMetrics(`${runDir}/metrics.jsonl`);
-      const trained = rows.filter((r) => "actor/loss" in r);
-      assertEquals(trained.map((r) => r.step), [1, 2], `${order}:\n${logs}`);
-      for (const row of trained) assertEquals(row["explorer/id"], 0);
-      const explored = (await readMetrics(`${runDir}/explorer/metrics.jsonl`)).rows;
-      assertEquals(explored.filter((r) => "rollout/reward_mean" in r).length, STEPS);
-      const done = JSON.parse(await Deno.readTextFile(`${runDir}/stage_done.json`));
-      assertEquals([done.steps, done.final_checkpoint], [STEPS, `checkpoints/step_${STEPS}`]);
-      // The server is stopped and its file removed.
-      assertEquals(await exists(`${runDir}/nats.json`), false);
-    }
+for (const pair of PAIRS) {
+  Deno.test(`${pair.trainer} and ${pair.explorer} as two processes (${pair.orders.join(", ")}): every step trained`, async () => {
+    await inTempDir("rft_async_pair_", async (dir) => {
+      const tree = await writeTrinityTree(dir);
+      for (const order of pair.orders) {
+        const root = `${dir}/${order.replace(" ", "_")}`;
+        const runDir = `${root}/${pair.run}`;
+        const logs = await runPair(pair, order, tree, root);
+        const { rows } = await readMetrics(`${runDir}/metrics.jsonl`);
+        const trained = rows.filter((r) => "actor/loss" in r);
+        assertEquals(trained.map((r) => r.step), [1, 2], `${order}:\n${logs}`);
+        for (const row of trained) {
+          assertEquals(row["explorer/id"], 0);
+          assertEquals(Number.isFinite(row[pair.metric]), true, `${pair.metric} in ${order}`);
+        }
+        const explored = (await readMetrics(`${runDir}/explorer/metrics.jsonl`)).rows;
+        assertEquals(explored.filter((r) => "rollout/reward_mean" in r).length, STEPS);
+        const done = JSON.parse(await Deno.readTextFile(`${runDir}/stage_done.json`));
+        assertEquals([done.steps, done.final_checkpoint], [STEPS, `checkpoints/step_${STEPS}`]);
+        // The server is stopped and its file removed.
+        assertEquals(await exists(`${runDir}/nats.json`), false);
+      }
+    });
   });
-});
+}
 
 Deno.test("async_gsm8k: without nats-server the trainer names how to connect them, exit 2, nothing finished", async () => {
   await inTempDir("rft_async_pair_", async (dir) => {
