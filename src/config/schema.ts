@@ -129,7 +129,15 @@ export const TASKSET_SCHEMA = section(
 
 /** The keys of a stage, which are the top-level keys of a config. */
 const TOP_FIELDS = {
-  mode: oneOf(["both", "explore", "train", "bench"], "What the run does", { default: "both" }),
+  mode: oneOf(
+    ["both", "explore", "train", "bench"],
+    "What the run does (Trinity's colocate: both)",
+    {
+      default: "both",
+      // Trinity's trainer and explorer sharing one GPU: rft's one process always does.
+      aliases: { colocate: "both" },
+    },
+  ),
   project: str("Project name: the run lives in <checkpoint_root_dir>/<project>/<name>/", {
     default: "rft",
   }),
@@ -396,10 +404,20 @@ const TOP_FIELDS = {
       default: 0,
       min: 0,
     }),
-    sync_style: oneOf(["fixed", "explorer_driven", "trainer_driven"], "Who drives weight syncs", {
-      default: "fixed",
-      aliases: { dynamic_by_explorer: "explorer_driven", dynamic_by_trainer: "trainer_driven" },
-    }),
+    sync_style: oneOf(
+      ["fixed", "explorer_driven", "trainer_driven"],
+      "Who drives weight syncs (Trinity's dynamic_by_explorer: explorer_driven; dynamic_by_trainer and fully_async: trainer_driven)",
+      {
+        default: "fixed",
+        // fully_async: the explorer takes the trainer's weights as soon as they are pushed, between
+        // two generation batches, which is what trainer_driven does.
+        aliases: {
+          dynamic_by_explorer: "explorer_driven",
+          dynamic_by_trainer: "trainer_driven",
+          fully_async: "trainer_driven",
+        },
+      },
+    ),
   }, "Weight hand-over from trainer to explorer"),
   cluster: section({
     backend: oneOf(

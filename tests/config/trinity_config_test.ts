@@ -281,3 +281,25 @@ Deno.test("loadConfig: the model section of Trinity's config guide as written (N
     );
   });
 });
+
+Deno.test("loadConfig: keys of Trinity's newest config guide (colocate, fully_async, optimizer fused/foreach)", async () => {
+  await withFixture(async (dir) => {
+    const text = TRINITY.replace("project: p\n", "project: p\nmode: colocate\n") +
+      "synchronizer:\n  sync_style: fully_async\n" +
+      "algorithm:\n  optimizer:\n    lr: 1e-6\n    fused: true\n    foreach: false\n";
+    const config = await loadConfig(
+      await writeConfig(
+        dir,
+        text.replace(/^synchronizer:\n(?: {2}sync_method.*\n {2}sync_timeout.*\n)/m, ""),
+      ),
+    );
+    const [stage] = config.stages;
+    assertEquals([stage.mode, stage.synchronizer.syncStyle], ["both", "trainer_driven"]);
+    assertEquals(
+      ["algorithm.optimizer.fused", "algorithm.optimizer.foreach"].every((k) =>
+        config.ignoredTrinityKeys.includes(k)
+      ),
+      true,
+    );
+  });
+});
