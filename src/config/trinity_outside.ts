@@ -48,7 +48,7 @@ export const COD =
 
 /** Whether `name` is a workflow of Trinity's Connect-the-Dots research package. */
 export function isCodWorkflow(name: string): boolean {
-  return /^cod_\w+_workflow$/.test(name);
+  return /^cod_\w+_workflow$/.test(name) || name.includes(".connect_the_dots.");
 }
 
 /** Trinity's reward fns that need an outside system (later releases), and the system. */
