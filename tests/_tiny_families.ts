@@ -1,7 +1,8 @@
 /**
  * Tiny configs of the families whose architectures the original Llama/GPT-2 tests do not cover,
  * shared by the model, engine, LoRA and export tests: Llama 3.2 (llama3 RoPE scaling, tied
- * embeddings), Gemma 3 (sliding windows, four norms a layer), Phi-3 (fused projections), OLMo 2
+ * embeddings), Gemma 3 (sliding windows, four norms a layer), Gemma 2 (alternating windows, a
+ * final softcap), Phi-3 (fused projections), OLMo 2
  * (post-norms, q/k norms over whole projections), SmolLM3 (NoPE layers), Granite (multipliers),
  * Phi-4-mini (partial rotary, longrope) and StableLM 2 (LayerNorms, partial rotary). Configs
  * only: no test here.
@@ -91,6 +92,28 @@ const TINY_SIZES = {
   hidden_act: "silu",
   max_position_embeddings: 128,
 };
+
+/**
+ * A Gemma 2 over `vocab` tokens with a sliding window of 4: layers sliding then full (derived:
+ * no `layer_types`), four norms a layer, (1 + w) RMSNorm, GELU-tanh, query_pre_attn_scalar 12,
+ * embeddings scaled by sqrt(20) in bfloat16, final logits soft-capped at 3. No attention-score
+ * softcap (`attn_logit_softcapping` null: rft refuses Gemma 2's 50).
+ */
+export function tinyGemma2Config(vocab: number): Record<string, unknown> {
+  const {
+    layer_types: _types,
+    rope_local_base_freq: _local,
+    rope_scaling: _scaling,
+    ...shared
+  } = tinyGemma3Config(vocab, 2);
+  return {
+    ...shared,
+    architectures: ["Gemma2ForCausalLM"],
+    model_type: "gemma2",
+    rope_theta: 10000,
+    final_logit_softcapping: 3,
+  };
+}
 
 /**
  * A Phi-3 over `vocab` tokens: fused qkv_proj and gate_up_proj, GQA 2/1 (as Phi-3-medium), a

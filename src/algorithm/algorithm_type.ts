@@ -162,6 +162,14 @@ export const ALGORITHM_TYPE: Registry<AlgorithmType> = new Registry<AlgorithmTyp
     ),
   ],
   ["rec", groupRl({ advantageFn: "rec", policyLossFn: "rec" })],
+  // M2PO (Trinity after v0.5.2): GRPO's advantages, the second-moment masked loss, no KL.
+  [
+    "m2po",
+    groupRl(
+      { repeatTimes: 8, advantageFn: "grpo", policyLossFn: "m2po", ...NO_REGULARISER },
+      { useReference: false },
+    ),
+  ],
   // Multi-step agents: one experience per model call, the outcome broadcast to every step.
   ["multi_step_grpo", groupRl({ repeatTimes: 8, advantageFn: "step_wise_grpo" })],
   // On-policy distillation: advantages from a teacher's log-probs (the workflow records them).

@@ -10,6 +10,10 @@ import type { RunSummary } from "../run/run.ts";
 export function formatSummary(summary: RunSummary): string[] {
   const lines = [`run finished in ${formatSeconds(summary.seconds)}: ${summary.runDir}`];
   for (const { name, outcome } of summary.stages) {
+    if (outcome.skipped) {
+      lines.push(`  stage ${name}: skipped (nothing for this process to do)`);
+      continue;
+    }
     const evals = Object.entries(outcome.lastEval)
       .filter(([key]) => /^eval\/[^/]+\/(accuracy|reward_mean)$/.test(key))
       .map(([key, value]) => `${key} ${value.toFixed(3)}`);
@@ -27,7 +31,7 @@ export function formatSummary(summary: RunSummary): string[] {
         "run directory)",
     );
   }
-  lines.push(`  plot: ${summary.plot}`);
+  if (summary.plot) lines.push(`  plot: ${summary.plot}`);
   return lines;
 }
 

@@ -8,6 +8,7 @@
  * the buffer's future-version rule holds; its staleness window counts from the trainer's version.
  */
 
+import { beginActivity } from "../util/activity.ts";
 import type { ExperienceBuffer } from "../buffer/experience_buffer.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import type { TrainerSync } from "../trainer/trainer.ts";
@@ -45,6 +46,7 @@ export class RemoteTrainerSync implements TrainerSync {
   }
 
   async beforeTrainStep(step: number): Promise<void> {
+    using _waiting = beginActivity(`waiting for explore step ${step} from the explorers`);
     await this.options.ingest.untilDone(step, this.options.signal);
   }
 

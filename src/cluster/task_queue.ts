@@ -8,6 +8,7 @@
  * the batch of an explorer that dies goes to another after `ack_wait`.
  */
 
+import { beginActivity } from "../util/activity.ts";
 import { AckPolicy, type Consumer, type JsMsg } from "@nats-io/jetstream";
 import type { Task } from "../buffer/task.ts";
 import type { Taskset } from "../buffer/taskset.ts";
@@ -181,6 +182,7 @@ export class TaskQueue implements TaskSource {
   }
 
   async #claim(): Promise<TaskBatch | null> {
+    using _waiting = beginActivity("waiting for a task batch from the trainer");
     while (!this.#ended) {
       this.signal?.throwIfAborted();
       const msg = await this.link.retry(

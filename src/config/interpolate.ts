@@ -2,7 +2,8 @@
  * Interpolation in the string scalars of a config tree, as OmegaConf (Trinity-RFT) writes it and
  * as rft wrote it: `${oc.env:NAME}` and `${oc.env:NAME,default}` read an environment variable;
  * `${a.b.c}` (absolute) and `${.sibling}` / `${..uncle}` (relative) copy another key's value;
- * rft's `${NAME}` / `${NAME:default}` read an environment variable too. `$${` is a literal `${`.
+ * rft's `${NAME}` / `${NAME:default}` read an environment variable too; `${oc.decode:...}`
+ * reads the text inside (references resolved) as a YAML scalar. `$${` is a literal `${`.
  * A scalar that is one reference alone takes the referenced value as it is (a number, a mapping)
  * when unquoted, or when it references a key; otherwise references are joined as text. Runs after
  * `--set`, so an override replaces a reference before it is resolved. Keys are never interpolated.
@@ -18,6 +19,8 @@ const REFERENCE = /\$\$\{|\$\{([^}]*)\}/g;
 const WHOLE = /^\$\{([^}]*)\}$/;
 /** OmegaConf's env resolver: `oc.env:NAME` or `oc.env:NAME,default`. */
 const OC_ENV = /^\s*oc\.env\s*:\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:,(.*))?$/s;
+/** OmegaConf's decode resolver around one value: `${oc.decode:...}` (references inside). */
+const OC_DECODE = /^\$\{\s*oc\.decode\s*:(.*)\}$/s;
 /** rft's env form: `NAME` or `NAME:default`. */
 const RFT_ENV = /^([A-Za-z_][A-Za-z0-9_]*)(?::(.*))?$/s;
 /** A key path: `a.b.c`, `a.b[0].c`, `.sibling`, `..uncle`. */
@@ -86,6 +89,12 @@ class Interpolation {
   /** A scalar: one reference alone takes the referenced value; others are joined as text. */
   #scalar(node: ConfigNode & { kind: "scalar" }, at: Step[]): ConfigNode {
     if (typeof node.value !== "string" || !node.value.includes("${")) return node;
+    const decode = OC_DECODE.exec(node.value);
+    if (decode) {
+      // The text inside, its references resolved, read as a YAML scalar (a number, a boolean).
+      const inner = this.#scalar({ ...node, value: unquote(decode[1]), plain: false }, at);
+      return { ...node, value: asScalar(String((inner as { value: ScalarValue }).value)) };
+    }
     const whole = WHOLE.exec(node.value);
     if (whole) {
       const target = this.#resolveInside(node, whole[1], at);

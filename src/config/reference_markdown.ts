@@ -6,6 +6,8 @@
 
 import { CONFIG_SCHEMA, type FieldSchema } from "./schema.ts";
 import { trinityKeyStatuses } from "./trinity_status.ts";
+import { TRINITY_LATER, TRINITY_V052, type TrinityRegistry } from "./trinity_names.ts";
+import { trinityComponentStatus } from "./trinity_registry.ts";
 import { expectedText } from "./validate.ts";
 
 /**
@@ -49,7 +51,28 @@ export function trinityKeysMarkdown(): string {
   return rows.join("\n") + "\n";
 }
 
-/** docs/config.md: both tables under their headings. */
+/**
+ * The table of every name in Trinity-RFT's component registries (v0.5.2's, then those later
+ * releases added) with its status in rft: implemented (with how it differs, when it does),
+ * refused (the outside system it needs, named in one line at load) or missing (why).
+ */
+export function trinityComponentsMarkdown(): string {
+  const rows = [
+    "| Trinity registry | Name | Release | Status in rft | Note |",
+    "| --- | --- | --- | --- | --- |",
+  ];
+  for (const [release, table] of [["v0.5.2", TRINITY_V052], ["later", TRINITY_LATER]] as const) {
+    for (const [registry, names] of Object.entries(table)) {
+      for (const name of names ?? []) {
+        const { status, note } = trinityComponentStatus(registry as TrinityRegistry, name);
+        rows.push(row(registry, name, release, status, note));
+      }
+    }
+  }
+  return rows.join("\n") + "\n";
+}
+
+/** docs/config.md: the tables under their headings. */
 export function configDocsMarkdown(): string {
   return "# Config reference\n\nGenerated from src/config/schema.ts and " +
     "src/config/trinity_rules.ts / trinity_ignored.ts by deno task config-docs.\n\n" +
@@ -59,7 +82,14 @@ export function configDocsMarkdown(): string {
     "`x`. *implemented*: the same key above; *mapped*: read as rft's " +
     "keys or accepted only at Trinity's default (else an error saying why); *ignored*: no " +
     "meaning in one process, dropped and listed once in the `ignored Trinity keys:` line at " +
-    "start. Any other key is an error with a did-you-mean.\n\n" + trinityKeysMarkdown();
+    "start. Any other key is an error with a did-you-mean.\n\n" + trinityKeysMarkdown() +
+    "\n## Trinity-RFT components\n\nEvery name of Trinity-RFT's component registries " +
+    "(src/config/trinity_names.ts: algorithm types, policy losses, advantage, KL and entropy " +
+    "fns, sample strategies, experience operators, task selectors, workflows, reward fns) and " +
+    "what rft does with it (src/config/trinity_registry.ts). *implemented*: rft's registry of " +
+    "that kind has the name (the note says how it differs from Trinity's, when it does); " +
+    "*refused*: a config naming it stops before any GPU work with one line naming the system " +
+    "it needs; *missing*: not built, for the reason given.\n\n" + trinityComponentsMarkdown();
 }
 
 /** A table row with `|` escaped in its cells. */

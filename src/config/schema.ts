@@ -129,15 +129,26 @@ export const TASKSET_SCHEMA = section(
 
 /** The keys of a stage, which are the top-level keys of a config. */
 const TOP_FIELDS = {
-  mode: oneOf(["both", "explore", "train", "bench"], "What the run does", { default: "both" }),
+  mode: oneOf(
+    ["both", "explore", "train", "bench"],
+    "What the run does (Trinity's colocate: both)",
+    {
+      default: "both",
+      // Trinity's trainer and explorer sharing one GPU: rft's one process always does.
+      aliases: { colocate: "both" },
+    },
+  ),
   project: str("Project name: the run lives in <checkpoint_root_dir>/<project>/<name>/", {
     default: "rft",
   }),
   name: str("Run name", { default: "run" }),
-  checkpoint_root_dir: str("Root of run directories (relative: to the config file's directory)", {
-    path: "resolve",
-    derived: "./runs, relative to the current directory",
-  }),
+  checkpoint_root_dir: str(
+    "Root of run directories (relative: the working directory's folder when it exists, else the config file directory's)",
+    {
+      path: "resolve",
+      derived: "./runs, relative to the current directory",
+    },
+  ),
   plugin_dirs: list(
     str("A directory of plugins", { path: "exists" }),
     "Directories whose *.ts plugins `rft run` loads before checking the rest (relative: to the config file's directory), besides ./plugins and each --plugin-dir",
@@ -160,6 +171,10 @@ const TOP_FIELDS = {
       min: 1,
     }),
     max_response_tokens: int("Most tokens generated per response", { default: 128, min: 1 }),
+    min_response_tokens: int(
+      "Fewest tokens of a response before a stop token may end it (vLLM's min_tokens)",
+      { default: 0, min: 0 },
+    ),
     temperature: num("Sampling temperature of rollouts (0 = greedy)", { default: 1, min: 0 }),
     top_p: num("Nucleus sampling mass of rollouts (1 = off)", { default: 1, above: 0, max: 1 }),
     top_k: int("Top-k of rollouts (0 = off)", { default: 0, min: 0 }),
@@ -399,16 +414,32 @@ const TOP_FIELDS = {
       default: 0,
       min: 0,
     }),
-    sync_style: oneOf(["fixed", "explorer_driven", "trainer_driven"], "Who drives weight syncs", {
-      default: "fixed",
-      aliases: { dynamic_by_explorer: "explorer_driven", dynamic_by_trainer: "trainer_driven" },
-    }),
+    sync_style: oneOf(
+      ["fixed", "explorer_driven", "trainer_driven"],
+      "Who drives weight syncs (Trinity's dynamic_by_explorer: explorer_driven; dynamic_by_trainer and fully_async: trainer_driven)",
+      {
+        default: "fixed",
+        // fully_async: the explorer takes the trainer's weights as soon as they are pushed, between
+        // two generation batches, which is what trainer_driven does.
+        aliases: {
+          dynamic_by_explorer: "explorer_driven",
+          dynamic_by_trainer: "trainer_driven",
+          fully_async: "trainer_driven",
+        },
+      },
+    ),
   }, "Weight hand-over from trainer to explorer"),
   cluster: section({
-    backend: oneOf(["none", "nats"], "Where explorers and the trainer meet", {
-      default: "none",
-      derived: "nats when RFT_NATS_URL is set, else none (one process)",
-    }),
+    backend: oneOf(
+      ["none", "nats", "local"],
+      "Where explorers and the trainer meet: local is a trainer (mode train) and an explorer " +
+        "(mode explore) process on this machine, over a nats-server the trainer starts " +
+        "(Trinity's queue experience buffer in mode train or explore sets it)",
+      {
+        default: "none",
+        derived: "nats when RFT_NATS_URL is set, else none (one process)",
+      },
+    ),
     url: str("NATS server URL(s), comma-separated", {
       derived: "RFT_NATS_URL, else nats://127.0.0.1:4222",
     }),

@@ -49,6 +49,8 @@ export const IGNORED: Readonly<Record<string, string>> = {
   "algorithm.enable_router_replay": "MoE routing replay in vLLM",
   "algorithm.bypass_old_logprobs": "rft recomputes no old logprobs: it uses the rollout's",
   "algorithm.optimizer.optimizer_type": "rft's optimizer is AdamW",
+  "algorithm.optimizer.fused": "PyTorch's fused AdamW kernel (rft's AdamW is one WGSL kernel)",
+  "algorithm.optimizer.foreach": "PyTorch's multi-tensor AdamW",
   "algorithm.optimizer.lr_warmup_steps_ratio": "Use lr_warmup_steps",
   "explorer.name": "Ray actor name",
   "explorer.mode": "Set by Trinity itself",

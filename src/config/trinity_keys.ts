@@ -49,6 +49,8 @@ const OPTIMIZER = leaves(
   "betas",
   "weight_decay",
   "clip_grad",
+  "fused",
+  "foreach",
 );
 const LORA = leaves(
   "name",

@@ -144,7 +144,13 @@ export const TRINITY_LATER: Readonly<Partial<Record<TrinityRegistry, readonly st
   algorithm_type: ["cpt", "m2po", "dapo", "gigpo"],
   policy_loss_fn: ["m2po"],
   advantage_fn: ["gigpo", "cod"],
-  workflow: ["toolcall_workflow"],
+  experience_operator: [
+    "dapo_dynamic_sampling",
+    "mask_response_truncated",
+    "cod_advantage_fn",
+    "cod_overwrite_reward_with_returns",
+  ],
+  workflow: ["toolcall_workflow", "intercode_sql_workflow", "thinking_budget_workflow"],
   reward_fn: [
     "rlcr_reward",
     "openjudge_reward",

@@ -39,7 +39,17 @@ export const OUTSIDE_WORKFLOWS: Readonly<Record<string, string>> = {
   simple_mm_workflow: VLM,
   async_simple_mm_workflow: VLM,
   rubric_judge_openai_workflow: "an external judge API (an OpenAI-compatible service)",
+  intercode_sql_workflow: "InterCode's SQL environment (a Docker container)",
 };
+
+/** Trinity's Connect-the-Dots research package: its workflows, advantage fn and operators. */
+export const COD =
+  "Trinity's Connect-the-Dots (CoD) research package (Python: its task packing, hint workflows and returns)";
+
+/** Whether `name` is a workflow of Trinity's Connect-the-Dots research package. */
+export function isCodWorkflow(name: string): boolean {
+  return /^cod_\w+_workflow$/.test(name) || name.includes(".connect_the_dots.");
+}
 
 /** Trinity's reward fns that need an outside system (later releases), and the system. */
 export const OUTSIDE_REWARDS: Readonly<Record<string, string>> = {
@@ -52,6 +62,8 @@ export const OUTSIDE_REWARDS: Readonly<Record<string, string>> = {
 /** Trinity's experience operators that need an outside system, and the system. */
 export const OUTSIDE_OPERATORS: Readonly<Record<string, string>> = {
   data_juicer: "the Data-Juicer service (Python; its LLM scoring operators call a model API)",
+  cod_advantage_fn: COD,
+  cod_overwrite_reward_with_returns: COD,
 };
 
 /** A found need: the node that names it and what to say. */
@@ -89,6 +101,7 @@ function componentNeed(
   const table = registry === "workflow" ? OUTSIDE_WORKFLOWS : OUTSIDE_REWARDS;
   const rft = registry === "workflow" ? WORKFLOWS : REWARD_FUNCTIONS;
   if (table[name]) return `needs ${table[name]}, which rft does not run`;
+  if (registry === "workflow" && isCodWorkflow(name)) return `needs ${COD}, which rft does not run`;
   if (rft.has(name) || name === "") return undefined;
   if (isTrinityName(registry, name)) {
     return `names Trinity's ${registry} "${name}", which rft has not built: ${
@@ -135,6 +148,8 @@ function stageNeed(root: ConfigNode): Need | undefined {
   add(enabled(child(model, "external_model")), "an external model API (OpenAI-compatible)");
   const trainer = child(root, "trainer");
   add(megatron(trainer), "Megatron-LM (a Python training backend)");
+  const advantageFn = child(child(root, "algorithm"), "advantage_fn");
+  if (text(advantageFn) === "cod") add(advantageFn, COD);
   const processor = child(root, "data_processor");
   const taskPipeline = child(processor, "task_pipeline");
   if (items(child(taskPipeline, "operators")).length) {

@@ -15,7 +15,7 @@ import { SAMPLE_STRATEGY } from "../algorithm/sample_strategy.ts";
 import { EXPERIENCE_OPERATORS } from "../buffer/operators/mod.ts";
 import { TASK_SELECTORS } from "../buffer/selectors/mod.ts";
 import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
-import { OUTSIDE_OPERATORS, OUTSIDE_REWARDS, OUTSIDE_WORKFLOWS } from "./trinity_outside.ts";
+import { COD, OUTSIDE_OPERATORS, OUTSIDE_REWARDS, OUTSIDE_WORKFLOWS } from "./trinity_outside.ts";
 import type { TrinityRegistry } from "./trinity_names.ts";
 
 /** rft's registry of each kind (what `has` answers for it). */
@@ -32,15 +32,24 @@ const RFT: Readonly<Record<TrinityRegistry, { has(name: string): boolean }>> = {
   reward_fn: REWARD_FUNCTIONS,
 };
 
+const GIGPO = "GiGPO's step-level groups are the steps of different rollouts that saw the " +
+  "same environment state (ALFWorld's, in Trinity's examples); rft has not built it";
+
 /** Names rft lacks on purpose, by registry, and why (beside the outside systems). */
 const MISSING: Readonly<Partial<Record<TrinityRegistry, Readonly<Record<string, string>>>>> = {
+  algorithm_type: {
+    gigpo: GIGPO,
+    cpt: "continued pre-training (after v0.5.2): for plain text, rft's sft on a dataset of " +
+      "single-turn messages does the same training",
+  },
   advantage_fn: {
     remax: "needs each prompt's greedy-rollout reward (reward_baselines), which neither " +
       "Trinity's workflows nor rft's produce",
+    gigpo: GIGPO,
   },
   workflow: {
-    tool_call_workflow: "the tool-calling workflow is built under issue 45",
-    toolcall_workflow: "the tool-calling workflow is built under issue 45",
+    thinking_budget_workflow: "needs vLLM's thinking-token budget (the end of reasoning " +
+      "forced mid-generation), which rft's sampler does not have",
   },
 };
 
@@ -74,6 +83,7 @@ const NOTES: Readonly<Partial<Record<TrinityRegistry, Readonly<Record<string, st
 /** The outside-system table of `registry` (a function: `trinity_outside.ts` imports this). */
 function outsideTable(registry: TrinityRegistry): Readonly<Record<string, string>> {
   if (registry === "workflow") return OUTSIDE_WORKFLOWS;
+  if (registry === "advantage_fn") return { cod: COD };
   if (registry === "reward_fn") return OUTSIDE_REWARDS;
   return registry === "experience_operator" ? OUTSIDE_OPERATORS : {};
 }

@@ -148,7 +148,9 @@ function onlyDefault(value: string | number | boolean | null, why: string): Mapp
   return {
     doc: `Only ${JSON.stringify(value)} (Trinity's default): ${why}`,
     apply: ({ node }) => {
-      const same = node.kind === "scalar" && node.value === value;
+      // Trinity's docs write Python's None for null (`custom_chat_template: None`).
+      const same = node.kind === "scalar" &&
+        (node.value === value || (value === null && node.value === "None"));
       if (!same) {
         throw new ConfigError(
           node.origin.where,
@@ -278,11 +280,26 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
       }
     },
   },
-  "buffer.trainer_input.experience_buffer.storage_type": oneOfThenDrop(
-    ["queue", "file", "sql"],
-    "Any of queue, file, sql: rft's experience buffer is in memory, persisted under " +
-      "<run>/experiences/ (for sft / dpo stages the buffer is the dataset)",
-  ),
+  "buffer.trainer_input.experience_buffer.storage_type": {
+    doc: "Any of queue, file, sql: rft's experience buffer is in memory, persisted under " +
+      "<run>/experiences/ (for sft / dpo stages the buffer is the dataset); `queue` in mode " +
+      "train or explore (Trinity's trainer and explorer processes of one run) sets " +
+      "`cluster.backend: local`",
+    apply: (ctx) => {
+      oneOfThenDrop(["queue", "file", "sql"], "").apply(ctx);
+      const { node, parent, root, setIfAbsent, exists } = ctx;
+      const mode = textAt(root, "mode");
+      const path = textAt(parent, "path");
+      const stored = path !== undefined && !/^sqlite:\/\//.test(path) && exists(path);
+      if (
+        node.kind === "scalar" && node.value === "queue" &&
+        (mode === "train" || mode === "explore") &&
+        !trainsOnDataset(root) && !stored
+      ) {
+        setIfAbsent(["cluster", "backend"], scalarAt(node, "local"));
+      }
+    },
+  },
   "buffer.trainer_input.experience_buffer.path": {
     doc: "An sft / dpo stage's dataset, or a stored buffer folder a train-only RL stage reads; " +
       "a queue's persistence that is not one (an `sqlite:///` URL, a folder not there yet) " +
@@ -369,10 +386,18 @@ export const MAPPED: Readonly<Record<string, MappedKey>> = {
   "algorithm.rollout_correction": onlyDefault(null, "rft has no rollout correction"),
   "data_processor.task_pipeline": refused("rft has no Data-Juicer task pipeline"),
   "data_processor.experience_pipeline.inputs": refused("rft has one experience stream"),
-  "model.critic_model_path": onlyDefault("", "rft's critic starts from the policy"),
+  "model.critic_model_path": {
+    doc: "Only \"\" or the policy's own model_path (Trinity's default is the latter): rft's " +
+      "critic starts from the policy",
+    apply: (ctx) => {
+      const { node, root } = ctx;
+      const policy = textAt(root, "model", "model_path");
+      if (node.kind === "scalar" && policy !== undefined && node.value === policy) return;
+      onlyDefault("", "rft's critic starts from the policy's model_path").apply(ctx);
+    },
+  },
   "model.custom_chat_template": onlyDefault(null, "rft uses the model's chat template"),
   "model.chat_template_path": onlyDefault(null, "rft uses the model's chat template"),
-  "model.min_response_tokens": onlyDefault(0, "rft stops at EOS"),
   "model.repetition_penalty": onlyDefault(1, "rft's sampler has no repetition penalty"),
   "model.enable_thinking": moveTo(
     "model.chat_template_kwargs.enable_thinking",

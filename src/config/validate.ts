@@ -264,7 +264,12 @@ function checkedPath(field: ScalarField, path: string, at: Origin, configDir: st
     }
     return `sqlite:///${file}`;
   }
-  if (field.path === "resolve") return isAbsolute(path) ? path : resolve(configDir, path);
+  if (field.path === "resolve") {
+    // An output folder: the working directory's when it is there (Trinity's reading), else the
+    // config folder's.
+    if (isAbsolute(path)) return path;
+    return statKind(resolve(path)) === "directory" ? resolve(path) : resolve(configDir, path);
+  }
   // Trinity's reading of a relative path: the working directory first, then the config's folder.
   const places = isAbsolute(path)
     ? [path]

@@ -9,9 +9,10 @@
  * cursor history). With dynamic sampling it draws more
  * batches until `batch_size` groups survive the operators (`dynamic_sampling.ts`). `run` is
  * the explorer's loop: sync -> (evaluate) -> explore step -> report, until `total_steps` or the
- * end of the taskset. Steps that keep no experience (every task failed, or every group was
- * filtered) end the run with an error after {@link MAX_EMPTY_STEPS} in a row, or at the end of a
- * run that kept nothing. Knows nothing of the trainer: the synchronizer moves weights in (in one
+ * end of the taskset. Steps in which every task failed end the run with an error after
+ * {@link MAX_EMPTY_STEPS} in a row, or at the end of a run that kept nothing; a step whose groups
+ * were all filtered by the pipeline (DAPO's equal-reward groups, early in training) warns and the
+ * run goes on, as in Trinity (`pipeline/filtered_steps_total` counts them). Knows nothing of the trainer: the synchronizer moves weights in (in one
  * process `sync/synchronizer.ts`, across processes `cluster/remote_explorer_sync.ts`).
  */
 
@@ -70,7 +71,7 @@ export function cursorForVersion(state: ExplorerState, maxVersion: number): Expl
   return { ...cursor, history: state.history.filter((c) => c.step <= cursor.step) };
 }
 
-/** Explore steps in a row that may keep no experience before the run fails. */
+/** Explore steps in a row in which every task may fail before the run fails. */
 export const MAX_EMPTY_STEPS = 3;
 
 /** The synchronizer as the explorer sees it (`sync/synchronizer.ts`). */
@@ -152,8 +153,10 @@ export class Explorer {
   #step = 0;
   #history: ExplorerCursor[] = [];
   #failures = 0;
-  /** Steps in a row that kept no experience, and why the last one kept none. */
+  /** Steps in a row in which every task failed, and the last error. */
   #empty = { steps: 0, reason: "" };
+  /** Steps whose every group the pipeline filtered. */
+  #filtered = 0;
 
   /** The pipeline: the configured operators, plus the group filter dynamic sampling needs. */
   readonly #operators: readonly ExperienceOperator[];
@@ -209,7 +212,7 @@ export class Explorer {
         await options.report(step, result.metrics);
         sync?.exploreStepDone(step);
       }
-      if (this.#step > first && !keptAny) throw this.#emptyError();
+      if (this.#step > first && !keptAny && this.#empty.steps > 0) throw this.#emptyError();
       return this.#step;
     } finally {
       sync?.explorerFinished();
@@ -272,13 +275,19 @@ export class Explorer {
       metrics["buffer/rejected"] = put.rejected;
     }
     metrics["pipeline/kept"] = kept.length;
-    this.#empty = kept.length > 0 ? { steps: 0, reason: "" } : {
-      steps: this.#empty.steps + 1,
-      reason: failed === tasksDrawn
-        ? `every task failed (last error: ${lastError})`
-        : "every group was filtered by the experience pipeline",
-    };
+    const allFailed = kept.length === 0 && failed === tasksDrawn;
+    this.#empty = allFailed
+      ? { steps: this.#empty.steps + 1, reason: `every task failed (last error: ${lastError})` }
+      : { steps: 0, reason: "" };
     this.#step++;
+    if (kept.length === 0 && !allFailed) {
+      this.#filtered++;
+      this.options.log(
+        `explore step ${this.#step}: every group was filtered by the experience pipeline; ` +
+          `going on (${this.#filtered} step(s) filtered so far)`,
+      );
+    }
+    metrics["pipeline/filtered_steps_total"] = this.#filtered;
     const cursor: ExplorerCursor = {
       step: this.#step,
       policyVersion: metrics["explorer/policy_version"],

@@ -57,12 +57,19 @@ const QK_NORM_NAMES: WeightNames = {
   kNorm: "self_attn.k_norm",
 };
 
-/** Gemma 3's: q/k norms and four norms per layer (pre and post attention, pre and post MLP). */
-const GEMMA3_NAMES: WeightNames = {
-  ...QK_NORM_NAMES,
+/** Gemma 2's: four norms per layer (pre and post attention, pre and post MLP). */
+const GEMMA2_NAMES: WeightNames = {
+  ...LLAMA_NAMES,
   postAttentionNorm: "post_attention_layernorm",
   preMlpNorm: "pre_feedforward_layernorm",
   postMlpNorm: "post_feedforward_layernorm",
+};
+
+/** Gemma 3's: Gemma 2's with q/k norms. */
+const GEMMA3_NAMES: WeightNames = {
+  ...GEMMA2_NAMES,
+  qNorm: QK_NORM_NAMES.qNorm,
+  kNorm: QK_NORM_NAMES.kNorm,
 };
 
 /** Phi-3's: the Llama layout with fused qkv and gate_up projections. */
@@ -162,6 +169,15 @@ const LLAMA_ROPE: LegacyRope = {
   thetaKey: "rope_theta",
   thetaDefault: 10000,
   scalingKey: "rope_scaling",
+};
+
+/**
+ * Gemma 3's RoPE keys per kind: the global layers' `rope_theta` and `rope_scaling`, the local
+ * ones' own base.
+ */
+const GEMMA3_ROPE: Readonly<Record<AttentionKind, LegacyRope>> = {
+  full_attention: { thetaKey: "rope_theta", thetaDefault: 1e6, scalingKey: "rope_scaling" },
+  sliding_attention: { thetaKey: "rope_local_base_freq", thetaDefault: 10000 },
 };
 
 /** Llama's biases: `attention_bias` on q, k, v and o_proj. */
@@ -310,7 +326,20 @@ export const FAMILIES: Readonly<Record<string, Family>> = {
     refuse: refuseStableLmVariants,
   }),
   gpt2: { architectures: ["GPT2LMHeadModel", "GPT2Model"], read: gpt2Config },
-  gemma3_text: { architectures: ["Gemma3ForCausalLM"], read: gemma3Config },
+  gemma2: gemmaFamily({
+    architectures: ["Gemma2ForCausalLM"],
+    maxPositions: 8192,
+    names: GEMMA2_NAMES,
+    rope: { full_attention: LLAMA_ROPE, sliding_attention: LLAMA_ROPE },
+    derivedKinds: gemma2Kinds,
+  }),
+  gemma3_text: gemmaFamily({
+    architectures: ["Gemma3ForCausalLM"],
+    maxPositions: 131072,
+    names: GEMMA3_NAMES,
+    rope: GEMMA3_ROPE,
+    derivedKinds: gemma3Kinds,
+  }),
 };
 
 /** model_types of vision-language models, with the text model to use instead. */
@@ -463,65 +492,93 @@ function gpt2Config(keys: ConfigKeys, modelType: string): ModelConfig {
   };
 }
 
+/** What the Gemma rows (Gemma 2, Gemma 3's text model) differ in. */
+interface GemmaRow {
+  architectures: readonly string[];
+  /** transformers' `max_position_embeddings` default of the model_type. */
+  maxPositions: number;
+  names: WeightNames;
+  /** Where each attention kind keeps its RoPE base and variant. */
+  rope: Readonly<Record<AttentionKind, LegacyRope>>;
+  /** Each layer's attention kind when the config has no `layer_types`. */
+  derivedKinds: (keys: ConfigKeys, numLayers: number) => AttentionKind[];
+}
+
 /**
- * Gemma 3's text model: RMSNorm scaling by 1 + weight, four norms per layer and q/k norms,
+ * A Gemma row: RMSNorm scaling by 1 + weight, four norms per layer (and Gemma 3's q/k norms),
  * embeddings scaled by sqrt(hidden) in the checkpoint's dtype, a GELU-tanh gated MLP, scores
- * scaled by query_pre_attn_scalar^-0.5, sliding-window layers (their own RoPE base) beside
- * full-attention ones (`rope_scaling` on those), as `layer_types` (or the older
- * `sliding_window_pattern`) says.
+ * scaled by query_pre_attn_scalar^-0.5, sliding-window layers beside full-attention ones as
+ * `layer_types` (or the row's derivation) says, each kind with its RoPE, logits soft-capped by
+ * `final_logit_softcapping`. Scores soft-capped by `attn_logit_softcapping` (Gemma 2's 50) are
+ * refused in one line: rft's attention kernels do not cap scores.
  */
-function gemma3Config(keys: ConfigKeys, modelType: string): ModelConfig {
-  const shape = decoderShape(keys, { maxPositions: 131072, headDim: 256, numKvHeads: 4 });
-  if (keys.boolean("use_bidirectional_attention", false)) {
-    keys.fail("use_bidirectional_attention", true, "false (rft runs causal decoders)");
-  }
-  const softcap = keys.optionalPositiveNumber("attn_logit_softcapping");
-  if (softcap !== undefined) {
-    keys.fail("attn_logit_softcapping", softcap, "null (rft's attention does not soft-cap scores)");
-  }
-  const window = keys.positiveInt("sliding_window", 4096);
-  const rotary = {
-    full_attention: rotarySpec(keys, shape, GEMMA3_ROPE.full_attention, "full_attention"),
-    sliding_attention: rotarySpec(keys, shape, GEMMA3_ROPE.sliding_attention, "sliding_attention"),
-  };
-  const attentionBias = keys.boolean("attention_bias", false);
+function gemmaFamily(row: GemmaRow): Family {
   return {
-    modelType,
-    ...shape,
-    tieWordEmbeddings: keys.boolean("tie_word_embeddings", true),
-    ...tokenIds(keys, { pad: 0, eos: 1, bos: 2 }),
-    norm: { kind: "rms_norm", eps: keys.positiveNumber("rms_norm_eps", 1e-6), weightOffset: 1 },
-    bias: attentionBiases(attentionBias),
-    activation: activation(keys, "hidden_activation", "gelu_pytorch_tanh"),
-    embeddingScale: roundToDtype(Math.sqrt(shape.hiddenSize), checkpointDtype(keys)),
-    attentionScale: keys.positiveNumber("query_pre_attn_scalar", 256) ** -0.5,
-    finalLogitSoftcap: keys.optionalPositiveNumber("final_logit_softcapping"),
-    layers: layerKinds(keys, shape.numLayers).map((kind) => ({
-      kind,
-      rotary: rotary[kind],
-      ...(kind === "sliding_attention" ? { window } : {}),
-    })),
-    names: GEMMA3_NAMES,
+    architectures: row.architectures,
+    read(keys, modelType) {
+      const shape = decoderShape(keys, {
+        maxPositions: row.maxPositions,
+        headDim: 256,
+        numKvHeads: 4,
+      });
+      if (keys.boolean("use_bidirectional_attention", false)) {
+        keys.fail("use_bidirectional_attention", true, "false (rft runs causal decoders)");
+      }
+      const softcap = keys.optionalPositiveNumber("attn_logit_softcapping");
+      if (softcap !== undefined) {
+        keys.fail(
+          "attn_logit_softcapping",
+          softcap,
+          "null (rft's attention does not soft-cap scores)",
+        );
+      }
+      const window = keys.positiveInt("sliding_window", 4096);
+      const rotary = {
+        full_attention: rotarySpec(keys, shape, row.rope.full_attention, "full_attention"),
+        sliding_attention: rotarySpec(keys, shape, row.rope.sliding_attention, "sliding_attention"),
+      };
+      const kinds = listedLayerKinds(keys, shape.numLayers) ??
+        row.derivedKinds(keys, shape.numLayers);
+      return {
+        modelType,
+        ...shape,
+        tieWordEmbeddings: keys.boolean("tie_word_embeddings", true),
+        ...tokenIds(keys, { pad: 0, eos: 1, bos: 2 }),
+        norm: { kind: "rms_norm", eps: keys.positiveNumber("rms_norm_eps", 1e-6), weightOffset: 1 },
+        bias: attentionBiases(keys.boolean("attention_bias", false)),
+        activation: activation(keys, "hidden_activation", "gelu_pytorch_tanh"),
+        embeddingScale: roundToDtype(Math.sqrt(shape.hiddenSize), checkpointDtype(keys)),
+        attentionScale: keys.positiveNumber("query_pre_attn_scalar", 256) ** -0.5,
+        finalLogitSoftcap: keys.optionalPositiveNumber("final_logit_softcapping"),
+        layers: kinds.map((kind) => ({
+          kind,
+          rotary: rotary[kind],
+          ...(kind === "sliding_attention" ? { window } : {}),
+        })),
+        names: row.names,
+      };
+    },
   };
 }
 
-/** Gemma 3's RoPE keys per kind: the global layers' `rope_theta` and `rope_scaling`, the local ones' base. */
-const GEMMA3_ROPE: Readonly<Record<AttentionKind, LegacyRope>> = {
-  full_attention: { thetaKey: "rope_theta", thetaDefault: 1e6, scalingKey: "rope_scaling" },
-  sliding_attention: { thetaKey: "rope_local_base_freq", thetaDefault: 10000 },
-};
-
 /**
- * Gemma 3's attention kind of each layer: `layer_types`, or from `sliding_window_pattern` p
- * (default 6) every p-th layer full and the others sliding, as transformers derives it.
+ * Gemma 3's attention kinds without `layer_types`: from `sliding_window_pattern` p (default 6)
+ * every p-th layer full and the others sliding, as transformers derives it.
  */
-function layerKinds(keys: ConfigKeys, numLayers: number): AttentionKind[] {
-  const pattern = () => keys.positiveInt("sliding_window_pattern", 6);
-  return listedLayerKinds(keys, numLayers) ??
-    Array.from(
-      { length: numLayers },
-      (_, l) => (l + 1) % pattern() === 0 ? "full_attention" : "sliding_attention",
-    );
+function gemma3Kinds(keys: ConfigKeys, numLayers: number): AttentionKind[] {
+  const pattern = keys.positiveInt("sliding_window_pattern", 6);
+  return Array.from(
+    { length: numLayers },
+    (_, l) => (l + 1) % pattern === 0 ? "full_attention" : "sliding_attention",
+  );
+}
+
+/** Gemma 2's attention kinds without `layer_types`: sliding and full in turn, sliding first. */
+function gemma2Kinds(_keys: ConfigKeys, numLayers: number): AttentionKind[] {
+  return Array.from(
+    { length: numLayers },
+    (_, l) => l % 2 === 0 ? "sliding_attention" : "full_attention",
+  );
 }
 
 /** The config's `layer_types` (checked: one of HF's kinds per layer), or undefined without one. */

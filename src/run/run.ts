@@ -8,11 +8,13 @@
  * Ends with the plot and a summary.
  */
 
+import { relative, resolve } from "node:path";
 import { resolvedConfigYaml } from "../config/resolved_yaml.ts";
 import type { RunConfig, StageConfig } from "../config/run_config.ts";
 import type { ResolvedAlgorithm } from "../algorithm/resolve_algorithm.ts";
 import { getGpu, type GpuContext } from "../gpu/device.ts";
 import { Monitor } from "../monitor/monitor.ts";
+import { METRICS_FILE, readMetrics } from "../monitor/metrics_log.ts";
 import { writePlot } from "../monitor/plot.ts";
 import { findLatestCheckpoint } from "../trainer/checkpoint.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
@@ -20,6 +22,14 @@ import { checkStages } from "./run_preflight.ts";
 import { runStage } from "./run_stage.ts";
 import type { StageOutcome } from "./stage_context.ts";
 import { validateComponents } from "./run_components.ts";
+import {
+  checkLocalPair,
+  EXPLORER_DIR,
+  pairRole,
+  PairServer,
+  trainerStageDir,
+  waitForTrainer,
+} from "./local_pair.ts";
 
 /** Name of the file marking a finished stage. */
 export const STAGE_DONE_FILE = "stage_done.json";
@@ -37,7 +47,8 @@ export interface RunSummary {
   runDir: string;
   stages: { name: string; outcome: StageOutcome }[];
   seconds: number;
-  plot: string;
+  /** The plot's file; absent when the run logged no row. */
+  plot?: string;
 }
 
 /** The `stage_done.json` contents. */
@@ -55,7 +66,9 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
   const first = config.stages[0];
   const algorithms = validateComponents(config);
   await checkStages(config, log);
-  const runDir = await chooseRunDir(first);
+  await checkLocalPair(config);
+  const role = pairRole(config);
+  const runDir = await chooseRunDir(first, role);
   await Deno.mkdir(runDir, { recursive: true });
   await writeAtomic(`${runDir}/config.yaml`, resolvedConfigYaml(config));
   const multi = config.stages.length > 1;
@@ -72,14 +85,25 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
   });
   log(`run directory ${runDir}`);
   const gpu = await getGpu();
-  const run = { algorithms, done, resume, multi, stageDir, monitor, gpu, log, signal };
+  await using server = role === "trainer" ? new PairServer(runDir, log) : undefined;
+  const localUrl = (stage: StageConfig) =>
+    server ? () => server.url() : () =>
+      waitForTrainer(
+        runDir,
+        `${trainerStageDir(runDir, stage, multi)}/${STAGE_DONE_FILE}`,
+        log,
+        signal,
+      );
+  const run = { algorithms, done, resume, multi, stageDir, monitor, gpu, log, signal, localUrl };
   let stages: RunSummary["stages"];
   try {
     stages = await runStages(config.stages, run);
   } finally {
     await monitor.close();
   }
-  const plot = await writePlot(runDir);
+  // An explorer that found nothing left to do logged no row: nothing to plot.
+  const { rows } = await readMetrics(`${runDir}/${METRICS_FILE}`).catch(() => ({ rows: [] }));
+  const plot = rows.length ? await writePlot(runDir) : undefined;
   return { runDir, stages, seconds: (performance.now() - started) / 1000, plot };
 }
 
@@ -126,6 +150,8 @@ interface StagesRun {
   gpu: GpuContext;
   log: (line: string) => void;
   signal: AbortSignal;
+  /** A local pair's NATS URL for `stage` (`local_pair.ts`). */
+  localUrl: (stage: StageConfig) => () => Promise<string | undefined>;
 }
 
 /**
@@ -162,8 +188,9 @@ async function runStages(
         log: (line) => run.log(`[${stage.stageName}] ${line}`),
         signal: run.signal,
         previousCheckpoint,
+        localUrl: run.localUrl(stage),
       });
-      if (stage.mode !== "bench") await writeStageDone(dir, outcome);
+      if (stage.mode !== "bench" && !outcome.skipped) await writeStageDone(dir, outcome);
       await run.monitor.endStage();
     }
     summary.push({ name: stage.stageName, outcome });
@@ -175,10 +202,13 @@ async function runStages(
 /**
  * The run directory of `stage`: `<root>/<project>/<name>`; when it already holds a run and
  * `continue_from_checkpoint` is false, a fresh sibling with a time suffix (nothing is deleted).
+ * The trainer of a local pair always takes `<root>/<project>/<name>` (its explorer looks there),
+ * the explorer its `explorer/` folder.
  */
-async function chooseRunDir(stage: StageConfig): Promise<string> {
+async function chooseRunDir(stage: StageConfig, role?: "trainer" | "explorer"): Promise<string> {
   const dir = `${stage.checkpointRootDir}/${stage.project}/${stage.name}`;
-  if (stage.continueFromCheckpoint) return dir;
+  if (role === "explorer") return `${dir}/${EXPLORER_DIR}`;
+  if (stage.continueFromCheckpoint || role === "trainer") return dir;
   try {
     const entries = await Array.fromAsync(Deno.readDir(dir));
     if (entries.length === 0) return dir;
@@ -190,10 +220,12 @@ async function chooseRunDir(stage: StageConfig): Promise<string> {
   return `${dir}_${stamp}`;
 }
 
-/** The record `writeStageDone` left in `dir`, if any. */
+/** The record `writeStageDone` left in `dir`, if any (its checkpoint path made absolute). */
 async function readStageDone(dir: string): Promise<StageDone | undefined> {
   try {
-    return JSON.parse(await Deno.readTextFile(`${dir}/${STAGE_DONE_FILE}`));
+    const record: StageDone = JSON.parse(await Deno.readTextFile(`${dir}/${STAGE_DONE_FILE}`));
+    const checkpoint = record.final_checkpoint;
+    return { ...record, final_checkpoint: checkpoint && resolve(dir, checkpoint) };
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return undefined;
     throw new Error(`Cannot read ${dir}/${STAGE_DONE_FILE}: ${(err as Error).message}`);
@@ -204,7 +236,8 @@ async function readStageDone(dir: string): Promise<StageDone | undefined> {
 async function writeStageDone(dir: string, outcome: StageOutcome): Promise<void> {
   const record: StageDone = {
     steps: outcome.steps,
-    final_checkpoint: outcome.finalCheckpoint,
+    // Relative to the stage's directory: a run directory moved elsewhere still finds it.
+    final_checkpoint: outcome.finalCheckpoint && relative(dir, outcome.finalCheckpoint),
     last_eval: outcome.lastEval,
   };
   await writeAtomic(`${dir}/${STAGE_DONE_FILE}`, JSON.stringify(record, null, 2) + "\n");

@@ -1,8 +1,9 @@
 /**
  * Runs one loaded stage with its resolved algorithm in its mode: hands over to the mode's
- * runner. With a cluster backend (`cluster.backend: nats`, which `RFT_NATS_URL` sets), mode
- * `explore` runs one explorer of the cluster run and mode `train` (of an RL algorithm) its
- * trainer.
+ * runner. With a cluster backend (`cluster.backend: nats`, which `RFT_NATS_URL` sets, or
+ * `local`: `local_pair.ts`), mode `explore` runs one explorer of the cluster run and mode `train`
+ * (of an RL algorithm) its trainer; an explorer skips a stage that trains on a dataset (sft,
+ * dpo: the same config on every machine runs them on the trainer's alone).
  */
 
 import { exploredTasksets, type StageConfig } from "../config/run_config.ts";
@@ -21,17 +22,30 @@ export async function runStage(
   algorithm: ResolvedAlgorithm,
   ctx: StageContext,
 ): Promise<StageOutcome> {
-  const natsUrl = stage.cluster.backend === "nats" ? stage.cluster.url : undefined;
-  if (natsUrl && stage.mode === "explore") {
-    return await runClusterExplorer(stage, algorithm, ctx, natsUrl);
+  const { backend } = stage.cluster;
+  const rl = algorithm.type.schema === "experience";
+  if (backend !== "none" && stage.mode === "explore" && !rl) {
+    ctx.log(
+      `${stage.algorithm.algorithmType} trains on a dataset: the trainer runs this stage; this explorer skips it`,
+    );
+    return { steps: 0, lastEval: {}, skipped: true };
   }
-  if (natsUrl && stage.mode === "train" && algorithm.type.schema === "experience") {
+  const joins = backend !== "none" && (stage.mode === "explore" || (stage.mode === "train" && rl));
+  const url = !joins ? undefined : backend === "local" ? await ctx.localUrl?.() : stage.cluster.url;
+  if (joins && url === undefined) {
+    ctx.log("the trainer finished this stage; this explorer skips it");
+    return { steps: 0, lastEval: {}, skipped: true };
+  }
+  if (url && stage.mode === "explore") {
+    return await runClusterExplorer(stage, algorithm, ctx, url);
+  }
+  if (url && stage.mode === "train") {
     checkClusterTaskset(stage);
-    return await runClusterTrainer(stage, algorithm, ctx, natsUrl);
+    return await runClusterTrainer(stage, algorithm, ctx, url);
   }
-  if (natsUrl && stage.mode === "both") {
+  if (backend !== "none" && stage.mode === "both") {
     throw new InputError(
-      `${stage.stageName}: cluster.backend nats runs mode explore or train; expected one of them, found both`,
+      `${stage.stageName}: cluster.backend ${backend} runs mode explore or train; expected one of them, found both (--set mode=train on the trainer's machine, mode=explore on the explorers')`,
     );
   }
   switch (stage.mode) {

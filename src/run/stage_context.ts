@@ -18,6 +18,12 @@ export interface StageContext {
   signal: AbortSignal;
   /** The previous stage's final checkpoint: this stage's initial weights. */
   previousCheckpoint?: string;
+  /**
+   * With `cluster.backend: local` (`local_pair.ts`), the NATS URL of the run's trainer: its own
+   * server, started on first use, for the trainer; for the explorer, once the trainer names it
+   * (undefined when the trainer finished the stage first).
+   */
+  localUrl?: () => Promise<string | undefined>;
 }
 
 /** What a finished stage leaves. */
@@ -28,4 +34,6 @@ export interface StageOutcome {
   finalCheckpoint?: string;
   /** The last evaluation's metrics. */
   lastEval: Record<string, number>;
+  /** True when this process had nothing to do in the stage (not recorded as finished). */
+  skipped?: boolean;
 }

@@ -167,5 +167,6 @@ export function rolloutModel(
     defaults: { temperature, topP, topK },
     seed,
     templateVariables: stage.model.chatTemplateKwargs,
+    minResponseTokens: stage.model.minResponseTokens,
   });
 }

@@ -122,7 +122,9 @@ export class Trainer {
     let steps = 0;
     for (let epoch = 0; epoch < ppoEpochs; epoch++) {
       for (let first = 0; first < batch.length; first += size) {
-        const mini = batch.slice(first, first + size);
+        const prepared = await this.#miniBatchAdvantages(batch.slice(first, first + size));
+        const mini = prepared.experiences;
+        add("actor", prepared.metrics);
         add(
           "actor",
           await trainStep.step(mini, {
@@ -147,6 +149,28 @@ export class Trainer {
     metrics["actor/tokens_per_s"] = tokens / seconds;
     metrics["actor/batch_size"] = batch.length;
     return metrics;
+  }
+
+  /**
+   * The mini-batch with the advantages its policy loss rewrites over the whole mini-batch
+   * (`miniBatchAdvantages`: M2PO's mask), from the log-probs under the policy before the step;
+   * the mini-batch as it is for the other losses.
+   */
+  async #miniBatchAdvantages(
+    mini: Experience[],
+  ): Promise<{ experiences: Experience[]; metrics: Record<string, number> }> {
+    const { trainStep, temperature } = this.options;
+    const loss = trainStep.config.policyLoss;
+    if (!loss.entry.miniBatchAdvantages) return { experiences: mini, metrics: {} };
+    const [current] = await actionStats(trainStep.model, mini, ["logprob"], temperature);
+    const rows = mini.map((e, i) => ({
+      logprobs: current[i],
+      oldLogprobs: e.logprobs,
+      advantages: e.advantages ?? e.tokens.map(() => 0),
+      mask: e.actionMask,
+    }));
+    const { advantages, metrics } = loss.entry.miniBatchAdvantages(loss.args, rows);
+    return { experiences: mini.map((e, i) => ({ ...e, advantages: advantages[i] })), metrics };
   }
 
   /**

@@ -58,7 +58,8 @@ export * from "./rewards/mod.ts";
  * `math_boxed_workflow`, `math_rm_workflow`, `math_eval_workflow`, `math_ruler_workflow`,
  * `math_trainable_ruler_workflow`, `rubric_judge_workflow`, `on_policy_distill_workflow`,
  * `on_policy_distill_math_workflow`, `frozen_lake_workflow`, `sudoku_workflow`, each `async_` twin, which is the
- * same workflow: every workflow here is asynchronous), `toolcall_workflow`, and rft's
+ * same workflow: every workflow here is asynchronous), `toolcall_workflow` (also
+ * `tool_call_workflow`, Trinity's registry name), and rft's
  * (`countdown`, `guess_number`).
  */
 export const WORKFLOWS: Registry<WorkflowFactory> = new Registry<WorkflowFactory>("workflow", [
@@ -83,6 +84,8 @@ export const WORKFLOWS: Registry<WorkflowFactory> = new Registry<WorkflowFactory
   ["countdown", countdownWorkflow],
   ["guess_number", guessNumberWorkflow],
   ["toolcall_workflow", toolcallWorkflow],
+  // Trinity v0.5.2 registers the tool-call workflow under this name; its examples use the other.
+  ["tool_call_workflow", toolcallWorkflow],
 ]);
 
 /**

@@ -11,6 +11,7 @@ import { type BatcherStats, GenerationBatcher } from "../engine/generation_batch
 import type { ChatMessage, ChatOptions } from "../model/chat_template.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import type { Tokenizer } from "../model/tokenizer.ts";
+import { minTokensConstraint } from "../engine/min_tokens.ts";
 import { mulberry32 } from "../util/random.ts";
 import type { Rollout, RolloutModel, RolloutOptions } from "./rollout_model.ts";
 
@@ -28,6 +29,8 @@ export interface PolicyRolloutOptions {
   maxBatchSlots?: number;
   /** Chat template variables of every `chat` call, under the call's own (`enable_thinking`). */
   templateVariables?: Readonly<Record<string, unknown>>;
+  /** Fewest tokens before a stop token may end a response (vLLM's `min_tokens`). Default 0. */
+  minResponseTokens?: number;
 }
 
 /** A policy model as workflows see it, with concurrent calls merged into shared batches. */
@@ -119,6 +122,11 @@ export class PolicyRolloutModel implements RolloutModel {
   async #sample(ids: readonly number[], options: RolloutOptions): Promise<Rollout[]> {
     const { defaults, maxPromptTokens, maxResponseTokens } = this.options;
     const promptTokens = ids.slice(-maxPromptTokens);
+    const stop = [
+      ...this.model.config.eosTokenIds,
+      ...(options.stop ?? []).map((text) => stopTokenId(this.tokenizer, text)),
+    ];
+    const minTokens = this.options.minResponseTokens ?? 0;
     const request: GenerationRequest = {
       prompt: promptTokens,
       n: options.n ?? 1,
@@ -126,16 +134,15 @@ export class PolicyRolloutModel implements RolloutModel {
       topK: options.topK ?? defaults.topK,
       topP: options.topP ?? defaults.topP,
       maxTokens: Math.min(options.maxTokens ?? maxResponseTokens, maxResponseTokens),
-      stop: [
-        ...this.model.config.eosTokenIds,
-        ...(options.stop ?? []).map((text) => stopTokenId(this.tokenizer, text)),
-      ],
+      stop,
       // Drawn before the first await, so seeds follow call order.
       seed: options.seed ?? Math.floor(this.#random() * 2 ** 32),
       frequencyPenalty: options.frequencyPenalty,
       presencePenalty: options.presencePenalty,
       logitBias: options.logitBias,
-      constraint: options.constraint,
+      constraint: minTokens > 0
+        ? minTokensConstraint(minTokens, stop, this.model.config.vocabSize, options.constraint)
+        : options.constraint,
     };
     const { samples, policyVersion } = await this.#batcher.submit(request);
     return samples.map((s) => ({

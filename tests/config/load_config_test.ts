@@ -20,6 +20,7 @@ function baseStage(dir: string): StageConfig {
       fromScratch: false,
       maxPromptTokens: 512,
       maxResponseTokens: 128,
+      minResponseTokens: 0,
       temperature: 1,
       topP: 1,
       topK: 0,

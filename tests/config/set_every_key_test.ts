@@ -68,7 +68,6 @@ const SAMPLES: Record<string, string> = {
   "model.critic_model_path": '""',
   "model.custom_chat_template": "null",
   "model.chat_template_path": "null",
-  "model.min_response_tokens": "0",
   "model.repetition_penalty": "1",
   "model.enable_thinking": "null",
 };

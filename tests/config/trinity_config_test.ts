@@ -259,3 +259,62 @@ Deno.test("loadConfig: verl's enable_gradient_checkpointing is read as trainer.g
     assertEquals(plain.trainer.gradientCheckpointing, undefined, "auto when unset");
   });
 });
+
+Deno.test("loadConfig: the model section of Trinity's config guide as written (None, ${model.model_path}, oc.decode)", async () => {
+  await withFixture(async (dir) => {
+    // trinity_configs.md's model section (v0.5.2), with FACTOR as trinity_gpu_configs.md sets it.
+    const model = `model:
+  model_path: \${oc.env:MODEL_PATH}  # MODEL_PATH is an environment variable set in advance
+  critic_model_path: \${model.model_path}  # use the value of model.model_path
+  custom_chat_template: None
+  chat_template_path: None
+  max_model_len: 20480
+  max_prompt_tokens: 4096
+  max_response_tokens: 16384
+  min_response_tokens: 1
+  enable_prompt_truncation: true
+  repetition_penalty: 1.0
+  lora_configs: null
+  rope_scaling:
+    rope_type: yarn
+    factor: \${oc.decode:\${oc.env:FACTOR}}
+  rope_theta: null
+`;
+    const text = TRINITY.replace(/^model:\n(?: {2}.*\n)+/m, model);
+    const env = { MODEL_PATH: `${dir}/model`, FACTOR: "1.5" };
+    const [stage] = (await loadConfig(await writeConfig(dir, text), { env })).stages;
+    assertEquals(stage.model.modelPath, `${dir}/model`);
+    assertEquals(stage.model.minResponseTokens, 1);
+    assertEquals([stage.model.maxPromptTokens, stage.model.maxResponseTokens], [4096, 16384]);
+    // A critic from another model, and a chat template of one's own, are refused in one line.
+    const F = (message: string) => message.replace(`${dir}/config.yaml`, "F");
+    const other = text.replace("${model.model_path}  #", `${dir}/other  #`);
+    assertEquals(
+      F(await loadError(dir, other, { env })),
+      `F:5: model.critic_model_path: expected "" (rft's critic starts from the policy's ` +
+        `model_path), found "${dir}/other"`,
+    );
+  });
+});
+
+Deno.test("loadConfig: keys of Trinity's newest config guide (colocate, fully_async, optimizer fused/foreach)", async () => {
+  await withFixture(async (dir) => {
+    const text = TRINITY.replace("project: p\n", "project: p\nmode: colocate\n") +
+      "synchronizer:\n  sync_style: fully_async\n" +
+      "algorithm:\n  optimizer:\n    lr: 1e-6\n    fused: true\n    foreach: false\n";
+    const config = await loadConfig(
+      await writeConfig(
+        dir,
+        text.replace(/^synchronizer:\n(?: {2}sync_method.*\n {2}sync_timeout.*\n)/m, ""),
+      ),
+    );
+    const [stage] = config.stages;
+    assertEquals([stage.mode, stage.synchronizer.syncStyle], ["both", "trainer_driven"]);
+    assertEquals(
+      ["algorithm.optimizer.fused", "algorithm.optimizer.foreach"].every((k) =>
+        config.ignoredTrinityKeys.includes(k)
+      ),
+      true,
+    );
+  });
+});

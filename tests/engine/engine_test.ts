@@ -11,6 +11,7 @@ import {
 import { referenceLogits } from "../../src/model/transformer_reference.ts";
 import { assertClose } from "../_assert_close.ts";
 import {
+  tinyGemma2Config,
   tinyGemma3Config,
   tinyGraniteConfig,
   tinyLlama32Config,
@@ -56,6 +57,7 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
   }),
   "phi3 (window 3)": { ...tinyPhi3Config(29), eos_token_id: 28 },
   olmo2: { ...tinyOlmo2Config(29), eos_token_id: 28 },
+  "gemma 2 (alternating windows, final softcap)": { ...tinyGemma2Config(29), eos_token_id: 28 },
   "smollm3 (NoPE every second layer)": { ...tinySmolLm3Config(29), eos_token_id: 28 },
   "granite (embedding, attention, residual and logit multipliers)": {
     ...tinyGraniteConfig(29),

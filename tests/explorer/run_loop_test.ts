@@ -11,6 +11,7 @@ import { type Experience, newEid } from "../../src/buffer/experience.ts";
 import { ExperienceBuffer } from "../../src/buffer/experience_buffer.ts";
 import { Taskset } from "../../src/buffer/taskset.ts";
 import { TasksetScheduler } from "../../src/buffer/taskset_scheduler.ts";
+import type { ExperienceOperator } from "../../src/buffer/operators/operator.ts";
 import { Explorer } from "../../src/explorer/explorer.ts";
 import { Synchronizer, type SyncStyle } from "../../src/sync/synchronizer.ts";
 import { sampleStrategySource } from "../../src/trainer/sample_source.ts";
@@ -50,6 +51,8 @@ const STAMP: WorkflowFactory = {
 function recordingTrainStep(trained: number[][]): TrainStep {
   return {
     needsReference: false,
+    // A policy loss with no mini-batch rewrite (ppo's registry entry has none).
+    config: { policyLoss: { entry: {}, args: {} } },
     step: (batch: Experience[]) => {
       trained.push(batch.map((e) => e.info.policyVersion));
       return Promise.resolve({ loss: 0.5 });
@@ -64,6 +67,7 @@ async function runLoops(
   offset: number,
   steps: number,
   workflow: WorkflowFactory = STAMP,
+  operators: readonly ExperienceOperator[] = [],
 ) {
   await Deno.writeTextFile(
     `${dir}/tasks.jsonl`,
@@ -89,6 +93,7 @@ async function runLoops(
     initialVersion: 0,
     signal: controller.signal,
   });
+  const explorerLines: string[] = [];
   const explorer = new Explorer({
     model,
     runnerNum: 2,
@@ -98,9 +103,9 @@ async function runLoops(
     tasks: new TasksetScheduler([{ name: "train", taskset }], () => {}),
     batchSize: 2,
     buffer,
-    operators: [],
+    operators,
     stateDir: dir,
-    log: () => {},
+    log: (line) => explorerLines.push(line),
     signal: controller.signal,
   });
   const trained: number[][] = [];
@@ -110,6 +115,7 @@ async function runLoops(
     temperature: 1,
   });
   const exploreRows: number[] = [];
+  const exploreMetrics: Record<string, number>[] = [];
   const trainRows: Record<string, number>[] = [];
   const buffers = { experience: buffer };
   const source = sampleStrategySource(
@@ -126,7 +132,11 @@ async function runLoops(
     abortOnFailure(explorer.run({
       totalSteps: steps,
       sync,
-      report: (step) => Promise.resolve(void exploreRows.push(step)),
+      report: (step, metrics) => {
+        exploreRows.push(step);
+        exploreMetrics.push(metrics);
+        return Promise.resolve();
+      },
     })),
     abortOnFailure(trainer.run(source, {
       batchSize: 4,
@@ -139,7 +149,15 @@ async function runLoops(
       signal: controller.signal,
     })),
   ]);
-  return { explored, trainedSteps, trained, exploreRows, trainRows };
+  return {
+    explored,
+    trainedSteps,
+    trained,
+    exploreRows,
+    exploreMetrics,
+    explorerLines,
+    trainRows,
+  };
 }
 
 Deno.test("fixed, on-policy: train step t trains on experiences sampled with version t - 1", async () => {
@@ -193,5 +211,28 @@ Deno.test("a failing explorer ends the trainer's wait instead of leaving it hang
       "every task failed (last error: scripted failure)",
     );
     assertEquals(r.trained, []);
+  });
+});
+
+Deno.test("a step whose groups are all filtered warns and the run goes on, the count in the metrics", async () => {
+  await inTempDir("rft-loop-", async (dir) => {
+    // Filters everything sampled with policy versions 1 and 2 (explore steps 2 and 3).
+    const filter: ExperienceOperator = {
+      name: "drop_some_versions",
+      process: (exps) => ({
+        experiences: exps.filter((e) => ![1, 2].includes(e.info.policyVersion)),
+        metrics: {},
+      }),
+    };
+    const r = await runLoops(dir, "fixed", 0, 5, STAMP, [filter]);
+    assertEquals([r.explored.status, r.trainedSteps.status], ["fulfilled", "fulfilled"]);
+    assertEquals(r.exploreRows, [1, 2, 3, 4, 5]);
+    assertEquals(r.exploreMetrics.map((m) => m["pipeline/filtered_steps_total"]), [0, 1, 2, 2, 2]);
+    assertEquals(r.explorerLines, [
+      "explore step 2: every group was filtered by the experience pipeline; going on (1 step(s) filtered so far)",
+      "explore step 3: every group was filtered by the experience pipeline; going on (2 step(s) filtered so far)",
+    ]);
+    // Train steps 2 and 3 found nothing and left the weights; the others trained.
+    assertEquals(r.trained.map((b) => b[0]), [0, 3, 4]);
   });
 });

@@ -11,6 +11,7 @@ import type { ModelConfig } from "../../src/model/hf_config.ts";
 import { parameterSpecs } from "../../src/model/parameters.ts";
 import { uniformArray } from "../../src/util/random.ts";
 import {
+  tinyGemma2Config,
   tinyGemma3Config,
   tinyGraniteConfig,
   tinyLlama32Config,
@@ -76,6 +77,7 @@ export const CONFIGS: Record<string, Record<string, unknown>> = {
   "gemma 3 (window 4, sliding and full layers)": tinyGemma3Config(VOCAB, 3),
   "phi3 (fused qkv and gate_up, window 3)": tinyPhi3Config(VOCAB),
   "olmo2 (post-norms, q/k norms over projections)": tinyOlmo2Config(VOCAB),
+  "gemma 2 (alternating windows, final softcap)": tinyGemma2Config(VOCAB),
   "smollm3 (NoPE every second layer)": tinySmolLm3Config(VOCAB),
   "granite (embedding, attention, residual and logit multipliers)": tinyGraniteConfig(VOCAB),
   "phi-4-mini (partial rotary 0.75, longrope)": tinyPhi4MiniConfig(VOCAB),

@@ -33,6 +33,7 @@ import {
 import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
 import { configure } from "../../src/util/registry.ts";
 import {
+  tinyGemma2Config,
   tinyGemma3Config,
   tinyGraniteConfig,
   tinyLlama32Config,
@@ -55,6 +56,7 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
   "gemma 3": tinyGemma3Config(VOCAB),
   phi3: tinyPhi3Config(VOCAB),
   olmo2: tinyOlmo2Config(VOCAB),
+  "gemma 2 (alternating windows, final softcap)": tinyGemma2Config(VOCAB),
   "smollm3 (NoPE every second layer)": tinySmolLm3Config(VOCAB),
   "granite (embedding, attention, residual and logit multipliers)": tinyGraniteConfig(VOCAB),
   "phi-4-mini (partial rotary 0.75, longrope)": tinyPhi4MiniConfig(VOCAB),

@@ -268,3 +268,29 @@ export const STABLELM2_1_6B = {
   use_qkv_bias: true,
   vocab_size: 100352,
 };
+
+/** gemma-2-2b's config.json (scores soft-capped at 50: rft refuses it as published). */
+export const GEMMA2_2B = {
+  architectures: ["Gemma2ForCausalLM"],
+  attention_bias: false,
+  attn_logit_softcapping: 50.0,
+  bos_token_id: 2,
+  eos_token_id: 1,
+  final_logit_softcapping: 30.0,
+  head_dim: 256,
+  hidden_activation: "gelu_pytorch_tanh",
+  hidden_size: 2304,
+  intermediate_size: 9216,
+  max_position_embeddings: 8192,
+  model_type: "gemma2",
+  num_attention_heads: 8,
+  num_hidden_layers: 26,
+  num_key_value_heads: 4,
+  pad_token_id: 0,
+  query_pre_attn_scalar: 256,
+  rms_norm_eps: 1e-6,
+  rope_theta: 10000.0,
+  sliding_window: 4096,
+  torch_dtype: "float32",
+  vocab_size: 256000,
+};

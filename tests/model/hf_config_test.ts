@@ -1,6 +1,7 @@
 import { parseHfConfig, readHfConfig } from "../../src/model/hf_config.ts";
 import { ropeInvFreq } from "../../src/ops/rope.ts";
 import {
+  GEMMA2_2B,
   GEMMA3_1B,
   GEMMA3_270M,
   GRANITE_33_2B,
@@ -194,12 +195,12 @@ const BAD: [string, Record<string, unknown>, string][] = [
   [
     "an unsupported model_type",
     { ...SMOLLM, model_type: "falcon" },
-    `key "model_type" is "falcon"; expected one of "llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "smollm3", "granite", "stablelm", "gpt2", "gemma3_text"`,
+    `key "model_type" is "falcon"; expected one of "llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "smollm3", "granite", "stablelm", "gpt2", "gemma2", "gemma3_text"`,
   ],
   [
     "no model_type",
     { hidden_size: 8 },
-    `key "model_type" is missing; expected one of "llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "smollm3", "granite", "stablelm", "gpt2", "gemma3_text"`,
+    `key "model_type" is missing; expected one of "llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "smollm3", "granite", "stablelm", "gpt2", "gemma2", "gemma3_text"`,
   ],
   [
     "a missing size",
@@ -430,6 +431,31 @@ Deno.test("hf config: StableLM 2 reads into LayerNorms with biases and a quarter
   assertEquals(cfg.norm, { kind: "layer_norm", eps: 1e-5, weightOffset: 0 });
   assertEquals(cfg.bias, { qkv: true, attentionOut: false, mlp: false });
   assertEquals(cfg.layers[0].rotary!.rotaryDim, 16);
+});
+
+Deno.test("hf config: gemma-2-2b: alternating windows, one RoPE base, four norms, softcaps", () => {
+  assertThrows(
+    () => parseHfConfig(GEMMA2_2B, "/m/config.json"),
+    Error,
+    'Cannot read /m/config.json: key "attn_logit_softcapping" is 50; expected null',
+  );
+  const cfg = parseHfConfig({ ...GEMMA2_2B, attn_logit_softcapping: null });
+  assertEquals(cfg.layers.slice(0, 3).map((l) => [l.kind, l.window]), [
+    ["sliding_attention", 4096],
+    ["full_attention", undefined],
+    ["sliding_attention", 4096],
+  ]);
+  assertEquals(cfg.layers[0].rotary, cfg.layers[1].rotary);
+  assertEquals([cfg.finalLogitSoftcap, cfg.attentionScale, cfg.embeddingScale], [
+    30,
+    1 / 16,
+    Math.fround(Math.sqrt(2304)),
+  ]);
+  assertEquals([cfg.names.qNorm, cfg.names.preMlpNorm, cfg.norm.weightOffset], [
+    undefined,
+    "pre_feedforward_layernorm",
+    1,
+  ]);
 });
 
 Deno.test("hf config: llama's mlp_bias adds MLP biases; qwen2 has no such key", () => {

@@ -17,6 +17,7 @@ import { Graph } from "../../src/graph/graph.ts";
 import { buildLogits } from "../../src/model/transformer.ts";
 import { referenceLogits } from "../../src/model/transformer_reference.ts";
 import {
+  GEMMA2_2B,
   GEMMA3_1B,
   GEMMA3_270M,
   LLAMA32_1B,
@@ -41,6 +42,7 @@ Deno.test("real shapes: parameter counts of the published configs", () => {
   assertEquals(parameterCount(PHI4_MINI), 3_836_021_760);
   assertEquals(parameterCount(SMOLLM3_3B), 3_075_098_624);
   assertEquals(parameterCount(STABLELM2_1_6B), 1_644_515_328);
+  assertEquals(parameterCount({ ...GEMMA2_2B, attn_logit_softcapping: null }), 2_614_341_888);
 });
 
 /**

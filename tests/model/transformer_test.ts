@@ -21,6 +21,7 @@ import {
   logprobGradients,
 } from "../_model_gradcheck.ts";
 import {
+  tinyGemma2Config,
   tinyGemma3Config,
   tinyGraniteConfig,
   tinyLlama32Config,
@@ -78,6 +79,7 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
   "gemma 3 with a final logit softcap": tinyGemma3Config(VOCAB, 2, { final_logit_softcapping: 2 }),
   "phi3 (fused qkv and gate_up, window 3)": tinyPhi3Config(VOCAB),
   "olmo2 (post-norms, q/k norms over projections)": tinyOlmo2Config(VOCAB),
+  "gemma 2 (alternating windows, final softcap)": tinyGemma2Config(VOCAB),
   "smollm3 (NoPE every second layer)": tinySmolLm3Config(VOCAB),
   "granite (embedding, attention, residual and logit multipliers)": tinyGraniteConfig(VOCAB),
   "phi-4-mini (partial rotary 0.75, longrope)": tinyPhi4MiniConfig(VOCAB),

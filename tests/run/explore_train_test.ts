@@ -50,7 +50,7 @@ Deno.test("mode both: on-policy versions, trainer versions, checkpoints and pers
     assertEquals(evalSteps, [0, 3]);
     const done = await readJson(`${runDir}/stage_done.json`);
     assertEquals(done.steps, 3);
-    assertEquals(done.final_checkpoint, `${runDir}/checkpoints/step_3`);
+    assertEquals(done.final_checkpoint, "checkpoints/step_3");
   });
 });
 

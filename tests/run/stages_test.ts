@@ -147,6 +147,21 @@ Deno.test("two stages: the second starts from the first's final checkpoint, step
     assertEquals((await readJson(`${runDir}/rl/stage_done.json`)).steps, 2);
     assertEquals(await checkpointSteps(`${runDir}/warm`), [1, 2, 3]);
     assertEquals(await checkpointSteps(`${runDir}/rl`), [1, 2]);
+
+    // The run directory moved elsewhere (its paths are relative): the finished warm stage is
+    // skipped and rl, run again, starts from warm's checkpoint in the new place.
+    const moved = `${f.dir}/moved/t/two`;
+    await Deno.mkdir(`${f.dir}/moved/t`, { recursive: true });
+    await Deno.rename(runDir, moved);
+    await Deno.remove(`${moved}/rl`, { recursive: true });
+    const again: string[] = [];
+    const overrides = [`checkpoint_root_dir=${f.dir}/moved`];
+    await runConfig(await loadConfig(file, { overrides }), { log: (l) => again.push(l) });
+    assertEquals(again.includes("stage warm: already finished (3 steps), skipped"), true);
+    assertEquals(
+      again.find((l) => l.includes("policy from")),
+      `[rl] policy from ${moved}/warm/checkpoints/step_3`,
+    );
   });
 });
 
@@ -167,7 +182,7 @@ Deno.test("mode bench after a run evaluates the base model and every checkpoint"
     // The training rows stay, once each, and so does the training stage's record.
     assertEquals(trainRows(all).map((r) => r.step), [1, 2]);
     const done = await readJson(`${runDir}/stage_done.json`);
-    assertEquals([done.steps, done.final_checkpoint], [2, `${runDir}/checkpoints/step_2`]);
+    assertEquals([done.steps, done.final_checkpoint], [2, "checkpoints/step_2"]);
     for (const r of rows) {
       assertEquals(r["eval/held_out/mean@1"], r["eval/held_out/accuracy"]);
       assertEquals(r["eval/held_out/count"], 3);

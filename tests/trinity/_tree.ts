@@ -1,7 +1,7 @@
 /**
  * A Trinity-like tree for the acceptance tests, as a user has it after cloning Trinity-RFT and
  * preparing the examples' data: `examples/` (the configs of tests/trinity/configs/v0.5.2, as
- * they are), `countdown_dataset/oneshot-split/` (what the countdown examples read, relative to
+ * they are), `later/` (those of later releases), `countdown_dataset/oneshot-split/` (what the countdown examples read, relative to
  * the tree's root), and beside it the tiny model, the local datasets and a Hub cache holding the
  * Hub datasets and models the examples name by id (the models are the tiny one). Writes files
  * only under the directory it is given.
@@ -37,6 +37,9 @@ export interface TrinityTree {
 /** The examples folder of the corpus. */
 export const EXAMPLES = new URL("./configs/v0.5.2/examples", import.meta.url).pathname;
 
+/** The configs of later releases (flat). */
+export const LATER = new URL("./configs/later", import.meta.url).pathname;
+
 /** Copies the files under `from` to `to` (created), folders and all. */
 async function copyTree(from: string, to: string): Promise<void> {
   await Deno.mkdir(to, { recursive: true });
@@ -52,6 +55,7 @@ export async function writeTrinityTree(dir: string): Promise<TrinityTree> {
   const root = `${dir}/Trinity-RFT`;
   await Deno.mkdir(root, { recursive: true });
   await copyTree(EXAMPLES, `${root}/examples`);
+  await copyTree(LATER, `${root}/later`);
   await writeCountdown(`${root}/countdown_dataset/oneshot-split`);
   await writeToolace(`${root}/examples/grpo_toolcall/toolace_data`);
   const model = `${dir}/model`;

@@ -10,7 +10,7 @@ import { assertEquals } from "../_asserts.ts";
 import { readMetrics } from "../../src/monitor/metrics_log.ts";
 import type { ExampleJob, ExampleResult } from "./_run_examples.ts";
 import { writeTrinityTree } from "./_tree.ts";
-import { SMALL_RL, V052_VERDICTS, type Verdict } from "./verdicts.ts";
+import { ALL_VERDICTS, SMALL_RL, type Verdict } from "./verdicts.ts";
 
 const RUNNER = new URL("./_run_examples.ts", import.meta.url).pathname;
 
@@ -40,7 +40,7 @@ const only = new RegExp(Deno.env.get("RFT_TRINITY_ONLY") ?? "");
 /** Every single-process config's result, run once for the file. */
 const results: Promise<Map<string, ExampleResult>> = (async () => {
   const tree = await writeTrinityTree(base);
-  const jobs: ExampleJob[] = Object.entries(V052_VERDICTS)
+  const jobs: ExampleJob[] = Object.entries(ALL_VERDICTS)
     .filter(([path, v]) => v.kind !== "two_processes" && only.test(path))
     .map(([path, v]) => jobOf(path, v, tree));
   const child = new Deno.Command(Deno.execPath(), {
@@ -98,7 +98,7 @@ function assertRefuses(path: string, result: ExampleResult, names: string): void
   assertEquals(written, false, `${path} wrote nothing`);
 }
 
-for (const [path, verdict] of Object.entries(V052_VERDICTS)) {
+for (const [path, verdict] of Object.entries(ALL_VERDICTS)) {
   if (verdict.kind === "two_processes" || !only.test(path)) continue;
   const title = verdict.kind === "runs" ? "runs" : `refuses, naming ${verdict.system}`;
   Deno.test(`Trinity example ${path} ${title}`, async () => {

@@ -3,7 +3,8 @@
  * a Trinity-like tree's root, `_tree.ts`): it runs to completion, given the dataset its
  * `TRINITY_TASKSET_PATH` names and `--set` keys that only shrink steps, batch and lengths (or
  * name the authors' data); or it stops before any GPU work with one line naming the outside
- * system the config needs. `trinity_examples_test.ts` asserts each verdict.
+ * system the config needs. `trinity_examples_test.ts` asserts each verdict, and docs/trinity.md
+ * shows these tables (`render_verdicts.ts`).
  */
 
 import type { LocalDatasets } from "./_datasets.ts";
@@ -171,4 +172,42 @@ export const V052_VERDICTS: Readonly<Record<string, Verdict>> = {
   "examples/sppo_gsm8k/gsm8k.yaml": gsm8k("sPPO"),
   "examples/tinker/tinker.yaml": refuses("Tinker"),
   "examples/topr_gsm8k/gsm8k.yaml": gsm8k("TOPR"),
+};
+
+/**
+ * Configs of Trinity releases after v0.5.2 (tests/trinity/configs/later, copied to `later/` in
+ * the tree), by path from the tree's root.
+ */
+export const LATER_VERDICTS: Readonly<Record<string, Verdict>> = {
+  "later/cispo_gsm8k.yaml": gsm8k("CISPO"),
+  "later/dapo_math.yaml": runs("DAPO-Math from the Hub cache, math_dapo_reward"),
+  "later/gigpo_alfworld.yaml": ALFWORLD,
+  "later/grpo_gsm8k.yaml": gsm8k("GRPO"),
+  "later/grpo_gsm8k_openjudge.yaml": refuses("OpenJudge"),
+  "later/grpo_intercode_sql.yaml": refuses("InterCode"),
+  "later/gspo_gsm8k.yaml": gsm8k("GSPO"),
+  "later/m2po_gsm8k_explorer.yaml": {
+    kind: "two_processes",
+    partner: "later/m2po_gsm8k_trainer.yaml",
+    data: "gsm8k",
+    note: "M2PO's explorer process (async_pair_test.ts)",
+  },
+  "later/m2po_gsm8k_trainer.yaml": {
+    kind: "two_processes",
+    partner: "later/m2po_gsm8k_explorer.yaml",
+    data: "gsm8k",
+    note: "M2PO's trainer process: the second-moment mask over each mini-batch",
+  },
+  "later/reinforceplusplus_gsm8k.yaml": gsm8k("REINFORCE++"),
+  "later/rlcr_math.yaml": runs("rlcr_reward (format, accuracy, Brier score) on DAPO-Math"),
+  "later/rloo_gsm8k.yaml": gsm8k("RLOO"),
+  "later/rloo_gsm8k_sft_warmup.yaml": gsm8k("SFT warm-up stage, then RLOO"),
+  "later/sapo_gsm8k.yaml": gsm8k("SAPO"),
+  "later/sft_mot.yaml": runs("SFT on a sharded Hub-cache subset", { base: SMALL_TRAIN }),
+};
+
+/** Every config the tests know, by path from the tree's root. */
+export const ALL_VERDICTS: Readonly<Record<string, Verdict>> = {
+  ...V052_VERDICTS,
+  ...LATER_VERDICTS,
 };

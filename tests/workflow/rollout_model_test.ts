@@ -146,3 +146,21 @@ Deno.test("chat applies the chat template; unseeded calls follow the run's seed"
     assertEquals([reply.responseTokens.join(), other.responseTokens.join()], first);
   });
 });
+
+Deno.test("minResponseTokens: stop tokens wait until a response has that many tokens", async () => {
+  // EOS pushed far up: without a minimum every sample is EOS alone.
+  const eos = tokenizer.eosId!;
+  const options = { n: 3, seed: 4, logitBias: { [eos]: 100 } };
+  await withRollouts({}, async (rollouts) => {
+    for (const r of await rollouts.generate("5+5=", options)) {
+      assertEquals([r.responseTokens, r.finishReason], [[eos], "stop"]);
+    }
+  });
+  await withRollouts({ minResponseTokens: 3 }, async (rollouts) => {
+    for (const r of await rollouts.generate("5+5=", options)) {
+      assertEquals(r.responseTokens.length, 4);
+      assertEquals(r.responseTokens.slice(0, 3).includes(eos), false);
+      assertEquals([r.responseTokens[3], r.finishReason], [eos, "stop"]);
+    }
+  });
+});

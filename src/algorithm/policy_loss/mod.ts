@@ -9,6 +9,7 @@ import { dpoPolicyLoss } from "./dpo.ts";
 import { gspoPolicyLoss } from "./gspo.ts";
 import { importanceSamplingPolicyLoss } from "./importance_sampling.ts";
 import { mixPolicyLoss } from "./mix.ts";
+import { m2poPolicyLoss } from "./m2po.ts";
 import { mixChordPolicyLoss } from "./mix_chord.ts";
 import { opmdPolicyLoss } from "./opmd.ts";
 import type { PolicyLossFn } from "./policy_loss_fn.ts";
@@ -20,11 +21,16 @@ import { sftIsPolicyLoss, sftPhiPolicyLoss } from "./sft_weighted.ts";
 import { sppoPolicyLoss } from "./sppo.ts";
 import { toprPolicyLoss } from "./topr.ts";
 
-export type { PolicyLossFn, PolicyLossInputName, PolicyLossInputs } from "./policy_loss_fn.ts";
+export type {
+  MiniBatchRow,
+  PolicyLossFn,
+  PolicyLossInputName,
+  PolicyLossInputs,
+} from "./policy_loss_fn.ts";
 
 /**
  * Policy losses by name (Trinity's registry): `cispo`, `dpo`, `gspo`, `importance_sampling`,
- * `mix`, `mix_chord`, `opmd`, `ppo`, `rec`, `sapo`, `sft`, `sft_is`, `sft_phi`, `sppo`, `topr`.
+ * `m2po`, `mix`, `mix_chord`, `opmd`, `ppo`, `rec`, `sapo`, `sft`, `sft_is`, `sft_phi`, `sppo`, `topr`.
  */
 export const POLICY_LOSS_FN: Registry<PolicyLossFn> = new Registry<PolicyLossFn>(
   "policy loss fn",
@@ -44,5 +50,6 @@ export const POLICY_LOSS_FN: Registry<PolicyLossFn> = new Registry<PolicyLossFn>
     ["importance_sampling", importanceSamplingPolicyLoss],
     ["sft_is", sftIsPolicyLoss],
     ["sft_phi", sftPhiPolicyLoss],
+    ["m2po", m2poPolicyLoss],
   ],
 );

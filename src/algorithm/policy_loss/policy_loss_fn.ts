@@ -63,8 +63,28 @@ export interface PolicyLossFn {
    * `inputs.scalars` each step: the values at 1-based train step `step`.
    */
   stepScalars?(args: Args, step: number): Record<string, number>;
+  /**
+   * Rewrites the per-token advantages of a whole optimizer mini-batch from the policy's
+   * log-probs before the step, before the mini-batch is cut into micro-batches (a selection
+   * over all its tokens, as M2PO's mask); returns them with metrics.
+   */
+  miniBatchAdvantages?(
+    args: Args,
+    rows: readonly MiniBatchRow[],
+  ): { advantages: number[][]; metrics: Record<string, number> };
   /** The loss (a scalar to minimise) and its metrics, built into the inputs' graph. */
   build(inputs: PolicyLossInputs, args: Args): LossTerm;
+}
+
+/** One experience of a mini-batch as {@link PolicyLossFn.miniBatchAdvantages} reads it. */
+export interface MiniBatchRow {
+  /** Log-probs of its tokens under the policy before the step. */
+  logprobs: readonly number[];
+  /** Log-probs under the policy that sampled it. */
+  oldLogprobs: readonly number[];
+  advantages: readonly number[];
+  /** The action mask. */
+  mask: readonly number[];
 }
 
 /** Throws unless `logp` and `mask` are f32 [B, T]; returns [B, T]. */
