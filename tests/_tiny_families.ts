@@ -2,7 +2,7 @@
  * Tiny configs of the families whose architectures the original Llama/GPT-2 tests do not cover,
  * shared by the model, engine, LoRA and export tests: Llama 3.2 (llama3 RoPE scaling, tied
  * embeddings), Gemma 3 (sliding windows, four norms a layer), Gemma 2 (alternating windows, a
- * final softcap), Phi-3 (fused projections), OLMo 2
+ * final softcap), Gemma (1 + w norms, head_dim 12 of hidden 16), Phi-3 (fused projections), OLMo 2
  * (post-norms, q/k norms over whole projections), SmolLM3 (NoPE layers), Granite (multipliers),
  * Phi-4-mini (partial rotary, longrope) and StableLM 2 (LayerNorms, partial rotary). Configs
  * only: no test here.
@@ -112,6 +112,25 @@ export function tinyGemma2Config(vocab: number): Record<string, unknown> {
     model_type: "gemma2",
     rope_theta: 10000,
     final_logit_softcapping: 3,
+  };
+}
+
+/**
+ * A Gemma (1) over `vocab` tokens: (1 + w) RMSNorm, embeddings scaled by sqrt(16) in bfloat16,
+ * GELU-tanh (no `hidden_activation`: transformers' default, whatever `hidden_act` says), head_dim
+ * 12 independent of hidden / heads, MQA (2 heads, 1 KV head), tied embeddings.
+ */
+export function tinyGemmaConfig(vocab: number): Record<string, unknown> {
+  return {
+    architectures: ["GemmaForCausalLM"],
+    model_type: "gemma",
+    ...TINY_SIZES,
+    head_dim: 12,
+    hidden_act: "gelu",
+    rms_norm_eps: 1e-6,
+    rope_theta: 10000,
+    vocab_size: vocab,
+    torch_dtype: "bfloat16",
   };
 }
 

@@ -113,10 +113,8 @@ interface LlamaRow {
   /** The model_type reads `mlp_bias` (default false; others have no MLP biases). */
   readsMlpBias?: boolean;
   names: WeightNames;
-  /** transformers' `rms_norm_eps` default of the model_type (1e-6 unless given). */
-  rmsNormEps?: number;
-  /** The norms' kind and eps where they are not RMSNorms of `rms_norm_eps` (StableLM's). */
-  norm?: (keys: ConfigKeys) => NormSpec;
+  /** The norms where they differ from RMSNorms of `rms_norm_eps`, default 1e-6, no offset. */
+  norm?: Partial<NormRow>;
   /** transformers' `tie_word_embeddings` default of the model_type (false unless given). */
   tieDefault?: boolean;
   /** transformers' `rope_theta` default of the model_type (10000 unless given). */
@@ -131,7 +129,22 @@ interface LlamaRow {
   scales?: (keys: ConfigKeys) => Partial<Pick<ModelConfig, ScaleKey>>;
   /** Refuses, in one line, a config key whose variant rft does not build. */
   refuse?: (keys: ConfigKeys) => void;
+  /** transformers' `head_dim` default of the model_type (hidden / heads unless given). */
+  headDim?: number;
+  /** The MLP's activation where it is not `hidden_act`'s (default silu). */
+  activation?: (keys: ConfigKeys) => ModelConfig["activation"];
 }
+
+/** A row's norms: kind, the key of their eps with transformers' default, weight offset. */
+interface NormRow {
+  kind: NormSpec["kind"];
+  epsKey: string;
+  eps: number;
+  weightOffset: number;
+}
+
+/** The norms of most rows: RMSNorms of `rms_norm_eps` (1e-6 by default), weights as stored. */
+const RMS_NORM: NormRow = { kind: "rms_norm", epsKey: "rms_norm_eps", eps: 1e-6, weightOffset: 0 };
 
 /** The description's scale factors. */
 type ScaleKey = "embeddingScale" | "attentionScale" | "residualScale" | "logitScale";
@@ -238,6 +251,22 @@ function graniteScales(keys: ConfigKeys): Partial<Pick<ModelConfig, ScaleKey>> {
   };
 }
 
+/**
+ * Gemma's (1) MLP activation: `hidden_activation`, or GELU's tanh form where it is absent or null
+ * (transformers ignores `hidden_act` there, whose "gelu" the first checkpoints ship).
+ */
+function gemmaActivation(keys: ConfigKeys): ModelConfig["activation"] {
+  return keys.has("hidden_activation")
+    ? activation(keys, "hidden_activation", "gelu_pytorch_tanh")
+    : "gelu";
+}
+
+/** Gemma's (1) embeddings, scaled by sqrt(hidden) rounded to the checkpoint's dtype. */
+function gemmaScales(keys: ConfigKeys): Partial<Pick<ModelConfig, ScaleKey>> {
+  const scale = Math.sqrt(keys.positiveInt("hidden_size"));
+  return { embeddingScale: roundToDtype(scale, checkpointDtype(keys)) };
+}
+
 /** StableLM's variants rft does not build, each refused in one line. */
 function refuseStableLmVariants(keys: ConfigKeys): void {
   if (keys.boolean("qk_layernorm", false)) {
@@ -283,7 +312,7 @@ export const FAMILIES: Readonly<Record<string, Family>> = {
     maxPositions: 4096,
     bias: noBiases,
     names: PHI3_NAMES,
-    rmsNormEps: 1e-5,
+    norm: { eps: 1e-5 },
     windows: everyLayerWindow(null),
   }),
   olmo2: llamaFamily({
@@ -291,7 +320,7 @@ export const FAMILIES: Readonly<Record<string, Family>> = {
     maxPositions: 2048,
     bias: readAttentionBias,
     names: OLMO2_NAMES,
-    rmsNormEps: 1e-5,
+    norm: { eps: 1e-5 },
     qkNormScope: "projection",
   }),
   smollm3: llamaFamily({
@@ -318,14 +347,21 @@ export const FAMILIES: Readonly<Record<string, Family>> = {
     maxPositions: 4096,
     bias: (keys) => ({ qkv: keys.boolean("use_qkv_bias", false), attentionOut: false }),
     names: LLAMA_NAMES,
-    norm: (keys) => ({
-      kind: "layer_norm",
-      eps: keys.positiveNumber("layer_norm_eps", 1e-5),
-      weightOffset: 0,
-    }),
+    norm: { kind: "layer_norm", epsKey: "layer_norm_eps", eps: 1e-5 },
     refuse: refuseStableLmVariants,
   }),
   gpt2: { architectures: ["GPT2LMHeadModel", "GPT2Model"], read: gpt2Config },
+  gemma: llamaFamily({
+    architectures: ["GemmaForCausalLM"],
+    maxPositions: 8192,
+    bias: readAttentionBias,
+    names: LLAMA_NAMES,
+    norm: { weightOffset: 1 },
+    tieDefault: true,
+    headDim: 256,
+    activation: gemmaActivation,
+    scales: gemmaScales,
+  }),
   gemma2: gemmaFamily({
     architectures: ["Gemma2ForCausalLM"],
     maxPositions: 8192,
@@ -379,7 +415,7 @@ function llamaFamily(row: LlamaRow): Family {
     architectures: row.architectures,
     read(keys, modelType) {
       row.refuse?.(keys);
-      const shape = decoderShape(keys, { maxPositions: row.maxPositions });
+      const shape = decoderShape(keys, { maxPositions: row.maxPositions, headDim: row.headDim });
       const rope = { ...LLAMA_ROPE, thetaDefault: row.thetaDefault ?? LLAMA_ROPE.thetaDefault };
       const rotary = rotarySpec(keys, shape, rope, undefined, rotaryDim(keys, shape.headDim));
       return {
@@ -388,16 +424,12 @@ function llamaFamily(row: LlamaRow): Family {
         maxPositions: servedPositions(shape.maxPositions, rotary),
         tieWordEmbeddings: keys.boolean("tie_word_embeddings", row.tieDefault ?? false),
         ...tokenIds(keys),
-        norm: row.norm?.(keys) ?? {
-          kind: "rms_norm",
-          eps: keys.positiveNumber("rms_norm_eps", row.rmsNormEps ?? 1e-6),
-          weightOffset: 0,
-        },
+        norm: readNorm(keys, { ...RMS_NORM, ...row.norm }),
         bias: {
           ...row.bias(keys),
           mlp: row.readsMlpBias ? keys.boolean("mlp_bias", false) : false,
         },
-        activation: activation(keys, "hidden_act", "silu"),
+        activation: row.activation?.(keys) ?? activation(keys, "hidden_act", "silu"),
         embeddingScale: 1,
         attentionScale: 1 / Math.sqrt(shape.headDim),
         ...row.scales?.(keys),
@@ -406,6 +438,15 @@ function llamaFamily(row: LlamaRow): Family {
         ...(row.qkNormScope ? { qkNormScope: row.qkNormScope } : {}),
       };
     },
+  };
+}
+
+/** The norm spec of `row`'s keys. */
+function readNorm(keys: ConfigKeys, row: NormRow): NormSpec {
+  return {
+    kind: row.kind,
+    eps: keys.positiveNumber(row.epsKey, row.eps),
+    weightOffset: row.weightOffset,
   };
 }
 

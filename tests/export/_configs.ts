@@ -13,6 +13,7 @@ import { uniformArray } from "../../src/util/random.ts";
 import {
   tinyGemma2Config,
   tinyGemma3Config,
+  tinyGemmaConfig,
   tinyGraniteConfig,
   tinyLlama32Config,
   tinyOlmo2Config,
@@ -77,6 +78,7 @@ export const CONFIGS: Record<string, Record<string, unknown>> = {
   "gemma 3 (window 4, sliding and full layers)": tinyGemma3Config(VOCAB, 3),
   "phi3 (fused qkv and gate_up, window 3)": tinyPhi3Config(VOCAB),
   "olmo2 (post-norms, q/k norms over projections)": tinyOlmo2Config(VOCAB),
+  "gemma (1 + w norms, head_dim 12, GELU-tanh)": tinyGemmaConfig(VOCAB),
   "gemma 2 (alternating windows, final softcap)": tinyGemma2Config(VOCAB),
   "smollm3 (NoPE every second layer)": tinySmolLm3Config(VOCAB),
   "granite (embedding, attention, residual and logit multipliers)": tinyGraniteConfig(VOCAB),

@@ -27,6 +27,7 @@ const FAMILIES = [
   "gemma 3 (window 4, sliding and full layers)",
   "phi3 (fused qkv and gate_up, window 3)",
   "olmo2 (post-norms, q/k norms over projections)",
+  "gemma (1 + w norms, head_dim 12, GELU-tanh)",
   "gemma 2 (alternating windows, final softcap)",
   "smollm3 (NoPE every second layer)",
   "granite (embedding, attention, residual and logit multipliers)",

@@ -35,6 +35,7 @@ import { configure } from "../../src/util/registry.ts";
 import {
   tinyGemma2Config,
   tinyGemma3Config,
+  tinyGemmaConfig,
   tinyGraniteConfig,
   tinyLlama32Config,
   tinyOlmo2Config,
@@ -56,6 +57,7 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
   "gemma 3": tinyGemma3Config(VOCAB),
   phi3: tinyPhi3Config(VOCAB),
   olmo2: tinyOlmo2Config(VOCAB),
+  "gemma (1 + w norms, head_dim 12, GELU-tanh)": tinyGemmaConfig(VOCAB),
   "gemma 2 (alternating windows, final softcap)": tinyGemma2Config(VOCAB),
   "smollm3 (NoPE every second layer)": tinySmolLm3Config(VOCAB),
   "granite (embedding, attention, residual and logit multipliers)": tinyGraniteConfig(VOCAB),

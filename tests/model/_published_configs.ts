@@ -294,3 +294,25 @@ export const GEMMA2_2B = {
   torch_dtype: "float32",
   vocab_size: 256000,
 };
+
+/** gemma-2b's config.json (GemmaForCausalLM; `hidden_act` "gelu", no `hidden_activation`). */
+export const GEMMA_2B = {
+  architectures: ["GemmaForCausalLM"],
+  bos_token_id: 2,
+  eos_token_id: 1,
+  head_dim: 256,
+  hidden_act: "gelu",
+  hidden_size: 2048,
+  intermediate_size: 16384,
+  max_position_embeddings: 8192,
+  model_type: "gemma",
+  num_attention_heads: 8,
+  num_hidden_layers: 18,
+  num_key_value_heads: 1,
+  pad_token_id: 0,
+  rms_norm_eps: 1e-6,
+  rope_scaling: null,
+  rope_theta: 10000.0,
+  torch_dtype: "bfloat16",
+  vocab_size: 256000,
+};

@@ -4,6 +4,7 @@ import {
   GEMMA2_2B,
   GEMMA3_1B,
   GEMMA3_270M,
+  GEMMA_2B,
   GRANITE_33_2B,
   OLMO2_1B,
   PHI35_MINI,
@@ -195,12 +196,12 @@ const BAD: [string, Record<string, unknown>, string][] = [
   [
     "an unsupported model_type",
     { ...SMOLLM, model_type: "falcon" },
-    `key "model_type" is "falcon"; expected one of "llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "smollm3", "granite", "stablelm", "gpt2", "gemma2", "gemma3_text"`,
+    `key "model_type" is "falcon"; expected one of "llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "smollm3", "granite", "stablelm", "gpt2", "gemma", "gemma2", "gemma3_text"`,
   ],
   [
     "no model_type",
     { hidden_size: 8 },
-    `key "model_type" is missing; expected one of "llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "smollm3", "granite", "stablelm", "gpt2", "gemma2", "gemma3_text"`,
+    `key "model_type" is missing; expected one of "llama", "mistral", "qwen2", "qwen3", "phi3", "olmo2", "smollm3", "granite", "stablelm", "gpt2", "gemma", "gemma2", "gemma3_text"`,
   ],
   [
     "a missing size",
@@ -456,6 +457,18 @@ Deno.test("hf config: gemma-2-2b: alternating windows, one RoPE base, four norms
     "pre_feedforward_layernorm",
     1,
   ]);
+});
+
+Deno.test("hf config: gemma-2b: 1 + w norms, bf16 sqrt(hidden) embedding scale, GELU-tanh whatever hidden_act says", () => {
+  const cfg = parseHfConfig(GEMMA_2B);
+  assertEquals([cfg.norm.weightOffset, cfg.embeddingScale, cfg.activation], [1, 45.25, "gelu"]);
+  assertEquals([cfg.headDim, cfg.numKvHeads, cfg.tieWordEmbeddings], [256, 1, true]);
+  assertEquals(cfg.attentionScale, 1 / 16);
+  assertThrows(
+    () => parseHfConfig({ ...GEMMA_2B, hidden_activation: "gelu" }),
+    Error,
+    'key "hidden_activation" is "gelu"; expected one of',
+  );
 });
 
 Deno.test("hf config: llama's mlp_bias adds MLP biases; qwen2 has no such key", () => {

@@ -20,6 +20,7 @@ import {
   GEMMA2_2B,
   GEMMA3_1B,
   GEMMA3_270M,
+  GEMMA_2B,
   LLAMA32_1B,
   OLMO2_1B,
   PHI3_MINI_4K,
@@ -43,6 +44,7 @@ Deno.test("real shapes: parameter counts of the published configs", () => {
   assertEquals(parameterCount(SMOLLM3_3B), 3_075_098_624);
   assertEquals(parameterCount(STABLELM2_1_6B), 1_644_515_328);
   assertEquals(parameterCount({ ...GEMMA2_2B, attn_logit_softcapping: null }), 2_614_341_888);
+  assertEquals(parameterCount(GEMMA_2B), 2_506_172_416);
 });
 
 /**

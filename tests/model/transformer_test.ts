@@ -23,6 +23,7 @@ import {
 import {
   tinyGemma2Config,
   tinyGemma3Config,
+  tinyGemmaConfig,
   tinyGraniteConfig,
   tinyLlama32Config,
   tinyOlmo2Config,
@@ -79,6 +80,7 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
   "gemma 3 with a final logit softcap": tinyGemma3Config(VOCAB, 2, { final_logit_softcapping: 2 }),
   "phi3 (fused qkv and gate_up, window 3)": tinyPhi3Config(VOCAB),
   "olmo2 (post-norms, q/k norms over projections)": tinyOlmo2Config(VOCAB),
+  "gemma (1 + w norms, head_dim 12, GELU-tanh)": tinyGemmaConfig(VOCAB),
   "gemma 2 (alternating windows, final softcap)": tinyGemma2Config(VOCAB),
   "smollm3 (NoPE every second layer)": tinySmolLm3Config(VOCAB),
   "granite (embedding, attention, residual and logit multipliers)": tinyGraniteConfig(VOCAB),
