@@ -1,7 +1,7 @@
 /**
  * The `rft` command line: parses the command and hands over to its module. Each command lives
  * in its own file under `src/cli/`; this file routes, prints usage, keeps the heartbeat (a line
- * when a command is quiet for 10 s) and turns any error into one line (`error_line.ts`).
+ * when a command is quiet for 8 s) and turns any error into one line (`error_line.ts`).
  */
 
 import { VERSION } from "../version.ts";
