@@ -3,13 +3,15 @@
  * clone's layout (the repository's tracked files copied to a temporary directory): each shell
  * block (```sh, ```bash, ```shell, ```console with `$ ` prompts; indented in a list or not) as
  * one bash script, and each inline command of the prose (`./rft ...`, `deno ...`, `python3 ...`,
- * `npm ...`, `apt-get ...`, ...). Runs that train are shrunk
- * by the clone's `./rft`, a wrapper that appends `--set` overrides to `./rft run` (one step per
- * stage, small batches, one evaluation per stage) and hands everything else to the real launcher
- * unchanged; later commands (export, generate, plots, the curriculum comparison) then read what
- * the shrunk runs wrote. Templates (a placeholder in capitals such as DIR, `...`, `[options]`)
- * are not commands, and the few commands that cannot run in a test are listed below with why;
- * each listed one must still appear in a README, so the list cannot go stale.
+ * `npm ...`, `apt-get ...`, ...). Runs that train are shrunk by the clone's `./rft`, a wrapper
+ * that appends `--set` overrides to `./rft run` (one step per stage, small batches, one
+ * evaluation per stage), stops `./rft serve` with a Ctrl-C after a minute (a server that
+ * started then exits 0) and hands everything else to the real launcher unchanged; a command
+ * that runs past 15 minutes fails as hung. Later commands (export, generate, plots, the
+ * curriculum comparison) then read what the shrunk runs wrote. Templates (a placeholder in
+ * capitals such as DIR, `...`, `[options]`) are not commands, and the few commands that cannot
+ * run in a test are listed below with why; each listed one must still appear in a README, so the
+ * list cannot go stale.
  */
 
 import { assertEquals } from "../_asserts.ts";
@@ -41,6 +43,12 @@ const SHRINK = [
   "explorer.eval_interval=0",
   "trainer.save_interval=1",
 ];
+
+/** Seconds a README's `./rft serve` runs before the test's Ctrl-C (it must have started). */
+const SERVE_SECONDS = 60;
+
+/** Most minutes one README command may take, shrunk, before it counts as hung. */
+const COMMAND_MINUTES = 15;
 
 /** One command (a line, or a block run as one script) of a README. */
 interface Command {
@@ -155,9 +163,11 @@ async function freshClone(): Promise<string> {
   const sets = SHRINK.map((s) => `--set ${s}`).join(" ");
   await Deno.writeTextFile(
     `${dir}/rft`,
-    `#!/bin/sh\n# The README test's launcher: ./rft run, shrunk; anything else as is.\n` +
+    `#!/bin/sh\n# The README test's launcher: ./rft run, shrunk; ./rft serve, stopped; anything else as is.\n` +
       `here=$(cd "$(dirname "$0")" && pwd)\n` +
       `if [ "$1" = run ]; then exec "$here/.rft-launcher" "$@" ${sets}; fi\n` +
+      `# A server runs until Ctrl-C: it gets one after ${SERVE_SECONDS} s, and then exits 0.\n` +
+      `if [ "$1" = serve ]; then exec timeout --preserve-status -s INT ${SERVE_SECONDS} "$here/.rft-launcher" "$@"; fi\n` +
       `exec "$here/.rft-launcher" "$@"\n`,
   );
   await Deno.chmod(`${dir}/rft`, 0o755);
@@ -200,6 +210,7 @@ Deno.test("every README command runs as written from a fresh clone (training shr
           stdout: "piped",
           stderr: "piped",
           env: { NO_COLOR: "1" },
+          signal: AbortSignal.timeout(COMMAND_MINUTES * 60_000),
         }).output();
         const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
         assertEquals(
