@@ -19,7 +19,7 @@ export function parseFlags<T extends ParseArgsConfig>(
   command: string,
 ): ReturnType<typeof parseArgs<T>> {
   try {
-    return parseArgs({ ...config, args: negativeValuesJoined(config) });
+    return parseArgs({ ...config, args: negativeValuesJoined(config) } as T);
   } catch (err) {
     throw new CliError(`${flagProblem(err, config)} (./rft ${command} --help lists the flags)`);
   }
