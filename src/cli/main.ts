@@ -12,6 +12,7 @@ import { runCommand } from "./run.ts";
 import { serveCommand } from "./serve.ts";
 import { plotCommand } from "./plot.ts";
 import { errorExit } from "./error_line.ts";
+import { checkEnvironment } from "./environment.ts";
 import { startHeartbeat } from "../monitor/heartbeat.ts";
 import { endUpdatingLine, printLine } from "../util/status_lines.ts";
 import { knownNames } from "../util/registry.ts";
@@ -92,6 +93,7 @@ export async function main(args: string[]): Promise<number> {
   }
   const heartbeat = startHeartbeat();
   try {
+    checkEnvironment();
     return await command.run(rest);
   } catch (err) {
     const { line, code } = errorExit(name, err);
