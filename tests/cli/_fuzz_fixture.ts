@@ -100,14 +100,13 @@ async function writeConfigs(dir: string): Promise<void> {
     "sft_no_dataset.yaml": runConfig({ mode: "train", algorithm: { algorithm_type: "sft" } }),
     "a_file": "not a directory\n",
   };
-  for (
-    const [name, tasks] of [
-      ["empty_taskset", "./empty.jsonl"],
-      ["wrong_keys", "./wrong_keys.jsonl"],
-      ["taskset_not_utf8", "./not_utf8.jsonl"],
-      ["taskset_dir", "./empty_dir"],
-    ]
-  ) {
+  const tasksets = {
+    empty_taskset: "./empty.jsonl",
+    wrong_keys: "./wrong_keys.jsonl",
+    taskset_not_utf8: "./not_utf8.jsonl",
+    taskset_dir: "./empty_dir",
+  };
+  for (const [name, tasks] of Object.entries(tasksets)) {
     files[`${name}.yaml`] = runConfig({}).replace("./tasks.jsonl", tasks);
   }
   files["model_is_file.yaml"] = runConfig({}).replace("./char", "./a_file");

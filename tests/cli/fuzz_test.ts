@@ -52,11 +52,13 @@ function cases(d: string): FuzzCase[] {
     [gen("--top-p", "0"), "--top-p"],
     [gen("--top-k", "2.5"), "--top-k: expected an integer"],
     [gen("--top-k", "-2"), "--top-k: expected an integer >= 0"],
+    // Numbers of the output's size and the sampler's seed.
     [gen("--max-tokens", "0"), "--max-tokens"],
     [gen("--max-tokens", ""), "--max-tokens"],
     [gen("--max-tokens", "ten"), "--max-tokens"],
     [gen("--seed", "1.5"), "--seed"],
     [gen("--seed", "-1"), '--seed: expected an integer >= 0, received "-1"'],
+    // Switches given values, stray and misspelled arguments.
     [gen("--chat=yes"), "--chat is a switch"],
     [gen("--logprobs=1"), "--logprobs is a switch"],
     [gen("stray"), 'unexpected argument "stray"'],
@@ -92,6 +94,7 @@ function cases(d: string): FuzzCase[] {
     [serve("--port", "-1"), '--port: expected an integer >= 0, received "-1"'],
     [serve("--port", "80.5"), "--port: expected an integer"],
     [serve("--max-n", "0"), "--max-n"],
+    // Defaults of requests.
     [serve("--max-tokens", "-3"), "--max-tokens: expected an integer >= 1"],
     [serve("--temperature", "hot"), "--temperature"],
     [serve("--seed", "x"), "--seed"],
