@@ -17,11 +17,27 @@ import {
   validateExperience,
 } from "./experience.ts";
 import { InputError } from "../util/input_error.ts";
+import { utf8Text } from "../util/utf8_text.ts";
 
 /** Part files are named `part-<anything>.parquet`. */
 const PART_NAME = /^part-[^/\\]+\.parquet$/;
 /** A writer's temporary file: the part name plus `.<uuid>.tmp`. */
 const TEMP_NAME = /^part-[^/\\]+\.parquet\.[^/\\]+\.tmp$/;
+
+/** Whether directory `dir` holds an experience part (false when there is no such directory). */
+export async function hasExperienceParts(dir: string): Promise<boolean> {
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (entry.isFile && PART_NAME.test(entry.name)) return true;
+    }
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
+      return false;
+    }
+    throw err;
+  }
+  return false;
+}
 
 /** Something a reader skipped instead of failing: a file, a JSONL line or a parquet row. */
 export interface ReadWarning {
@@ -233,7 +249,7 @@ export async function readExperiencesJsonl(path: string): Promise<ExperienceJson
 /** The UTF-8 text of the file at `path`; an InputError naming it when it cannot be read. */
 export async function readUtf8(path: string): Promise<string> {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(await Deno.readFile(path));
+    return utf8Text(await Deno.readFile(path));
   } catch (err) {
     throw new InputError(`Cannot read ${path}: ${(err as Error).message}`);
   }

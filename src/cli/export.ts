@@ -11,6 +11,7 @@ import { exportTransformersJs } from "../export/export_transformers_js.ts";
 import { beginActivity } from "../util/activity.ts";
 import { CliError } from "./cli_error.ts";
 import { loadCliModel } from "./model_directory.ts";
+import { checkOutputDirectory, checkOutputFile } from "./output_path.ts";
 import { parseFlags } from "./parse_flags.ts";
 
 /** `--help` of `rft export`. */
@@ -80,7 +81,11 @@ export async function exportCommand(args: string[]): Promise<number> {
       "--no-attention-mask applies to --onnx only: transformers.js feeds an attention_mask",
     );
   }
-  const { model, dir } = await loadCliModel(values.model, values.adapter);
+  if (tjsDir) await checkOutputDirectory("--transformers-js", tjsDir);
+  else await checkOutputFile("--onnx", values.onnx!);
+  const { model, dir } = await loadCliModel(values.model, values.adapter, {
+    needsTokenizer: tjsDir !== undefined,
+  });
   const externalData: boolean | "auto" = values["external-data"] ? true : "auto";
   using _exporting = beginActivity(`exporting ${dir} to ${tjsDir ?? values.onnx}`);
   try {

@@ -130,7 +130,9 @@ export async function generateCommand(args: string[]): Promise<number> {
     throw new CliError("at least one --prompt TEXT is required (./rft generate --help)");
   }
   const sampling = samplingFlags(values);
-  const { model, dir } = await loadCliModel(values.model, values.adapter);
+  const { model, dir } = await loadCliModel(values.model, values.adapter, {
+    needsTokenizer: true,
+  });
   try {
     const tokenizer = model.tokenizer;
     if (!tokenizer) {

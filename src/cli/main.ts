@@ -1,7 +1,7 @@
 /**
  * The `rft` command line: parses the command and hands over to its module. Each command lives
  * in its own file under `src/cli/`; this file routes, prints usage, keeps the heartbeat (a line
- * when a command is quiet for 10 s) and turns any error into one line (`error_line.ts`).
+ * when a command is quiet for 8 s) and turns any error into one line (`error_line.ts`).
  */
 
 import { VERSION } from "../version.ts";
@@ -12,6 +12,7 @@ import { runCommand } from "./run.ts";
 import { serveCommand } from "./serve.ts";
 import { plotCommand } from "./plot.ts";
 import { errorExit } from "./error_line.ts";
+import { checkEnvironment } from "./environment.ts";
 import { startHeartbeat } from "../monitor/heartbeat.ts";
 import { endUpdatingLine, printLine } from "../util/status_lines.ts";
 import { knownNames } from "../util/registry.ts";
@@ -92,6 +93,7 @@ export async function main(args: string[]): Promise<number> {
   }
   const heartbeat = startHeartbeat();
   try {
+    checkEnvironment();
     return await command.run(rest);
   } catch (err) {
     const { line, code } = errorExit(name, err);

@@ -26,7 +26,15 @@ export async function modelDirectory(dir: string): Promise<string> {
   if (!stat.isDirectory) {
     throw new CliError(`--model ${dir}: expected a directory, found a file`);
   }
-  if (await isFile(`${dir}/config.json`)) return dir;
+  if (await isFile(`${dir}/config.json`)) {
+    const weights = ["model.safetensors", "model.safetensors.index.json"];
+    if (await anyFile(dir, weights)) return dir;
+    throw new CliError(
+      `--model ${dir}: expected weights (${
+        weights.join(" or ")
+      }) beside config.json, found none (a model a run creates from scratch has none: give the run's directory or a checkpoint)`,
+    );
+  }
   const latest = await findLatestCheckpoint(dir) ?? await latestStageCheckpoint(dir);
   if (!latest) {
     throw new CliError(
@@ -49,6 +57,12 @@ async function latestStageCheckpoint(dir: string): Promise<string | undefined> {
   return best?.path;
 }
 
+/** Whether directory `dir` holds one of the files `names`. */
+async function anyFile(dir: string, names: readonly string[]): Promise<boolean> {
+  for (const name of names) if (await isFile(`${dir}/${name}`)) return true;
+  return false;
+}
+
 async function isFile(path: string): Promise<boolean> {
   try {
     return (await Deno.stat(path)).isFile;
@@ -59,13 +73,23 @@ async function isFile(path: string): Promise<boolean> {
 
 /**
  * Loads the model `--model DIR` names (with `--adapter` merged when given), as an activity the
- * heartbeat can name; a model that cannot be loaded is a one-line CliError (exit 2).
+ * heartbeat can name; a model that cannot be loaded is a one-line CliError (exit 2), and so is
+ * one without a tokenizer when `needsTokenizer` (checked before anything is loaded).
  */
 export async function loadCliModel(
   dir: string,
   adapterDir?: string,
+  { needsTokenizer = false } = {},
 ): Promise<{ model: PolicyModel; dir: string }> {
   const resolved = await modelDirectory(dir);
+  const tokenizers = ["tokenizer.json", "char_tokenizer.json"];
+  if (needsTokenizer && !(await anyFile(resolved, tokenizers))) {
+    throw new CliError(
+      `--model ${dir}: expected a tokenizer (${
+        tokenizers.join(" or ")
+      }) in ${resolved}, found none`,
+    );
+  }
   using _loading = beginActivity(`loading the model from ${resolved}`);
   try {
     return { model: await loadModel(resolved, { adapterDir }), dir: resolved };

@@ -1,7 +1,9 @@
 /**
  * Command-line flags of an `rft` command, parsed by `node:util`'s parseArgs, with its errors
  * rewritten as one line each: an unknown flag with the known ones and the nearest as a
- * suggestion, a flag missing its value, a value given to a switch, a stray argument.
+ * suggestion, a flag missing its value, a value given to a switch, a stray argument. A negative
+ * number after a flag that takes a value is that value (`--seed -1`), so the flag's own check
+ * can say what range it expects.
  */
 
 import { parseArgs, type ParseArgsConfig } from "node:util";
@@ -17,10 +19,29 @@ export function parseFlags<T extends ParseArgsConfig>(
   command: string,
 ): ReturnType<typeof parseArgs<T>> {
   try {
-    return parseArgs(config);
+    return parseArgs({ ...config, args: negativeValuesJoined(config) } as T);
   } catch (err) {
     throw new CliError(`${flagProblem(err, config)} (./rft ${command} --help lists the flags)`);
   }
+}
+
+/** `config.args` with `--flag -3` written `--flag=-3` where `--flag` takes a value. */
+function negativeValuesJoined(config: ParseArgsConfig): string[] | undefined {
+  const args = config.args;
+  if (!args) return args;
+  const takesValue = (arg: string) => {
+    const name = /^--([^=]+)$/.exec(arg)?.[1];
+    return name !== undefined && config.options?.[name]?.type === "string";
+  };
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const next = args[i + 1];
+    if (takesValue(args[i]) && next !== undefined && /^-\.?\d/.test(next)) {
+      joined.push(`${args[i]}=${next}`);
+      i++;
+    } else joined.push(args[i]);
+  }
+  return joined;
 }
 
 /** The flags of `config` as written on the command line (`--model`). */

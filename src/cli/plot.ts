@@ -5,6 +5,7 @@
 
 import { writePlot } from "../monitor/plot.ts";
 import { CliError } from "./cli_error.ts";
+import { checkOutputFile } from "./output_path.ts";
 import { parseFlags } from "./parse_flags.ts";
 
 const HELP = `Usage: ./rft plot RUN_DIR [--out FILE]
@@ -34,6 +35,7 @@ export async function plotCommand(args: string[]): Promise<number> {
       } (./rft plot --help)`,
     );
   }
+  if (values.out !== undefined) await checkOutputFile("--out", values.out);
   let path;
   try {
     path = await writePlot(positionals[0], values.out);

@@ -48,6 +48,18 @@ Options:
                             plugin's (default: the format the model's chat template writes)
   --plugin-dir DIR          load the plugins (*.ts) of DIR first`;
 
+/**
+ * Throws a CliError when `hostname:port` cannot be listened on (a port in use, an address not
+ * of this machine), before the model is loaded; the port is freed again at once.
+ */
+function checkCanListen(hostname: string, port: number): void {
+  try {
+    Deno.listen({ hostname, port }).close();
+  } catch (err) {
+    throw new CliError(`cannot listen on ${hostname}:${port}: ${oneLineMessage(err)}`);
+  }
+}
+
 /** Runs `rft serve` until interrupted; returns the exit code. */
 export async function serveCommand(args: string[]): Promise<number> {
   const values = parseFlags({
@@ -86,7 +98,10 @@ export async function serveCommand(args: string[]): Promise<number> {
   } catch (err) {
     throw new CliError(oneLineMessage(err));
   }
-  const { model, dir } = await loadCliModel(values.model, values.adapter);
+  checkCanListen(values.host ?? "127.0.0.1", port);
+  const { model, dir } = await loadCliModel(values.model, values.adapter, {
+    needsTokenizer: true,
+  });
   const positions = model.config.maxPositions;
   const maxPromptTokens = intFlag(values, "max-prompt-tokens", Math.floor(positions / 2));
   if (maxPromptTokens >= positions) {

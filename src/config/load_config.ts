@@ -16,6 +16,7 @@
 
 import { dirname, resolve } from "node:path";
 import { ALGORITHM_TYPE } from "../algorithm/algorithm_type.ts";
+import { NotUtf8Error, utf8Text } from "../util/utf8_text.ts";
 import { ConfigError } from "./config_error.ts";
 import {
   childPath,
@@ -71,8 +72,11 @@ export async function loadConfig(
   const absolute = resolve(file);
   let text: string;
   try {
-    text = await Deno.readTextFile(absolute);
+    text = utf8Text(await Deno.readFile(absolute));
   } catch (err) {
+    if (err instanceof NotUtf8Error) {
+      throw new ConfigError(`${file}:${err.line}`, undefined, `a YAML config: ${err.message}`);
+    }
     const found = err instanceof Deno.errors.NotFound ? "no such file" : (err as Error).message;
     throw new ConfigError(file, undefined, `expected a readable YAML config file, found ${found}`);
   }
@@ -216,33 +220,9 @@ function resolveStage(
 
 /** Checks across keys: the data each mode and algorithm needs, unique eval taskset names. */
 function checkStage(stage: StageConfig, tree: ConfigNode): void {
-  const { algorithmType } = stage.algorithm;
-  const type = ALGORITHM_TYPE.get(algorithmType);
-  const missing = (keys: string[], what: string, why: string): never => {
-    const at = nearest(tree, keys);
-    throw new ConfigError(at.where, at.path, `expected ${what} (${why}), found nothing`);
-  };
-  const trains = stage.mode === "both" || stage.mode === "train";
-  const explores = stage.mode === "both" || stage.mode === "explore";
-  const { explorerInput, trainerInput } = stage.buffer;
-  if (
-    trains && (type.schema !== "experience" || algorithmType === "mix") &&
-    !trainerInput.sftWarmupDataset
-  ) {
-    missing(
-      ["buffer", "trainer_input", "sft_warmup_dataset"],
-      "a dataset section",
-      `algorithm_type "${algorithmType}" trains on it`,
-    );
-  }
+  checkStageData(stage, tree);
+  const { explorerInput } = stage.buffer;
   const explored = exploredTasksets(explorerInput);
-  if (explores && type.schema === "experience" && explored.length === 0) {
-    missing(
-      ["buffer", "explorer_input", "taskset"],
-      "a taskset section",
-      `mode "${stage.mode}" explores it`,
-    );
-  }
   for (const key of ["tasksets", "eval_tasksets"] as const) {
     const seen = new Set<string>();
     const list = key === "tasksets" ? explorerInput.tasksets : explorerInput.evalTasksets;
@@ -283,6 +263,47 @@ function checkStage(stage: StageConfig, tree: ConfigNode): void {
       );
     }
   });
+}
+
+/** Checks that a stage has the data its mode and algorithm read. */
+function checkStageData(stage: StageConfig, tree: ConfigNode): void {
+  const { algorithmType } = stage.algorithm;
+  const type = ALGORITHM_TYPE.get(algorithmType);
+  const missing = (keys: string[], what: string, why: string): never => {
+    const at = nearest(tree, keys);
+    throw new ConfigError(at.where, at.path, `expected ${what} (${why}), found nothing`);
+  };
+  const trains = stage.mode === "both" || stage.mode === "train";
+  const explores = stage.mode === "both" || stage.mode === "explore";
+  const { explorerInput, trainerInput } = stage.buffer;
+  if (
+    trains && (type.schema !== "experience" || algorithmType === "mix") &&
+    !trainerInput.sftWarmupDataset
+  ) {
+    missing(
+      ["buffer", "trainer_input", "sft_warmup_dataset"],
+      "a dataset section",
+      `algorithm_type "${algorithmType}" trains on it`,
+    );
+  }
+  // Mode explore explores whatever the algorithm (a cluster's explorer skips a stage that trains
+  // on a dataset); mode both only for one that learns from rollouts.
+  const explorer = type.schema === "experience" ||
+    (stage.mode === "explore" && stage.cluster.backend === "none");
+  if (explores && explorer && exploredTasksets(explorerInput).length === 0) {
+    missing(
+      ["buffer", "explorer_input", "taskset"],
+      "a taskset section",
+      `mode "${stage.mode}" explores it`,
+    );
+  }
+  if (stage.mode === "bench" && explorerInput.evalTasksets.length === 0) {
+    missing(
+      ["buffer", "explorer_input", "eval_tasksets"],
+      "a list of eval tasksets",
+      'mode "bench" evaluates the checkpoints on them',
+    );
+  }
 }
 
 /** Where the node at `keys` is, or its nearest written ancestor with the full key path. */

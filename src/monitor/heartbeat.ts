@@ -1,6 +1,7 @@
 /**
  * The heartbeat of a long command: when nothing was printed for `quietLimit` seconds (default
- * 10) while some work is under way (an idle server stays quiet), one line says what it is doing (the open activities of `src/util/activity.ts`,
+ * 8, checked every second: no silence reaches 10 s) while some work is under way (an idle server
+ * stays quiet), one line says what it is doing (the open activities of `src/util/activity.ts`,
  * innermost last) and for how long, e.g. `... stage sft: compiling kernels of graph "train"
  * 34/120 (22s)`; an updating line on a terminal. It runs in a worker (`heartbeat_worker.ts`) that
  * reads the activities and the time of the last line from shared memory, so it speaks while the
@@ -35,7 +36,7 @@ export interface Heartbeat {
 }
 
 /** Starts the heartbeat (see the file comment). */
-export function startHeartbeat(quietLimit = 10): Heartbeat {
+export function startHeartbeat(quietLimit = 8): Heartbeat {
   const worker = new Worker(new URL("./heartbeat_worker.ts", import.meta.url), { type: "module" });
   const setup: HeartbeatSetup = {
     status: STATUS_BOARD,

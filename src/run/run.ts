@@ -17,8 +17,9 @@ import { Monitor } from "../monitor/monitor.ts";
 import { METRICS_FILE, readMetrics } from "../monitor/metrics_log.ts";
 import { writePlot } from "../monitor/plot.ts";
 import { findLatestCheckpoint } from "../trainer/checkpoint.ts";
+import { beginActivity } from "../util/activity.ts";
 import { writeAtomic } from "../util/write_atomic.ts";
-import { checkStages } from "./run_preflight.ts";
+import { checkStages, checkStoredExperiences } from "./run_preflight.ts";
 import { runStage } from "./run_stage.ts";
 import type { StageOutcome } from "./stage_context.ts";
 import { validateComponents } from "./run_components.ts";
@@ -65,15 +66,19 @@ export async function runConfig(config: RunConfig, options: RunOptions = {}): Pr
   const signal = options.signal ?? new AbortController().signal;
   const first = config.stages[0];
   const algorithms = validateComponents(config);
-  await checkStages(config, log);
+  {
+    using _checking = beginActivity("checking the stages' models, tasksets and datasets");
+    await checkStages(config, log);
+  }
   await checkLocalPair(config);
   const role = pairRole(config);
   const runDir = await chooseRunDir(first, role);
-  await Deno.mkdir(runDir, { recursive: true });
-  await writeAtomic(`${runDir}/config.yaml`, resolvedConfigYaml(config));
   const multi = config.stages.length > 1;
   const stageDir = (s: StageConfig) => (multi ? `${runDir}/${s.stageName}` : runDir);
   const { done, resume } = await finishedStages(config.stages, stageDir);
+  await checkStoredExperiences(config, stageDir, done);
+  await Deno.mkdir(runDir, { recursive: true });
+  await writeAtomic(`${runDir}/config.yaml`, resolvedConfigYaml(config));
   const monitor = await Monitor.open(runDir, {
     tensorboard: first.monitor.tensorboard,
     console: first.monitor.console,
@@ -174,6 +179,7 @@ async function runStages(
     } else {
       const mode = `mode ${stage.mode}, algorithm ${stage.algorithm.algorithmType}`;
       run.log(`stage ${stage.stageName}: ${mode}`);
+      using _stage = beginActivity(`stage ${stage.stageName}`);
       const dir = run.stageDir(stage);
       await Deno.mkdir(dir, { recursive: true });
       await run.monitor.beginStage({

@@ -19,6 +19,8 @@ import { REWARD_FUNCTIONS, WORKFLOWS } from "../workflow/mod.ts";
 import { datasetSource } from "../buffer/dataset_source.ts";
 import { logSkipped } from "../buffer/skipped_rows.ts";
 import { stageDataset, tasksetConfig } from "./stage_tasksets.ts";
+import { ALGORITHM_TYPE } from "../algorithm/algorithm_type.ts";
+import { hasExperienceParts } from "../buffer/experience_io.ts";
 
 /**
  * Checks every stage of `config` (see the file comment); throws the first problem found. Rows
@@ -89,6 +91,43 @@ export async function checkStages(
         await source.close();
       });
     }
+  }
+}
+
+/**
+ * Checks, once the run directory is known and before any GPU work, that each unfinished stage
+ * of mode train learning from experiences on disk (no cluster backend) has some: the default `buffer.trainer_input.
+ * experience_buffer.path` is the stage directory's `experiences/`, which only a mode explore run
+ * of the same stage writes; a given directory must hold parts unless an earlier stage of this
+ * run explores (and may be writing it).
+ */
+export async function checkStoredExperiences(
+  config: RunConfig,
+  stageDir: (stage: StageConfig) => string,
+  finished: readonly unknown[],
+): Promise<void> {
+  const staged = config.stages.length > 1 || config.stages[0].stageName !== "main";
+  for (const [i, stage] of config.stages.entries()) {
+    const type = ALGORITHM_TYPE.get(stage.algorithm.algorithmType);
+    if (finished[i] || stage.mode !== "train" || type.schema !== "experience") continue;
+    if (stage.cluster.backend !== "none") continue; // experiences come from the cluster's queue
+    const given = stage.buffer.trainerInput.experienceBuffer.path;
+    const earlierExplores = config.stages.slice(0, i).some((s) =>
+      s.mode === "both" || s.mode === "explore"
+    );
+    if (given !== undefined && (earlierExplores || !(await Deno.stat(given)).isDirectory)) {
+      continue;
+    }
+    const dir = given ?? `${stageDir(stage)}/experiences`;
+    if (await hasExperienceParts(dir)) continue;
+    const key = "buffer.trainer_input.experience_buffer.path";
+    throw new ConfigError(
+      config.file,
+      staged ? `stages[${i}].${key}` : key,
+      `expected experiences to train on (mode train with algorithm_type "${stage.algorithm.algorithmType}" reads the part-*.parquet files a mode explore run writes), found none in ${dir}${
+        given === undefined ? " (the default: set the path to an explore run's experiences/)" : ""
+      }`,
+    );
   }
 }
 

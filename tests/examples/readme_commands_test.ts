@@ -1,13 +1,17 @@
 /**
  * Every command of README.md and examples/**\/README.md, run as written, in order, from a fresh
- * clone's layout (the repository's tracked files copied to a temporary directory): each ```sh
- * block as one bash script, and each inline `./rft ...` of the prose. Runs that train are shrunk
- * by the clone's `./rft`, a wrapper that appends `--set` overrides to `./rft run` (one step per
- * stage, small batches, one evaluation per stage) and hands everything else to the real launcher
- * unchanged; later commands (export, generate, plots, the curriculum comparison) then read what
- * the shrunk runs wrote. Templates (a placeholder in capitals such as DIR, `...`, `[options]`)
- * are not commands, and the few commands that cannot run in a test are listed below with why;
- * each listed one must still appear in a README, so the list cannot go stale.
+ * clone's layout (the repository's tracked files copied to a temporary directory): each shell
+ * block (```sh, ```bash, ```shell, ```console with `$ ` prompts; indented in a list or not) as
+ * one bash script, and each inline command of the prose (`./rft ...`, `deno ...`, `python3 ...`,
+ * `npm ...`, `apt-get ...`, ...). Runs that train are shrunk by the clone's `./rft`, a wrapper
+ * that appends `--set` overrides to `./rft run` (one step per stage, small batches, one
+ * evaluation per stage), stops `./rft serve` with a Ctrl-C after a minute (a server that
+ * started then exits 0) and hands everything else to the real launcher unchanged; a command
+ * that runs past 15 minutes fails as hung. Later commands (export, generate, plots, the
+ * curriculum comparison) then read what the shrunk runs wrote. Templates (a placeholder in
+ * capitals such as DIR, `...`, `[options]`) are not commands, and the few commands that cannot
+ * run in a test are listed below with why; each listed one must still appear in a README, so the
+ * list cannot go stale.
  */
 
 import { assertEquals } from "../_asserts.ts";
@@ -17,6 +21,12 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 /** Commands that cannot run in a test, as they appear, with the reason. */
 const NOT_RUN: Record<string, string> = {
   "./rft test": "the test suite itself (CI runs it)",
+  "deno test": "the test suite itself, and the prose says it stops without -P",
+  "deno test -P": "the test suite itself (CI runs it through ./rft test)",
+  "deno run -P": "a fragment: how the launcher starts the CLI (./rft commands run it)",
+  "deno compile": "needs Deno's runtime from the network (deno task compile)",
+  "apt-get install nats-server": "a system package (.ci/run installs it)",
+  "kill -9": "a fragment: how the resumed run was killed",
   "./rft deno task bench": "the benchmark suite: benchmarks run from bench/, never from tests",
   "apt-get install mesa-vulkan-drivers": "a system package (.ci/run installs it)",
   "nats-server -js -sd /var/lib/nats -a 0.0.0.0 -p 4222":
@@ -34,6 +44,12 @@ const SHRINK = [
   "trainer.save_interval=1",
 ];
 
+/** Seconds a README's `./rft serve` runs before the test's Ctrl-C (it must have started). */
+const SERVE_SECONDS = 60;
+
+/** Most minutes one README command may take, shrunk, before it counts as hung. */
+const COMMAND_MINUTES = 15;
+
 /** One command (a line, or a block run as one script) of a README. */
 interface Command {
   file: string;
@@ -41,24 +57,58 @@ interface Command {
   script: string;
 }
 
-/** The ```sh blocks and inline `./rft ...` spans of `markdown`, in order. */
+/** Words that begin a command in an inline code span. */
+const COMMAND_WORDS = [
+  "./rft",
+  "deno",
+  "python3",
+  "python",
+  "node",
+  "npm",
+  "npx",
+  "apt-get",
+  "nats-server",
+  "bash",
+  "sh",
+  "curl",
+  "git",
+  "kill",
+  "tensorboard",
+];
+
+const INLINE_COMMAND = new RegExp(
+  `\`((?:${COMMAND_WORDS.map((w) => w.replace(/[./]/g, "\\$&")).join("|")})(?: [^\`]*)?)\``,
+  "g",
+);
+
+/**
+ * The shell blocks and inline command spans of `markdown`, in order. A block's lines lose the
+ * fence's indentation (a block inside a list item); of a console block (output after `$ `
+ * prompts), only the prompted lines count, without the prompt.
+ */
 export function readmeCommands(file: string, markdown: string): Command[] {
   const commands: Command[] = [];
   const lines = markdown.split("\n");
-  let block: { start: number; lines: string[] } | undefined;
+  let block: { start: number; indent: number; console: boolean; lines: string[] } | undefined;
   lines.forEach((text, i) => {
     if (block) {
-      if (text.startsWith("```")) {
+      if (/^\s*```/.test(text)) {
         commands.push({ file, line: block.start, script: block.lines.join("\n") });
         block = undefined;
-      } else block.lines.push(text);
+      } else {
+        const line = text.slice(block.indent);
+        if (!block.console) block.lines.push(line);
+        else if (line.startsWith("$ ")) block.lines.push(line.slice(2));
+      }
       return;
     }
-    if (/^```(sh|bash|shell)\s*$/.test(text)) {
-      block = { start: i + 1, lines: [] };
+    const fence = /^(\s*)```(sh|bash|shell|zsh|console|shell-session)\s*$/.exec(text);
+    if (fence) {
+      const console = fence[2] === "console" || fence[2] === "shell-session";
+      block = { start: i + 1, indent: fence[1].length, console, lines: [] };
       return;
     }
-    for (const [, span] of text.matchAll(/`(\.\/rft [^`]*)`/g)) {
+    for (const [, span] of text.matchAll(INLINE_COMMAND)) {
       commands.push({ file, line: i + 1, script: span });
     }
   });
@@ -113,9 +163,11 @@ async function freshClone(): Promise<string> {
   const sets = SHRINK.map((s) => `--set ${s}`).join(" ");
   await Deno.writeTextFile(
     `${dir}/rft`,
-    `#!/bin/sh\n# The README test's launcher: ./rft run, shrunk; anything else as is.\n` +
+    `#!/bin/sh\n# The README test's launcher: ./rft run, shrunk; ./rft serve, stopped; anything else as is.\n` +
       `here=$(cd "$(dirname "$0")" && pwd)\n` +
       `if [ "$1" = run ]; then exec "$here/.rft-launcher" "$@" ${sets}; fi\n` +
+      `# A server runs until Ctrl-C: it gets one after ${SERVE_SECONDS} s, and then exits 0.\n` +
+      `if [ "$1" = serve ]; then exec timeout --preserve-status -s INT ${SERVE_SECONDS} "$here/.rft-launcher" "$@"; fi\n` +
       `exec "$here/.rft-launcher" "$@"\n`,
   );
   await Deno.chmod(`${dir}/rft`, 0o755);
@@ -158,6 +210,7 @@ Deno.test("every README command runs as written from a fresh clone (training shr
           stdout: "piped",
           stderr: "piped",
           env: { NO_COLOR: "1" },
+          signal: AbortSignal.timeout(COMMAND_MINUTES * 60_000),
         }).output();
         const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
         assertEquals(
