@@ -7,10 +7,10 @@ import { timeDispatches } from "../src/gpu/autotune.ts";
 import type { GpuContext } from "../src/gpu/device.ts";
 import { compileGraph } from "../src/graph/executable.ts";
 import { Graph } from "../src/graph/graph.ts";
-import { halfMatmul } from "../src/ops/half_matmul.ts";
 import { matmul, matmulShapes } from "../src/ops/matmul.ts";
 import { chooseMatmulVariant } from "../src/ops/matmul_autotune.ts";
-import { packHalvesRef, unpackHalvesRef } from "../src/reference/half_weights.ts";
+import { uploadTensor } from "../src/model/upload.ts";
+import { fromF16, toF16 } from "../src/util/half.ts";
 import { uniformArray } from "../src/util/random.ts";
 import type { Timed } from "./_ort.ts";
 
@@ -77,18 +77,22 @@ export async function rftMatmulRate(
 }
 
 /**
- * `halfMatmul` of n x n activations by an n x n f16 weight used transposed (x W^T, the layout of
- * model weights), fed once, timed by replaying its dispatches; spot-checked against f64 sums of
- * the rounded weights. `b` holds the weight's f32 values, rounded to f16 here.
+ * The graph op `matmul` of n x n activations by an n x n weight stored as f16 (a variable, as a
+ * frozen model's) used transposed (x W^T, the layout of model weights), fed once, timed by
+ * replaying its dispatches; spot-checked against f64 sums of the rounded weights. `b` holds the
+ * weight's f32 values, rounded to f16 as it is uploaded.
  */
 export async function rftHalfMatmul(gpu: GpuContext, n: number, a: Data, b: Data) {
-  const packed = packHalvesRef(b, "f16");
-  const rounded = unpackHalvesRef(packed, "f16");
+  const bytes = new Uint8Array(b.buffer);
+  const weight = await uploadTensor(gpu, { name: "w", dtype: "F32", shape: [n, n], bytes }, {
+    storeAs: "f16",
+  });
+  const rounded = fromF16(toF16(b));
   const g = new Graph();
-  const [x, w] = [g.input([n, n], "f32", "a"), g.input([n, n / 2], "u32", "w")];
-  const z = halfMatmul(x, w, { format: "f16", transB: true });
+  const x = g.input([n, n], "f32", "a");
+  const z = matmul(x, g.variable(weight), { transB: true });
   const exe = await compileGraph(gpu, [z], `f16 matmul ${n}`);
-  await exe.run(new Map<typeof x, Data | Uint32Array<ArrayBuffer>>([[x, a], [w, packed]]));
+  await exe.run(new Map([[x, a]]));
   const [out] = await exe.read([z]);
   // x W^T = x (W^T): the check's B is W transposed.
   const t = new Float32Array(n * n);
@@ -96,7 +100,10 @@ export async function rftHalfMatmul(gpu: GpuContext, n: number, a: Data, b: Data
   spotCheck(out, a, t, n, `rft f16 matmul ${n}^3`);
   const timed: Timed = {
     time: (minMs) => timeGpu((reps) => timeDispatches(gpu, exe.dispatches, reps), minMs),
-    dispose: () => exe.destroy(),
+    dispose: () => {
+      exe.destroy();
+      weight.buffer.destroy();
+    },
   };
   return timed;
 }

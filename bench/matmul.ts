@@ -21,7 +21,7 @@ import { type Column, formatTable } from "./_table.ts";
 
 const HELP =
   `Usage: deno task bench [--sizes 128,256,512,1024] [--min-ms 500] [--rounds 3] [--f16] [--json FILE]
---f16  also rft's product by an f16 weight (halfMatmul, x W^T, f32 sums)`;
+--f16  also rft's matmul by an f16 weight (x W^T, f32 sums)`;
 
 /** GFLOP/s of each contender at one size, and the variant rft's autotune chose. */
 interface Row {
@@ -116,7 +116,7 @@ function printTable(rows: readonly Row[]): void {
   console.log(formatTable(columns, rows));
   console.log("rft: the graph op matmul; texture variants include their operand copies");
   if (rows.some((r) => r.rftF16 !== undefined)) {
-    console.log("rft f16: halfMatmul by an f16 weight used transposed (x W^T), f32 sums");
+    console.log("rft f16: matmul by a weight stored as f16, used transposed (x W^T), f32 sums");
   }
 }
 

@@ -22,6 +22,7 @@ override WG: u32 = 256u;
 override COLS: u32 = 32u; // columns per backward invocation
 override ACCUMULATE: bool = false;
 // How src's words hold values: 0 f32, 1 two bfloat16, 2 two IEEE binary16.
+// #include half_weights
 override SRC_FORMAT: u32 = 0u;
 
 struct Params {
@@ -39,10 +40,7 @@ struct Params {
 // Element i of src as f32.
 fn src_at(i: u32) -> f32 {
   if (SRC_FORMAT == 0u) { return bitcast<f32>(src[i]); }
-  let word = src[i / 2u];
-  let half = select(word & 0xffffu, word >> 16u, (i & 1u) == 1u);
-  if (SRC_FORMAT == 1u) { return bitcast<f32>(half << 16u); }
-  return unpack2x16float(half).x;
+  return half_at(SRC_FORMAT, src[i / 2u], i);
 }
 
 @compute @workgroup_size(WG)

@@ -24,6 +24,7 @@ override ACCUMULATE: bool = false;
 override B_FORMAT: u32 = 0u;
 
 // #include matmul_params
+// #include half_weights
 @group(0) @binding(0) var<storage, read> a: array<f32>;
 @group(0) @binding(1) var<storage, read> b: array<u32>;
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
@@ -43,23 +44,17 @@ fn quad_a(i: u32, valid: u32) -> vec4f {
   return select(vec4f(0.0), v, vec4u(0u, 1u, 2u, 3u) < vec4u(valid));
 }
 
-// The two half-precision values of word w, widened (bfloat16: the high 16 bits of an f32).
-fn halves(w: u32) -> vec2f {
-  if (B_FORMAT == 1u) { return vec2f(bitcast<f32>(w << 16u), bitcast<f32>(w & 0xffff0000u)); }
-  return unpack2x16float(w);
-}
-
 fn quad_b(i: u32, valid: u32) -> vec4f {
   var v: vec4f;
   if (B_FORMAT == 0u) {
     v = bitcast<vec4f>(vec4u(b[i], b[i + 1u], b[i + 2u], b[i + 3u]));
   } else if ((i & 1u) == 0u) {
-    v = vec4f(halves(b[i / 2u]), halves(b[i / 2u + 1u]));
+    v = vec4f(halves(B_FORMAT, b[i / 2u]), halves(B_FORMAT, b[i / 2u + 1u]));
   } else {
     // An odd start: the high half of one word, two of the next, the low half of the third.
-    let first = halves(b[i / 2u]);
-    let last = halves(b[i / 2u + 2u]);
-    v = vec4f(first.y, halves(b[i / 2u + 1u]), last.x);
+    let first = halves(B_FORMAT, b[i / 2u]);
+    let last = halves(B_FORMAT, b[i / 2u + 2u]);
+    v = vec4f(first.y, halves(B_FORMAT, b[i / 2u + 1u]), last.x);
   }
   return select(vec4f(0.0), v, vec4u(0u, 1u, 2u, 3u) < vec4u(valid));
 }

@@ -29,6 +29,7 @@
 override TEX_W: u32 = 8192u;
 override TRANS_B: bool = true;
 // How b's words hold values: 0 f32, 1 two bfloat16, 2 two IEEE binary16.
+// #include half_weights
 override B_FORMAT: u32 = 0u;
 
 struct Params {
@@ -44,10 +45,7 @@ struct Params {
 // Element i of b as f32.
 fn element(i: u32) -> f32 {
   if (B_FORMAT == 0u) { return bitcast<f32>(b[i]); }
-  let word = b[i / 2u];
-  let half = select(word & 0xffffu, word >> 16u, (i & 1u) == 1u);
-  if (B_FORMAT == 1u) { return bitcast<f32>(half << 16u); }
-  return unpack2x16float(half).x;
+  return half_at(B_FORMAT, b[i / 2u], i);
 }
 
 // op(B)[k, n] for a column n of this launch, zero past K.

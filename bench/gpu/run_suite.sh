@@ -96,7 +96,7 @@ if [ -z "${RFT_SUITE_SMALL:-}" ] && ! grep -q "^fallback     no" "$log"; then
   fi
 fi
 step kernels 150 bash -c "./rft deno test -A --no-check tests/ops/flash_attention_test.ts \
-  tests/ops/half_matmul_test.ts tests/ops/normed_gated_gemv_test.ts tests/gpu/subgroups_test.ts && \
+  tests/ops/half_weight_kernels_test.ts tests/ops/half_weights_test.ts tests/ops/normed_gated_gemv_test.ts tests/gpu/subgroups_test.ts && \
   ./rft deno test -A --no-check tests/ops/matmul_test.ts --filter '/gemv_|tiled_8x8/'"
 step attention 60 ./rft deno run -A bench/attention.ts --shape $attention --json $j/attention.json
 step train 150 ./rft deno run -A bench/train.ts --models $model --rows $rows --len $len \

@@ -23,7 +23,7 @@
 
 override COLS: u32 = 4u; // a power of two, 1 to 64
 override ROWS: u32 = 1u; // 1, 2, 4 or 8
-override FORMAT: u32 = 0u; // 0 f32, 1 f16, 2 bf16
+override FORMAT: u32 = 0u; // 0 f32, 1 bf16, 2 f16 (lib/half_weights.wgsl)
 override NORM: bool = false;
 override WEIGHT_OFFSET: f32 = 0.0; // added to gamma (Gemma's RMSNorm: 1)
 override GATED: bool = false;
@@ -58,7 +58,10 @@ struct Invocation {
 // Weight elements 8 per chunk for halves (as two vec4s), 4 for f32 (the second vec4 unused).
 fn chunk_values(u: vec4u) -> array<vec4f, 2> {
   if (FORMAT == 0u) { return array<vec4f, 2>(bitcast<vec4f>(u), vec4f(0.0)); }
-  return array<vec4f, 2>(vec4f(halves(u.x), halves(u.y)), vec4f(halves(u.z), halves(u.w)));
+  return array<vec4f, 2>(
+    vec4f(halves(FORMAT, u.x), halves(FORMAT, u.y)),
+    vec4f(halves(FORMAT, u.z), halves(FORMAT, u.w)),
+  );
 }
 
 // Quad j of row r of x (a times gamma with NORM); zeros for rows past M.

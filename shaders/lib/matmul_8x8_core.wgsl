@@ -1,5 +1,5 @@
-// The 8 x 8 workgroup-tile matmuls (matmul_tiled_8x8.wgsl: f32 operands; matmul_half_tiled.wgsl:
-// B of halves) but for their operands: the entry point and the register block's loop over K. See
+// The 8 x 8 workgroup-tile matmuls (matmul_tiled_8x8.wgsl: f32 operands;
+// matmul_tiled_8x8_half.wgsl: B of halves) but for their operands: the entry point and the register block's loop over K. See
 // matmul_tiled_8x8.wgsl for the algorithm. The including shader includes matmul_tile_overrides
 // first, then this library, matmul_params, matmul_vec4_tiles and register_blocks, and binds A and
 // B with their `operand_quad`.

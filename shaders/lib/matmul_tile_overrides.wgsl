@@ -1,5 +1,5 @@
 // The overrides of the 8 x 8 workgroup-tile matmuls (matmul_tiled_8x8.wgsl,
-// matmul_half_tiled.wgsl), all set by the host (src/ops/matmul_variants.ts, half_matmul.ts). A
+// matmul_tiled_8x8_half.wgsl), all set by the host (src/ops/matmul_variants.ts). A
 // shader includes this library first: Naga panics on a workgroup size or a workgroup array size
 // whose expression names an override declared later in the module.
 

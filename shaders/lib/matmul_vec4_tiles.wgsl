@@ -1,5 +1,5 @@
-// The staged tiles of the vec4 workgroup-tile matmuls (matmul_tiled_vec4.wgsl, matmul_tiled_8x8.wgsl,
-// matmul_half_tiled.wgsl): k-major vec4 rows of A and B in workgroup memory, loaded four elements
+// The staged tiles of the vec4 workgroup-tile matmuls (matmul_tiled_vec4.wgsl,
+// matmul_tiled_8x8.wgsl, matmul_tiled_8x8_half.wgsl): k-major vec4 rows of A and B in workgroup memory, loaded four elements
 // at a time with zeros past the edges, and the guarded stores of C. The including shader declares
 // the overrides BM, BN, BK, TRANS_A, TRANS_B and ACCUMULATE, includes matmul_params, binds A and B
 // at 0 and 1 and defines `operand_quad(src, i) -> vec4f`: elements i .. i+3 (i a multiple of 4) of

@@ -14,12 +14,11 @@
 import { grid1d } from "../gpu/dispatch.ts";
 import { packParams } from "../gpu/kernel_params.ts";
 import type { BoundTensor, KernelLaunch, OpDef } from "../graph/op.ts";
-import { type DType, formatShape, isHalf, sameShape, type Tensor } from "../graph/tensor.ts";
+import { formatShape, isHalf, sameShape, type Tensor } from "../graph/tensor.ts";
 import { embeddingRef } from "../reference/embedding.ts";
+import { weightFormatCode } from "./weight_format.ts";
 
 const WG = 256;
-/** The shader's `SRC_FORMAT` of a half-precision table. */
-const HALF_FORMAT: Partial<Record<DType, number>> = { bf16: 1, f16: 2 };
 /** Columns of the table gradient one backward invocation writes (`COLS` in the shader). */
 const BACKWARD_COLS = 32;
 
@@ -43,8 +42,8 @@ function embeddingLaunch(
   accumulate = false,
 ): KernelLaunch {
   const backward = { WG, COLS: BACKWARD_COLS, ...(accumulate ? { ACCUMULATE: 1 } : {}) };
-  const format = HALF_FORMAT[src.tensor.dtype];
-  const forward = { WG, ...(format ? { SRC_FORMAT: format } : {}) };
+  const dtype = src.tensor.dtype;
+  const forward = { WG, ...(isHalf(dtype) ? { SRC_FORMAT: weightFormatCode(dtype) } : {}) };
   return {
     spec: {
       shader: "embedding",

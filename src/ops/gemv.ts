@@ -5,11 +5,11 @@
  * workgroup of 256 invocations owns a few columns and splits K over its lanes, so a small product
  * still spreads over many workgroups. Options fuse what a decoder layer does around its products:
  * the RMSNorm of x, a second (gated) weight with its activation (SwiGLU), and adding into the
- * output (the residual). Launched by the matmul variants `gemv_c*` (`matmul_variants.ts`),
- * `halfMatmul` (`half_matmul.ts`) and `normedGatedGemv` on GPUs.
+ * output (the residual). Launched by the matmul variants `gemv_*` (`matmul_variants.ts`, f32 or
+ * half weights) and `normedGatedGemv` on GPUs.
  * Shaders: shaders/gemv.wgsl, shaders/gemv_subgroups.wgsl
- * Reference: src/reference/half_weights.ts, src/reference/matmul.ts
- * Test: tests/ops/half_matmul_test.ts
+ * Reference: src/reference/matmul.ts
+ * Test: tests/ops/half_weight_kernels_test.ts
  */
 
 import type { GpuContext } from "../gpu/device.ts";
@@ -17,9 +17,7 @@ import { grid1d } from "../gpu/dispatch.ts";
 import { packParams } from "../gpu/kernel_params.ts";
 import type { KernelLaunch } from "../graph/op.ts";
 import { UNARY_OPS, type UnaryKind } from "./unary.ts";
-
-/** How a weight's elements are stored: f32, or IEEE halves / bfloat16 packed two per u32. */
-export type WeightFormat = "f32" | "f16" | "bf16";
+import { type WeightFormat, weightFormatCode } from "./weight_format.ts";
 
 /** The most rows of x the kernels take (their accumulators: two vec4s per lane). */
 export const GEMV_MAX_ROWS = 8;
@@ -92,7 +90,7 @@ export function gemvLaunch(
       constants: {
         COLS: opts.cols,
         ROWS: rows,
-        FORMAT: ["f32", "f16", "bf16"].indexOf(p.format),
+        FORMAT: weightFormatCode(p.format),
         ...(opts.norm ? { NORM: 1 } : {}),
         ...(opts.norm?.weightOffset ? { WEIGHT_OFFSET: opts.norm.weightOffset } : {}),
         ...(opts.gated ? { GATED: 1, OP: UNARY_OPS.indexOf(opts.gated.activation) } : {}),

@@ -4,8 +4,10 @@
  * variants handle every shape, transpose combination and batch layout; the vec4 and texture
  * variants only operand layouts they can load four elements at a time (and the texture ones copy
  * into textures; see `misfit`). They differ only in speed.
- * The `gemv_*` variants are `gemv.ts`'s kernels (GPUs only: never timed on CPU adapters).
- * Shaders: shaders/matmul_regblock.wgsl, shaders/matmul_tiled.wgsl, shaders/matmul_tiled_vec4.wgsl, shaders/matmul_tiled_8x8.wgsl, shaders/matmul_texture.wgsl, shaders/matmul_texture_gemv.wgsl, shaders/matmul_skinny.wgsl
+ * The `gemv_*` variants are `gemv.ts`'s kernels (GPUs only: never timed on CPU adapters). A B
+ * stored as bf16 / f16 (`MatmulProblem.bFormat`) is read by `regblock_*`, `tiled_8x8_*`, the
+ * `gemv_*` ones and the texture ones that pack it.
+ * Shaders: shaders/matmul_regblock.wgsl, shaders/matmul_tiled.wgsl, shaders/matmul_tiled_vec4.wgsl, shaders/matmul_tiled_8x8.wgsl, shaders/matmul_tiled_8x8_half.wgsl, shaders/matmul_texture.wgsl, shaders/matmul_texture_gemv.wgsl, shaders/matmul_skinny.wgsl
  * Reference: src/reference/matmul.ts
  * Test: tests/ops/matmul_test.ts
  */
@@ -30,6 +32,7 @@ import {
   packedWeightTexture,
 } from "./packed_weight.ts";
 import { gemvLaunch, gemvMisfit, type GemvProblem } from "./gemv.ts";
+import { weightFormatCode } from "./weight_format.ts";
 
 /** One matmul launch: `batch` products of op(A) [m, k] by op(B) [k, n], strides in elements. */
 export interface MatmulProblem {
@@ -106,9 +109,9 @@ function problemConstants(p: MatmulProblem): Record<string, number> {
   };
 }
 
-/** `shaders/matmul_regblock.wgsl`'s `B_FORMAT` of `p`'s B (only when half). */
+/** The `B_FORMAT` of `p`'s B for the shaders that read a half B (only when half). */
 function bFormatConstant(p: MatmulProblem): Record<string, number> {
-  return p.bFormat ? { B_FORMAT: p.bFormat === "bf16" ? 1 : 2 } : {};
+  return p.bFormat ? { B_FORMAT: weightFormatCode(p.bFormat) } : {};
 }
 
 /** Why a variant that reads B as f32 cannot compute `p`; undefined when B is f32. */
@@ -200,8 +203,9 @@ function tiled(bm: number, bn: number, bk: number): MatmulVariant {
  * `shaders/matmul_tiled_vec4.wgsl`: the workgroup-memory tiles of {@link tiled} loaded and read
  * as vec4s (four elements per load, k-major tiles), for GPUs; with `outputs8x8`
  * `shaders/matmul_tiled_8x8.wgsl`, the same tiles with 8 x 8 outputs per invocation (four times
- * the multiply-adds per read of workgroup memory; bm and bn multiples of 8). Needs the contiguous
- * dimension of each stored operand to be a multiple of 4.
+ * the multiply-adds per read of workgroup memory; bm and bn multiples of 8), which reads a half B
+ * too (`shaders/matmul_tiled_8x8_half.wgsl`: a GPU's product by a frozen bf16 / f16 weight over
+ * many rows). Needs the contiguous dimension of each stored operand to be a multiple of 4.
  */
 function tiledVec4(bm: number, bn: number, bk: number, outputs8x8 = false): MatmulVariant {
   const kernel = outputs8x8
@@ -210,12 +214,12 @@ function tiledVec4(bm: number, bn: number, bk: number, outputs8x8 = false): Matm
   return storageVariant(
     kernel.name,
     (p) => ({
-      shader: kernel.shader,
+      ...(p.bFormat ? { shader: "matmul_tiled_8x8_half" } : { shader: kernel.shader }),
       entryPoint: "main",
-      constants: { BM: bm, BN: bn, BK: bk, ...problemConstants(p) },
+      constants: { BM: bm, BN: bn, BK: bk, ...problemConstants(p), ...bFormatConstant(p) },
     }),
     (p) => [Math.ceil(p.n / bn), Math.ceil(p.m / bm), p.batch],
-    { aligned: true },
+    { aligned: true, halfB: outputs8x8 },
   );
 }
 

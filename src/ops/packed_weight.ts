@@ -14,6 +14,7 @@
 import type { GpuContext } from "../gpu/device.ts";
 import { packParams } from "../gpu/kernel_params.ts";
 import type { KernelLaunch } from "../graph/op.ts";
+import { weightFormatCode } from "./weight_format.ts";
 import {
   operandTexture,
   type TextureLaunchContext,
@@ -109,7 +110,7 @@ export function packWeightLaunches(
         constants: {
           TEX_W: textureWidth(gpu),
           TRANS_B: Number(transB),
-          ...(format ? { B_FORMAT: format === "bf16" ? 1 : 2 } : {}),
+          ...(format ? { B_FORMAT: weightFormatCode(format) } : {}),
         },
         bindings: ["read", "storage_texture"],
         params: true,
