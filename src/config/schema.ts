@@ -141,6 +141,10 @@ const TOP_FIELDS = {
   project: str("Project name: the run lives in <checkpoint_root_dir>/<project>/<name>/", {
     default: "rft",
   }),
+  group: str(
+    "Run group (Trinity's): when set, the run lives in <checkpoint_root_dir>/<project>/<group>/<name>/",
+    { default: "" },
+  ),
   name: str("Run name", { default: "run" }),
   checkpoint_root_dir: str(
     "Root of run directories (relative: the working directory's folder when it exists, else the config file directory's)",

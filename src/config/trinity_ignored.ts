@@ -9,7 +9,6 @@ import { TASKSET_PATHS } from "./trinity_rules.ts";
 
 /** Trinity keys with no meaning in one process (and so no effect), with why. */
 export const IGNORED: Readonly<Record<string, string>> = {
-  group: "Run directory grouping of Ray namespaces",
   checkpoint_job_dir: "Set by Trinity itself",
   ray_namespace: "Ray",
   ignore_validator_suggestions: "GPU memory advisor",

@@ -205,14 +205,22 @@ async function runStages(
   return summary;
 }
 
+/** `<root>/<project>/<name>`, or `<root>/<project>/<group>/<name>` with a group (Trinity's). */
+export function runDirectory(
+  stage: Pick<StageConfig, "checkpointRootDir" | "project" | "group" | "name">,
+): string {
+  const group = stage.group ? `/${stage.group}` : "";
+  return `${stage.checkpointRootDir}/${stage.project}${group}/${stage.name}`;
+}
+
 /**
- * The run directory of `stage`: `<root>/<project>/<name>`; when it already holds a run and
+ * The run directory of `stage` ({@link runDirectory}); when it already holds a run and
  * `continue_from_checkpoint` is false, a fresh sibling with a time suffix (nothing is deleted).
- * The trainer of a local pair always takes `<root>/<project>/<name>` (its explorer looks there),
- * the explorer its `explorer/` folder.
+ * The trainer of a local pair always takes that directory (its explorer looks there), the
+ * explorer its `explorer/` folder.
  */
 async function chooseRunDir(stage: StageConfig, role?: "trainer" | "explorer"): Promise<string> {
-  const dir = `${stage.checkpointRootDir}/${stage.project}/${stage.name}`;
+  const dir = runDirectory(stage);
   if (role === "explorer") return `${dir}/${EXPLORER_DIR}`;
   if (stage.continueFromCheckpoint || role === "trainer") return dir;
   try {

@@ -16,7 +16,7 @@ export function openStageLink(
   return NatsLink.open({
     url,
     project: stage.project,
-    name: stage.name,
+    name: stage.group ? `${stage.group}/${stage.name}` : stage.name,
     stage: stage.stageName,
     log: ctx.log,
     signal: ctx.signal,

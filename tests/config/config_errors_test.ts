@@ -13,7 +13,7 @@ interface BadConfig {
 }
 
 const TOP_KEYS =
-  "mode, project, name, checkpoint_root_dir, plugin_dirs, continue_from_checkpoint, seed, model, " +
+  "mode, project, group, name, checkpoint_root_dir, plugin_dirs, continue_from_checkpoint, seed, model, " +
   "algorithm, buffer, explorer, synchronizer, cluster, trainer, monitor, data_processor";
 const TASKSET_KEYS =
   "name, path, split, repeat_times, subset_name, selector, seed, feature_keys, selector_args, " +

@@ -13,6 +13,7 @@ function baseStage(dir: string): StageConfig {
     name: "run",
     checkpointRootDir: resolve(Deno.cwd(), "runs"),
     pluginDirs: [],
+    group: "",
     continueFromCheckpoint: true,
     seed: 42,
     model: {

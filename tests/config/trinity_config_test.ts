@@ -5,6 +5,7 @@
  */
 
 import { loadConfig } from "../../src/config/load_config.ts";
+import { runDirectory } from "../../src/run/run.ts";
 import { trinityKeyStatuses } from "../../src/config/trinity_status.ts";
 import { TRINITY_KEYS } from "../../src/config/trinity_keys.ts";
 import { assertEquals } from "../_asserts.ts";
@@ -316,5 +317,17 @@ Deno.test("loadConfig: keys of Trinity's newest config guide (colocate, fully_as
       ),
       true,
     );
+  });
+});
+
+Deno.test("loadConfig: Trinity's group is a level of the run directory, as in Trinity", async () => {
+  await withFixture(async (dir) => {
+    const [grouped] = (await loadConfig(
+      await writeConfig(dir, TRINITY.replace("project: p\n", "project: p\ngroup: g\n")),
+    )).stages;
+    assertEquals(grouped.group, "g");
+    assertEquals(runDirectory(grouped), `${grouped.checkpointRootDir}/p/g/n`);
+    const [plain] = (await loadConfig(await writeConfig(dir, TRINITY))).stages;
+    assertEquals(runDirectory(plain), `${plain.checkpointRootDir}/p/n`);
   });
 });
