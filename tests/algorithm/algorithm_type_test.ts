@@ -23,6 +23,7 @@ Deno.test("algorithm types: defaults name registered components with valid args"
     "grpo_verl",
     "gspo",
     "jsd",
+    "m2po",
     "mix",
     "mix_chord",
     "multi_step_grpo",
