@@ -166,7 +166,7 @@ async function main() {
   console.log(formatTable(columns, rows));
   const picks: Record<string, AttentionKernel> = {};
   for (const entry of ["forward", "backward_q", "backward_kv"] as const) {
-    const math = { scale: 1 / Math.sqrt(headDim), window };
+    const math = { scale: 1 / Math.sqrt(headDim), window, softcap: 0 };
     picks[entry] = await chooseAttentionKernel(gpu, { op: SCRIPT, entry, dims: shape, math });
   }
   console.log(`autotune's choice here: ${JSON.stringify(picks)}`);

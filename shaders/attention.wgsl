@@ -4,6 +4,7 @@
 
 // #include attention_core
 // #include attention_params
+// #include softcap
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
 @group(0) @binding(1) var<storage, read> k: array<f32>;

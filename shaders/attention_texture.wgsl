@@ -8,6 +8,7 @@
 
 // #include attention_core
 // #include attention_params
+// #include softcap
 
 override TEX_W: u32 = 8192u; // texels per texture row, a power of two
 

@@ -5,7 +5,8 @@
 // parts [S, Tn, H, PARTS, 4 + D]. Query (s, t) with p = positions[s, t] >= 0 attends to cache
 // rows max(0, p + 1 - window) ..= min(p, Tmax - 1) of slot s (a sliding window; window 2^32 - 1:
 // every row from 0); p < 0 (padding) gives a zero row. Query head h reads
-// kv head h / (H / Hkv) (HF's repeat_kv). score = scale * q.k; q is scaled as it is read.
+// kv head h / (H / Hkv) (HF's repeat_kv). score = scale * q.k; q is scaled as it is read; with
+// p.softcap > 0 (Gemma 2) the score is then softcap * tanh(score / softcap).
 // Bindings (every entry point): q, k_cache, v_cache, positions, parts (read), out (read_write),
 // params. Callers bind q where a binding is unused. attend4, for head dims that are multiples of
 // 4, is attend reading and writing four head-dim elements at a time (q, the caches and out bound
@@ -35,6 +36,8 @@
 // memory on llvmpipe.
 // Overrides: ROW_LANES, KEY_LANES, SLOT_LANES, SPLITS, ROW_GROUPS (1 or 2), COL_GROUPS (1 to 4).
 
+// #include softcap
+
 override ROW_LANES: u32 = 1u;
 override KEY_LANES: u32 = 8u;
 override SLOT_LANES: u32 = 1u;
@@ -56,6 +59,7 @@ struct Params {
   chunk: u32,    // keys per part
   scale: f32,
   window: u32,   // keys a query attends to at most, itself included
+  softcap: f32,  // scores become softcap * tanh(score / softcap); 0: none
 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
@@ -216,6 +220,7 @@ const OP_EXP = 3u; // s = exp(s - run_max) where attending, else 0; run_sum += i
 const OP_ACC = 4u; // acc_cols += s . tile (home row r gains sum_j s[r, j] * tile key j)
 const OP_DOT4 = 5u; // s += home quads^T tile quads (four head-dim elements)
 const OP_ACC4 = 6u; // acc_quads += tile quads s^T (four head-dim elements)
+const OP_CAP = 7u; // s = softcap * tanh(s / softcap) (lib/softcap.wgsl)
 
 // Step `op` on register block (g, h) of the tile at j0; g and h are literals at every call.
 fn block_step(op: u32, g: u32, h: u32, j0: u32) {
@@ -240,6 +245,7 @@ fn block_step(op: u32, g: u32, h: u32, j0: u32) {
     }
     case OP_DOT4: { s[i] += transpose(home_quads[g]) * tile_quads[h]; }
     case OP_ACC4: { acc_quads[g] += tile_quads[h] * transpose(s[i]); }
+    case OP_CAP: { s[i] = softcapped(s[i], p.softcap); }
     default: { acc_cols[g] += s[i] * tile_cols[h]; }
   }
 }
@@ -313,9 +319,10 @@ fn begin_part(wid: vec3u, lane: u32) -> vec2u {
   );
 }
 
-// The online softmax's step over the scores of the tile at j0: new running max, the factor the
-// accumulators are rescaled by, s = P.
+// The online softmax's step over the scores of the tile at j0 (capped first with a softcap): new
+// running max, the factor the accumulators are rescaled by, s = P.
 fn softmax_tile(j0: u32) {
+  if (p.softcap > 0.0) { each_block(OP_CAP, j0); }
   let old_max = run_max;
   each_block(OP_MAX, j0);
   rescale = array<vec4f, 2>(exp(old_max[0] - run_max[0]), exp(old_max[1] - run_max[1]));

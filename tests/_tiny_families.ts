@@ -1,8 +1,8 @@
 /**
  * Tiny configs of the families whose architectures the original Llama/GPT-2 tests do not cover,
  * shared by the model, engine, LoRA and export tests: Llama 3.2 (llama3 RoPE scaling, tied
- * embeddings), Gemma 3 (sliding windows, four norms a layer), Gemma 2 (alternating windows, a
- * final softcap), Gemma (1 + w norms, head_dim 12 of hidden 16), Phi-3 (fused projections), OLMo 2
+ * embeddings), Gemma 3 (sliding windows, four norms a layer), Gemma 2 (alternating windows,
+ * score and final softcaps), Gemma (1 + w norms, head_dim 12 of hidden 16), Phi-3 (fused projections), OLMo 2
  * (post-norms, q/k norms over whole projections), SmolLM3 (NoPE layers), Granite (multipliers),
  * Phi-4-mini (partial rotary, longrope) and StableLM 2 (LayerNorms, partial rotary). Configs
  * only: no test here.
@@ -96,8 +96,8 @@ const TINY_SIZES = {
 /**
  * A Gemma 2 over `vocab` tokens with a sliding window of 4: layers sliding then full (derived:
  * no `layer_types`), four norms a layer, (1 + w) RMSNorm, GELU-tanh, query_pre_attn_scalar 12,
- * embeddings scaled by sqrt(20) in bfloat16, final logits soft-capped at 3. No attention-score
- * softcap (`attn_logit_softcapping` null: rft refuses Gemma 2's 50).
+ * embeddings scaled by sqrt(20) in bfloat16, scores soft-capped at 1.5 (low enough to bend
+ * them) and final logits at 3.
  */
 export function tinyGemma2Config(vocab: number): Record<string, unknown> {
   const {
@@ -111,6 +111,7 @@ export function tinyGemma2Config(vocab: number): Record<string, unknown> {
     architectures: ["Gemma2ForCausalLM"],
     model_type: "gemma2",
     rope_theta: 10000,
+    attn_logit_softcapping: 1.5,
     final_logit_softcapping: 3,
   };
 }

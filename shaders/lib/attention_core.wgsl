@@ -22,6 +22,9 @@
 // backward_kv:    out [B, T, Hkv, D] = dk = dS^T (scale q), or dv = P^T d_o when GRAD_V, summed
 //                 over the query heads of the kv head's group.
 // with P = exp(score - lse), dP = d_o . v, dS = P * (dP - delta) (0 where no attention).
+// With p.softcap > 0 (Gemma 2's attn_logit_softcapping) the score is c tanh(scale q.k / c), and
+// dS gains the factor 1 - (score / c)^2 (the derivative of the cap). Including shaders also
+// include softcap.
 //
 // Each invocation owns 4 * ROW_GROUPS home rows (queries; keys for backward_kv) and walks the
 // other side's rows 4 * COL_GROUPS at a time (a tile), keeping the tile's scores in registers as
@@ -204,6 +207,15 @@ const OP_DS_Q = 8u; // s = dS * scale (home queries: home_lse, home_delta)
 const OP_P_KV = 9u; // s = P (tile queries: tile_lse)
 const OP_DS_KV = 10u; // s = dS (tile queries: tile_lse, tile_delta)
 const OP_ACC = 11u; // acc_cols += s . tile (home row r gains sum_j s[r, j] * tile row j)
+const OP_CAP = 12u; // s = softcap * tanh(s / softcap) (lib/softcap.wgsl)
+
+
+// The cap's derivative 1 - (score / softcap)^2 at capped scores m (1 without a cap).
+fn cap_slope(m: mat4x4f) -> mat4x4f {
+  if (p.softcap <= 0.0) { return mat4x4f(vec4f(1.0), vec4f(1.0), vec4f(1.0), vec4f(1.0)); }
+  let t = m * (1.0 / p.softcap);
+  return mat4x4f(1.0 - t[0] * t[0], 1.0 - t[1] * t[1], 1.0 - t[2] * t[2], 1.0 - t[3] * t[3]);
+}
 
 // Step `op` on register block (g, h) of the tile at j0; g and h are literals at every call.
 fn block_step(op: u32, g: u32, h: u32, j0: u32) {
@@ -231,14 +243,16 @@ fn block_step(op: u32, g: u32, h: u32, j0: u32) {
     case OP_DS_Q: {
       let pr = exp_minus(s[i], home_lse[g]);
       let delta = home_delta[g];
+      let slope = cap_slope(s[i]);
       let ds = mat4x4f(
-        pr[0] * (dp[i][0] - delta),
-        pr[1] * (dp[i][1] - delta),
-        pr[2] * (dp[i][2] - delta),
-        pr[3] * (dp[i][3] - delta),
+        pr[0] * (dp[i][0] - delta) * slope[0],
+        pr[1] * (dp[i][1] - delta) * slope[1],
+        pr[2] * (dp[i][2] - delta) * slope[2],
+        pr[3] * (dp[i][3] - delta) * slope[3],
       );
       s[i] = masked(true, g, h, j0, ds * p.scale, vec4f(0.0));
     }
+    case OP_CAP: { s[i] = softcapped(s[i], p.softcap); }
     case OP_P_KV, OP_DS_KV: {
       // Column c belongs to tile query 4h + c: its lse and delta are scalars.
       let lse = tile_lse[h];
@@ -250,11 +264,12 @@ fn block_step(op: u32, g: u32, h: u32, j0: u32) {
       );
       if (op == OP_DS_KV) {
         let delta = tile_delta[h];
+        let slope = cap_slope(s[i]);
         x = mat4x4f(
-          x[0] * (dp[i][0] - delta.x),
-          x[1] * (dp[i][1] - delta.y),
-          x[2] * (dp[i][2] - delta.z),
-          x[3] * (dp[i][3] - delta.w),
+          x[0] * (dp[i][0] - delta.x) * slope[0],
+          x[1] * (dp[i][1] - delta.y) * slope[1],
+          x[2] * (dp[i][2] - delta.z) * slope[2],
+          x[3] * (dp[i][3] - delta.w) * slope[3],
         );
       }
       s[i] = masked(false, g, h, j0, x, vec4f(0.0));
@@ -409,6 +424,7 @@ fn online_softmax(head: u32) {
   for (var k0 = 0u; k0 < home_end(); k0 += 4u * COL_GROUPS) {
     if (!load_tile(true, false, k0, 0u)) { continue; }
     dots(false, SRC_Q, head, SRC_K, kv_head, k0);
+    if (p.softcap > 0.0) { each_block(OP_CAP, k0); }
     let old_max = run_max;
     each_block(OP_MAX, k0);
     rescale = array<vec4f, 2>(exp(old_max[0] - run_max[0]), exp(old_max[1] - run_max[1]));
@@ -456,6 +472,7 @@ fn backward_q(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index
   for (var k0 = 0u; k0 < home_end(); k0 += 4u * COL_GROUPS) {
     if (!load_tile(true, false, k0, 0u)) { continue; }
     dots(false, SRC_Q, head, SRC_K, kv_head, k0);
+    if (p.softcap > 0.0) { each_block(OP_CAP, k0); }
     dots(true, SRC_DO, head, SRC_V, kv_head, k0);
     each_block(OP_DS_Q, k0);
     accumulate(false, SRC_K, kv_head, k0, p.heads, head);
@@ -474,6 +491,7 @@ fn backward_kv(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_inde
     for (var q0 = r0; q0 < p.seq; q0 += 4u * COL_GROUPS) {
       if (!load_tile(false, true, q0, head)) { continue; }
       dots(false, SRC_K, kv_head, SRC_Q, head, q0);
+      if (p.softcap > 0.0) { each_block(OP_CAP, q0); }
       if (GRAD_V) {
         // dv gains P d_o.
         each_block(OP_P_KV, q0);

@@ -11,6 +11,7 @@ struct Params {
   window: u32, // 0: none
   lse_at: u32, // forward: first element of the lse rows in out
   dv_at: u32, // backward_kv (flash): first element of dv in out
+  softcap: f32, // scores become softcap * tanh(score / softcap); 0: none (register kernels only)
 }
 
 @group(0) @binding(3) var<storage, read> segment_ids: array<i32>;

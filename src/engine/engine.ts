@@ -363,7 +363,7 @@ export class GenerationEngine {
 
   /** Attention that appends k, v at `positions` to the caches, then attends over them. */
   #cachedAttention(g: Graph, caches: KvCacheSet, positions: Tensor): AttentionFn {
-    return (layer, q, k, v, { rotary, scale, window }) => {
+    return (layer, q, k, v, { rotary, scale, window, softcap }) => {
       if (rotary && rotary.positions !== positions) {
         throw new Error(`Cannot rotate layer ${layer}'s keys: positions other than the cache's`);
       }
@@ -381,7 +381,7 @@ export class GenerationEngine {
           positions,
           rotary.invFreq,
         );
-        return cachedAttention(queries, keys, values, positions, { scale, window });
+        return cachedAttention(queries, keys, values, positions, { scale, window, softcap });
       }
       // The keys are rotated as they are written (one dispatch; partial rotary: before); the
       // queries by RoPE.
@@ -389,7 +389,11 @@ export class GenerationEngine {
         ? writeKvCache(keyCache, k, positions, { invFreq: rotary.invFreq })
         : writeKvCache(keyCache, rotate(k, rotary), positions);
       const values = writeKvCache(valueCache, v, positions);
-      return cachedAttention(rotate(q, rotary), keys, values, positions, { scale, window });
+      return cachedAttention(rotate(q, rotary), keys, values, positions, {
+        scale,
+        window,
+        softcap,
+      });
     };
   }
 

@@ -114,6 +114,7 @@ class OnnxDecoderLayers {
       kvHeads: cfg.numKvHeads,
       headDim: D,
       scale: cfg.attentionScale,
+      ...(cfg.attentionSoftcap ? { softcap: cfg.attentionSoftcap } : {}),
     };
     const keysValues = this.context.keysValues(l, k, v);
     const attn = groupedAttention(b, q, keysValues, layout, this.context.bias(window));

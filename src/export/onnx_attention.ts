@@ -62,6 +62,8 @@ export interface HeadLayout {
   kvHeads: number;
   headDim: number;
   scale: number;
+  /** Soft cap of the scores (softcap * tanh(score / softcap)), where the model has one. */
+  softcap?: number;
 }
 
 /** Positions, the causal (padding, window) mask biases and the key source of `inputs`. */
@@ -163,7 +165,7 @@ export function applyRope(
 }
 
 /**
- * Softmax(scale q k^T + bias) v for q [batch, seq, heads, headDim] and keys, values
+ * Softmax(scale q k^T + bias) v (the scores soft-capped first with `layout.softcap`) for q [batch, seq, heads, headDim] and keys, values
  * [batch, kvHeads, keys, headDim]; query head h reads KV head floor(h / (heads / kvHeads)).
  * Returns [batch, seq, heads * headDim].
  */
@@ -182,9 +184,14 @@ export function groupedAttention(
   const grouped = transpose(reshape(b, q, [0, 0, kvHeads, group, headDim]), [0, 2, 3, 1, 4]);
   const keys = oneGroup(transpose(kv.keys, [0, 1, 3, 2]));
   const values = oneGroup(kv.values);
-  const scores = b.op("Mul", [
+  const scaled = b.op("Mul", [
     b.op("MatMul", [grouped, keys]),
     b.floats([scale], []),
+  ]);
+  const cap = layout.softcap;
+  const scores = cap === undefined ? scaled : b.op("Mul", [
+    b.op("Tanh", [b.op("Div", [scaled, b.floats([cap], [])])]),
+    b.floats([cap], []),
   ]);
   const weights = b.op("Softmax", [b.op("Add", [scores, bias])]);
   const out = transpose(b.op("MatMul", [weights, values]), [0, 3, 1, 2, 4]);

@@ -195,6 +195,7 @@ class DecoderLayers {
       scale: this.cfg.attentionScale * (whole ? factor * factor : 1),
       ...(rotary ? { rotary: { positions, invFreq: rotary.invFreq, ...rotatedFactor } } : {}),
       ...(window ? { window } : {}),
+      ...(this.cfg.attentionSoftcap ? { softcap: this.cfg.attentionSoftcap } : {}),
     };
   }
 }

@@ -549,9 +549,8 @@ interface GemmaRow {
  * A Gemma row: RMSNorm scaling by 1 + weight, four norms per layer (and Gemma 3's q/k norms),
  * embeddings scaled by sqrt(hidden) in the checkpoint's dtype, a GELU-tanh gated MLP, scores
  * scaled by query_pre_attn_scalar^-0.5, sliding-window layers beside full-attention ones as
- * `layer_types` (or the row's derivation) says, each kind with its RoPE, logits soft-capped by
- * `final_logit_softcapping`. Scores soft-capped by `attn_logit_softcapping` (Gemma 2's 50) are
- * refused in one line: rft's attention kernels do not cap scores.
+ * `layer_types` (or the row's derivation) says, each kind with its RoPE, scores soft-capped by
+ * `attn_logit_softcapping` (Gemma 2's 50) and logits by `final_logit_softcapping`.
  */
 function gemmaFamily(row: GemmaRow): Family {
   return {
@@ -564,14 +563,6 @@ function gemmaFamily(row: GemmaRow): Family {
       });
       if (keys.boolean("use_bidirectional_attention", false)) {
         keys.fail("use_bidirectional_attention", true, "false (rft runs causal decoders)");
-      }
-      const softcap = keys.optionalPositiveNumber("attn_logit_softcapping");
-      if (softcap !== undefined) {
-        keys.fail(
-          "attn_logit_softcapping",
-          softcap,
-          "null (rft's attention does not soft-cap scores)",
-        );
       }
       const window = keys.positiveInt("sliding_window", 4096);
       const rotary = {
@@ -590,6 +581,7 @@ function gemmaFamily(row: GemmaRow): Family {
         activation: activation(keys, "hidden_activation", "gelu_pytorch_tanh"),
         embeddingScale: roundToDtype(Math.sqrt(shape.hiddenSize), checkpointDtype(keys)),
         attentionScale: keys.positiveNumber("query_pre_attn_scalar", 256) ** -0.5,
+        attentionSoftcap: keys.optionalPositiveNumber("attn_logit_softcapping"),
         finalLogitSoftcap: keys.optionalPositiveNumber("final_logit_softcapping"),
         layers: kinds.map((kind) => ({
           kind,

@@ -123,6 +123,8 @@ export interface ModelConfig {
   embeddingScale: number;
   /** Factor of q.k before the softmax (1 / sqrt(headDim), Gemma's query_pre_attn_scalar^-0.5). */
   attentionScale: number;
+  /** Attention scores pass through cap * tanh(score / cap) (Gemma 2's `attn_logit_softcapping`). */
+  attentionSoftcap?: number;
   /** Logits of the LM head pass through cap * tanh(logits / cap) (`final_logit_softcapping`). */
   finalLogitSoftcap?: number;
   /**

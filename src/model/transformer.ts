@@ -81,6 +81,8 @@ export interface LayerAttention {
   rotary?: Rotary;
   /** Sliding window: keys this many positions or more before the query are not attended. */
   window?: number;
+  /** Soft cap of the scores (softcap * tanh(score / softcap)). */
+  softcap?: number;
 }
 
 /**
@@ -120,8 +122,8 @@ export function rotatesWholeHeads(rotary: Rotary, headDim: number): boolean {
 
 /** Causal attention within segments (`segments` [batch, seq], < 0 padding), RoPE applied. */
 export function causalAttentionFn(segments: Tensor): AttentionFn {
-  return (_layer, q, k, v, { rotary, scale, window }) =>
-    causalAttention(rotate(q, rotary), rotate(k, rotary), v, segments, { scale, window });
+  return (_layer, q, k, v, { rotary, ...options }) =>
+    causalAttention(rotate(q, rotary), rotate(k, rotary), v, segments, options);
 }
 
 /**

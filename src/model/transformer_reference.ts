@@ -87,6 +87,8 @@ interface AttentionShape {
   scale: number;
   /** Query t sees keys s with t - s < window. */
   window: number;
+  /** Scores become softcap * tanh(score / softcap); 0: none. */
+  softcap: number;
 }
 
 /** Causal attention of one sequence: q [T, H, D], k/v [T, Hkv, D] -> [T, H*D]. */
@@ -103,7 +105,8 @@ function attention(q: Float64Array, k: Float64Array, v: Float64Array, a: Attenti
         for (let d = 0; d < D; d++) {
           dot += q[(t * H + h) * D + d] * k[((first + j) * Hkv + kh) * D + d];
         }
-        return dot * a.scale;
+        const score = dot * a.scale;
+        return a.softcap > 0 ? a.softcap * Math.tanh(score / a.softcap) : score;
       });
       const m = Math.max(...scores);
       const e = scores.map((s) => Math.exp(s - m));
@@ -203,7 +206,8 @@ class ReferenceDecoder {
       rotate(k, [T, Hkv, D], rope.invFreq, rope.attentionFactor);
     }
     const window = spec.window ?? Infinity;
-    const a = attention(q, k, v, { T, H, Hkv, D, scale: cfg.attentionScale, window });
+    const softcap = cfg.attentionSoftcap ?? 0;
+    const a = attention(q, k, v, { T, H, Hkv, D, scale: cfg.attentionScale, window, softcap });
     return this.norm(
       this.linear(a, attentionOut),
       names.postAttentionNorm && p + names.postAttentionNorm,

@@ -8,8 +8,8 @@
  * dk is a view of it, dv a copy of its second part), without atomics, so results are
  * deterministic. The kernels are the CPU adapters' register-blocked ones or the GPUs'
  * FlashAttention-2-style ones, chosen per adapter and shape (`attention_kernels.ts`). The head
- * dim is a runtime parameter: one pipeline per kernel serves every model. No dropout, ALiBi,
- * soft-capping or KV cache (`cached_attention.ts`).
+ * dim is a runtime parameter: one pipeline per kernel serves every model. Scores soft-capped as
+ * Gemma 2's take the register kernels. No dropout, ALiBi or KV cache (`cached_attention.ts`).
  * Shader: shaders/attention_stats.wgsl
  * Reference: src/reference/attention.ts
  * Test: tests/ops/attention_test.ts
@@ -40,6 +40,11 @@ export interface AttentionOptions {
    * Default 0: none.
    */
   window?: number;
+  /**
+   * Soft cap of the scores (Gemma 2's `attn_logit_softcapping`): each score s becomes
+   * softcap * tanh(s / softcap) before the softmax. Default 0: none.
+   */
+  softcap?: number;
   /** Forces a kernel family (tests, benches); otherwise chosen per adapter and shape. */
   kernel?: AttentionKernel;
 }
@@ -48,6 +53,8 @@ interface AttentionAttrs {
   scale: number;
   /** 0: none. */
   window: number;
+  /** 0: none. */
+  softcap: number;
   kernel?: AttentionKernel;
 }
 
@@ -113,7 +120,7 @@ function attentionJob(
   entry: AttentionEntry,
   [q, k, v, segmentIds, dO, stats]: readonly BoundTensor[],
   out: BoundTensor,
-  { scale, window }: AttentionAttrs,
+  { scale, window, softcap }: AttentionAttrs,
 ): AttentionJob {
   const dims = attentionDims(op, q.tensor, k.tensor, v.tensor, segmentIds.tensor);
   const bufs = {
@@ -127,7 +134,7 @@ function attentionJob(
     lseAt: outputElements(dims),
     dvAt: dvOffset(dims),
   };
-  return { op, entry, dims, math: { scale, window }, bufs };
+  return { op, entry, dims, math: { scale, window, softcap }, bufs };
 }
 
 /**
@@ -144,9 +151,9 @@ const ATTENTION_FORWARD: OpDef<AttentionAttrs> = {
     const job = attentionJob("causal_attention", "forward", inputs, out, attrs);
     return attentionLaunches(ctx, job, await chooseAttentionKernel(ctx.gpu, job, attrs.kernel));
   },
-  reference([q, k, v, segmentIds], [qt, kt, vt, st], { scale, window }) {
+  reference([q, k, v, segmentIds], [qt, kt, vt, st], { scale, window, softcap }) {
     const dims = attentionDims("causal_attention", qt, kt, vt, st);
-    const { out, lse } = attentionForwardRef(q, k, v, segmentIds, dims, scale, window);
+    const { out, lse } = attentionForwardRef(q, k, v, segmentIds, dims, scale, window, softcap);
     const packed = new Float64Array(out.length + lse.length);
     packed.set(out);
     packed.set(lse, out.length);
@@ -276,8 +283,8 @@ const ATTENTION_OUTPUT: OpDef<AttentionAttrs> = {
  * kv_heads)), HF's repeat_kv), `segmentIds` [batch, seq] (i32). Query t attends to key s iff
  * s <= t, both have the same segment id and (with `options.window`) t - s < window, so one row
  * can pack several sequences; a negative id marks padding, whose output row is 0 and which gets
- * and gives no gradient. Weights are `softmax(scale * q.k)` in f32. Returns [batch, seq, heads,
- * head_dim]; differentiable in q, k, v.
+ * and gives no gradient. Weights are `softmax(scale * q.k)` in f32 (with `options.softcap` c,
+ * of c tanh(scale * q.k / c)). Returns [batch, seq, heads, head_dim]; differentiable in q, k, v.
  */
 export function causalAttention(
   q: Tensor,
@@ -295,9 +302,12 @@ export function causalAttention(
   if (!Number.isFinite(scale)) fail("a finite scale", scale);
   const window = options.window ?? 0;
   if (!Number.isSafeInteger(window) || window < 0) fail("a whole window >= 0 (0: none)", window);
+  const softcap = options.softcap ?? 0;
+  if (!(softcap >= 0 && Number.isFinite(softcap))) fail("a finite softcap >= 0 (0: none)", softcap);
   const attrs: AttentionAttrs = {
     scale,
     window,
+    softcap,
     ...(options.kernel ? { kernel: options.kernel } : {}),
   };
   const fwd = q.graph.apply(ATTENTION_FORWARD, [q, k, v, segmentIds], attrs);

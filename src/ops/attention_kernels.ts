@@ -78,13 +78,21 @@ export function attentionShapeClass(
 /**
  * The kernel for `job` (its buffers unused): `forced` when given (throwing when it does not fit),
  * else the untimed default on CPU adapters, for small problems and with `RFT_AUTOTUNE=0`, else the
- * fastest fitting candidate as timed on a stand-in problem of the same class.
+ * fastest fitting candidate as timed on a stand-in problem of the same class; soft-capped scores
+ * take the register kernels.
  */
 export async function chooseAttentionKernel(
   gpu: GpuContext,
   { op, entry, dims, math }: Omit<AttentionJob, "bufs">,
   forced?: AttentionKernel,
 ): Promise<AttentionKernel> {
+  // Only the register kernels soft-cap scores.
+  if (math.softcap > 0) {
+    if (forced && forced !== "register") {
+      throw new Error(`Cannot run "${op}" with the ${forced} kernels: they do not soft-cap scores`);
+    }
+    return "register";
+  }
   if (forced) {
     const why = attentionKernelMisfit(gpu, dims, forced);
     if (why) throw new Error(`Cannot run "${op}" with the ${forced} kernels: ${why}`);

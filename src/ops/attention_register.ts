@@ -34,10 +34,14 @@ export interface AttentionDims {
 /** What an attention kernel computes (see `shaders/lib/attention_core.wgsl`). */
 export type AttentionEntry = "forward" | "backward_q" | "backward_kv";
 
-/** The scores' factor and the sliding window (0: none) of an attention op. */
+/**
+ * The scores' factor, the sliding window (0: none) and the scores' soft cap (0: none; the
+ * register kernels only) of an attention op.
+ */
 export interface AttentionMath {
   scale: number;
   window: number;
+  softcap: number;
 }
 
 /**
@@ -78,6 +82,7 @@ export function attentionParams({ dims, bufs, math }: AttentionJob): PackedParam
     window: math.window,
     lse_at: bufs.lseAt ?? 0,
     dv_at: bufs.dvAt ?? 0,
+    softcap: { f32: math.softcap },
   });
 }
 

@@ -23,12 +23,16 @@ export interface CachedAttentionOptions {
   scale?: number;
   /** Keys a query attends to at most, itself included (HF's sliding_window); default all. */
   window?: number;
+  /** Soft cap c of the scores: each becomes c tanh(score / c) (Gemma 2's); default 0: none. */
+  softcap?: number;
 }
 
 interface CachedAttentionAttrs {
   scale: number;
   /** Keys a query attends to at most, itself included; {@link NO_WINDOW} for all. */
   window: number;
+  /** 0: none. */
+  softcap: number;
 }
 
 /** The window of an attention without one (the shader's params hold a u32). */
@@ -143,7 +147,7 @@ const CACHED_ATTENTION: OpDef<CachedAttentionAttrs> = {
     cachedDims(q, kCache, vCache, positions);
     return { shape: q.shape, dtype: "f32" };
   },
-  launch(ctx, [q, kCache, vCache, positions], out, { scale, window }) {
+  launch(ctx, [q, kCache, vCache, positions], out, { scale, window, softcap }) {
     const dims = cachedDims(q.tensor, kCache.tensor, vCache.tensor, positions.tensor);
     const { rowLanes, keyLanes, slotLanes, rowGroups, colGroups, splits, chunk, blocks } = layout(
       ctx,
@@ -179,6 +183,7 @@ const CACHED_ATTENTION: OpDef<CachedAttentionAttrs> = {
       chunk,
       scale: { f32: scale },
       window,
+      softcap: { f32: softcap },
     });
     // Four head-dim elements per load where the rows are whole vec4s.
     const attend = dims.headDim % 4 === 0 ? "attend4" : "attend";
@@ -225,8 +230,9 @@ const CACHED_ATTENTION: OpDef<CachedAttentionAttrs> = {
  * `positions[s, t]` >= 0 (i32 [slots, tokens]) attends to cache rows 0 ..= min(p, max_len - 1)
  * of slot s (with `options.window` w, rows from max(0, p + 1 - w) on: HF's sliding window), so
  * write the new keys and values first (`writeKvCache`); p < 0 (padding) gives a zero row.
- * Weights are `softmax(scale * q.k)` in f32, scale 1 / sqrt(head_dim) by default. Returns
- * [slots, tokens, heads, head_dim]; not differentiable.
+ * Weights are `softmax(scale * q.k)` in f32, scale 1 / sqrt(head_dim) by default (with
+ * `options.softcap` c, of c tanh(scale * q.k / c)). Returns [slots, tokens, heads, head_dim]; not
+ * differentiable.
  */
 export function cachedAttention(
   q: Tensor,
@@ -237,10 +243,15 @@ export function cachedAttention(
 ): Tensor {
   const scale = options.scale ?? 1 / Math.sqrt(q.lastDim);
   const window = options.window ?? NO_WINDOW;
-  if (!Number.isFinite(scale) || !Number.isInteger(window) || window < 1 || window > NO_WINDOW) {
+  const softcap = options.softcap ?? 0;
+  if (
+    !Number.isFinite(scale) || !Number.isInteger(window) || window < 1 || window > NO_WINDOW ||
+    !(softcap >= 0 && Number.isFinite(softcap))
+  ) {
     throw new Error(
-      `Cannot apply "cached_attention" to ${q}: expected a finite scale and a window >= 1, received ${scale} and ${window}`,
+      `Cannot apply "cached_attention" to ${q}: expected a finite scale, a window >= 1 and a finite softcap >= 0, received ${scale}, ${window} and ${softcap}`,
     );
   }
-  return q.graph.apply(CACHED_ATTENTION, [q, kCache, vCache, positions], { scale, window });
+  const attrs = { scale, window, softcap };
+  return q.graph.apply(CACHED_ATTENTION, [q, kCache, vCache, positions], attrs);
 }

@@ -1,6 +1,6 @@
 /**
  * Plain-loop CPU reference (f64) of causal self-attention with segment ids, an optional sliding
- * window and grouped-query attention, materialising each query row's scores. Tests compare the
+ * window, an optional soft cap of the scores and grouped-query attention, materialising each query row's scores. Tests compare the
  * GPU kernels (forward, log-sum-exp) and finite differences of this (backward) against it.
  */
 
@@ -43,7 +43,7 @@ export interface AttentionForward {
  * Attention output [batch, seq, heads, headDim] and log-sum-exp [batch, seq, heads]: query t
  * attends to key s as {@link attendsRef} says, with weights `softmax(scale * q.k)`; rows of
  * padding (a negative segment id) are 0 with lse 0. `scale` defaults to 1 / sqrt(headDim);
- * `window` 0 means no window.
+ * `window` 0 means no window; a `softcap` c > 0 makes each score c tanh(score / c).
  */
 export function attentionForwardRef(
   q: ArrayLike<number>,
@@ -53,6 +53,7 @@ export function attentionForwardRef(
   shape: AttentionShape,
   scale = 1 / Math.sqrt(shape.headDim),
   window = 0,
+  softcap = 0,
 ): AttentionForward {
   const { batch, seq, heads, kvHeads, headDim } = shape;
   const group = heads / kvHeads;
@@ -74,6 +75,7 @@ export function attentionForwardRef(
             score = 0;
             for (let d = 0; d < headDim; d++) score += q[qAt(b, t, h) + d] * k[kvAt(b, s, g) + d];
             score *= scale;
+            if (softcap > 0) score = softcap * Math.tanh(score / softcap);
           }
           weights[s] = score;
           max = Math.max(max, score);

@@ -46,8 +46,9 @@ export function writeKvCacheRef(
 /**
  * Attention output [slots, tokens, heads, headDim]: the query at (s, t) with p =
  * `positions[s, t]` >= 0 attends to cache rows max(0, p + 1 - window) ..= min(p, maxLen - 1) of
- * slot s with weights `softmax(scale * q.k)`; rows with p < 0 are 0. `scale` defaults to
- * 1 / sqrt(headDim), `window` to all rows.
+ * slot s with weights `softmax(scale * q.k)` (a `softcap` c > 0 making each score
+ * c tanh(score / c)); rows with p < 0 are 0. `scale` defaults to 1 / sqrt(headDim), `window` to
+ * all rows.
  */
 export function cachedAttentionRef(
   q: ArrayLike<number>,
@@ -57,6 +58,7 @@ export function cachedAttentionRef(
   shape: KvCacheShape,
   scale = 1 / Math.sqrt(shape.headDim),
   window = Infinity,
+  softcap = 0,
 ): Float64Array {
   const { slots, tokens, maxLen, heads, kvHeads, headDim } = shape;
   const group = heads / kvHeads;
@@ -74,7 +76,7 @@ export function cachedAttentionRef(
         for (let key = first; key <= last; key++) {
           let score = 0;
           for (let d = 0; d < headDim; d++) score += q[qAt + d] * kCache[kvAt(key) + d];
-          weights[key] = score * scale;
+          weights[key] = softcap > 0 ? softcap * Math.tanh(score * scale / softcap) : score * scale;
           max = Math.max(max, weights[key]);
         }
         let sum = 0;

@@ -59,7 +59,10 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
   "phi3 (window 3)": { ...tinyPhi3Config(29), eos_token_id: 28 },
   olmo2: { ...tinyOlmo2Config(29), eos_token_id: 28 },
   "gemma (1 + w norms, head_dim 12, GELU-tanh)": { ...tinyGemmaConfig(29), eos_token_id: 28 },
-  "gemma 2 (alternating windows, final softcap)": { ...tinyGemma2Config(29), eos_token_id: 28 },
+  "gemma 2 (alternating windows, score and final softcaps)": {
+    ...tinyGemma2Config(29),
+    eos_token_id: 28,
+  },
   "smollm3 (NoPE every second layer)": { ...tinySmolLm3Config(29), eos_token_id: 28 },
   "granite (embedding, attention, residual and logit multipliers)": {
     ...tinyGraniteConfig(29),

@@ -79,7 +79,7 @@ export const CONFIGS: Record<string, Record<string, unknown>> = {
   "phi3 (fused qkv and gate_up, window 3)": tinyPhi3Config(VOCAB),
   "olmo2 (post-norms, q/k norms over projections)": tinyOlmo2Config(VOCAB),
   "gemma (1 + w norms, head_dim 12, GELU-tanh)": tinyGemmaConfig(VOCAB),
-  "gemma 2 (alternating windows, final softcap)": tinyGemma2Config(VOCAB),
+  "gemma 2 (alternating windows, score and final softcaps)": tinyGemma2Config(VOCAB),
   "smollm3 (NoPE every second layer)": tinySmolLm3Config(VOCAB),
   "granite (embedding, attention, residual and logit multipliers)": tinyGraniteConfig(VOCAB),
   "phi-4-mini (partial rotary 0.75, longrope)": tinyPhi4MiniConfig(VOCAB),

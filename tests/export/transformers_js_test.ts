@@ -28,7 +28,7 @@ const FAMILIES = [
   "phi3 (fused qkv and gate_up, window 3)",
   "olmo2 (post-norms, q/k norms over projections)",
   "gemma (1 + w norms, head_dim 12, GELU-tanh)",
-  "gemma 2 (alternating windows, final softcap)",
+  "gemma 2 (alternating windows, score and final softcaps)",
   "smollm3 (NoPE every second layer)",
   "granite (embedding, attention, residual and logit multipliers)",
   "phi-4-mini (partial rotary 0.75, longrope)",

@@ -58,7 +58,7 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
   phi3: tinyPhi3Config(VOCAB),
   olmo2: tinyOlmo2Config(VOCAB),
   "gemma (1 + w norms, head_dim 12, GELU-tanh)": tinyGemmaConfig(VOCAB),
-  "gemma 2 (alternating windows, final softcap)": tinyGemma2Config(VOCAB),
+  "gemma 2 (alternating windows, score and final softcaps)": tinyGemma2Config(VOCAB),
   "smollm3 (NoPE every second layer)": tinySmolLm3Config(VOCAB),
   "granite (embedding, attention, residual and logit multipliers)": tinyGraniteConfig(VOCAB),
   "phi-4-mini (partial rotary 0.75, longrope)": tinyPhi4MiniConfig(VOCAB),

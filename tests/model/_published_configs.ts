@@ -269,7 +269,7 @@ export const STABLELM2_1_6B = {
   vocab_size: 100352,
 };
 
-/** gemma-2-2b's config.json (scores soft-capped at 50: rft refuses it as published). */
+/** gemma-2-2b's config.json. */
 export const GEMMA2_2B = {
   architectures: ["Gemma2ForCausalLM"],
   attention_bias: false,

@@ -217,6 +217,39 @@ Deno.test("causalAttention: a sliding window limits each query to its last keys"
   }
 });
 
+Deno.test("causalAttention: a soft cap bends the scores (Gemma 2's), forward and backward", async () => {
+  // Sharp scores (|score| up to ~9) under a cap of 2, storage (D=6) and texture (D=8) operands,
+  // packed, padded and windowed.
+  const cases = [GRAD_CASES[0], GRAD_CASES[5]].map((c) => ({
+    ...c,
+    qk: 2,
+    label: `cap 2: ${c.label}`,
+  }));
+  for (const [i, c] of cases.entries()) {
+    const window = i === 1 ? 5 : 0;
+    const options = { softcap: 2, window, scale: 0.9 };
+    const inputs = caseInputs(c, 660 + 10 * i);
+    const ref = (
+      q: ArrayLike<number>,
+      k: ArrayLike<number>,
+      v: ArrayLike<number>,
+      ids: ArrayLike<number>,
+    ) => causalAttentionRef(q, k, v, ids, c.shape, 0.9, window, 2);
+    const [y] = await runOps(inputs, (q, k, v, ids) => causalAttention(q, k, v, ids, options));
+    const [q, k, v, ids] = inputs.map((x) => x.data);
+    const want = ref(q, k, v, ids);
+    assertClose(y, want, { label: c.label, atol: 1e-6, rtol: 1e-5 });
+    const uncapped = causalAttentionRef(q, k, v, ids, c.shape, 0.9, window);
+    assertEquals(want.some((x, j) => Math.abs(x - uncapped[j]) > 1e-2), true, "the cap matters");
+    await checkGradients({
+      label: `${c.label} backward`,
+      inputs,
+      build: (q, k, v, ids) => causalAttention(q, k, v, ids, options),
+      reference: ref,
+    });
+  }
+});
+
 Deno.test("causalAttention: backward (q, k, v) matches finite differences", async () => {
   for (const [i, c] of GRAD_CASES.entries()) {
     await checkGradients({

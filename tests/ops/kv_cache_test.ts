@@ -183,6 +183,8 @@ interface Case {
   scale?: number;
   /** Sliding window: keys a query sees, itself included. */
   window?: number;
+  /** Soft cap of the scores. */
+  softcap?: number;
 }
 
 // Layouts on the CPU adapter (8 invocations of up to 8 home rows; home rows = tokens * heads /
@@ -295,6 +297,19 @@ const CASES: Case[] = [
     window: 3,
   },
   {
+    label: "softcap 1.5, window 6, H=4 Hkv=2 D=6 Tmax=37 (attend) and decode splits",
+    shape: { slots: 2, tokens: 3, maxLen: 37, heads: 4, kvHeads: 2, headDim: 6 },
+    positions: [[20, 21, 22], [34, 35, 36]],
+    window: 6,
+    softcap: 1.5,
+  },
+  {
+    label: "softcap 2, attend4: decode over 600 keys, H=2 Hkv=1 D=8",
+    shape: { slots: 2, tokens: 1, maxLen: 600, heads: 2, kvHeads: 1, headDim: 8 },
+    positions: [[599], [250]],
+    softcap: 2,
+  },
+  {
     label: "window 1, attend4: two tokens each seeing only itself, H=4 Hkv=1 D=12 Tmax=70",
     shape: { slots: 3, tokens: 2, maxLen: 70, heads: 4, kvHeads: 1, headDim: 12 },
     positions: [[10, 11], [68, 69], [-1, 100]],
@@ -313,10 +328,11 @@ Deno.test("cachedAttention: matches CPU on odd shapes, GQA, padding and every ke
     ];
     const [y] = await runOps(
       inputs,
-      (q, k, v, pos) => cachedAttention(q, k, v, pos, { scale: c.scale, window: c.window }),
+      (q, k, v, pos) =>
+        cachedAttention(q, k, v, pos, { scale: c.scale, window: c.window, softcap: c.softcap }),
     );
     const [q, k, v, pos] = inputs.map((x) => x.data);
-    assertClose(y, cachedAttentionRef(q, k, v, pos, c.shape, c.scale, c.window), {
+    assertClose(y, cachedAttentionRef(q, k, v, pos, c.shape, c.scale, c.window, c.softcap), {
       label: c.label,
       atol: 1e-5,
       rtol: 1e-4,
