@@ -139,7 +139,7 @@ Deno.test("rft export names what is missing", async () => {
     await assertRejects(
       () => exportCommand(["--transformers-js", `${root}/tjs`, "--model", root]),
       CliError,
-      "Cannot export for transformers.js: expected a tokenizer (tokenizer.json or char_tokenizer.json) with the model, found none",
+      `--model ${root}: expected a tokenizer (tokenizer.json or char_tokenizer.json) in ${root}/checkpoints/step_2, found none`,
     );
   } finally {
     await Deno.remove(root, { recursive: true });
