@@ -193,16 +193,21 @@ export async function main(args: readonly string[]): Promise<void> {
     const status = await child.status;
     watch.stop();
     const wallS = (performance.now() - start) / 1000;
+    const timeReport = timer ? await Deno.readTextFile(timeFile).catch(() => "") : "";
+    const peakKb = Number(
+      /Maximum resident set size \(kbytes\): (\d+)/.exec(timeReport)?.[1] ?? NaN,
+    );
+    const peak = Number.isFinite(peakKb) ? `${figure(peakKb / 2 ** 20)} GiB` : "-";
     if (watch.killedAtS !== undefined) {
       throw new Error(
         `rft run stopped: resident memory passed ${limitGib} GiB ${figure(watch.killedAtS)} s in`,
       );
     }
-    if (status.code !== 0) throw new Error(`rft run exited ${status.code}`);
-    const timeReport = timer ? await Deno.readTextFile(timeFile) : "";
-    const peakKb = Number(
-      /Maximum resident set size \(kbytes\): (\d+)/.exec(timeReport)?.[1] ?? NaN,
-    );
+    if (status.code !== 0) {
+      throw new Error(
+        `rft run exited ${status.code} after ${figure(wallS)} s (peak resident memory ${peak})`,
+      );
+    }
     const { rows } = await readMetrics(
       `${root}/Trinity-RFT-gsm8k/qwen2.5-1.5B-gsm8k/metrics.jsonl`,
     );
@@ -210,7 +215,7 @@ export async function main(args: readonly string[]): Promise<void> {
     console.log(
       `\n${values.model} (${figure(parameters / 1e6)}M parameters, random weights), ` +
         `rft run of grpo_gsm8k.yaml with ${sets.join(" ")}; whole run ${figure(wallS)} s, ` +
-        `peak resident memory ${Number.isFinite(peakKb) ? `${figure(peakKb / 2 ** 20)} GiB` : "-"}`,
+        `peak resident memory ${peak}`,
     );
     console.log(formatTable<StepRow>([
       ["step", (r) => String(r.step)],
