@@ -82,6 +82,8 @@ export interface CompletionRequest {
   templateVariables: Record<string, unknown>;
   /** Text completions: samples drawn per prompt, the `n` most likely returned (`best_of`). */
   bestOf: number;
+  /** Text completions: each choice starts with its prompt (`echo`). */
+  echo: boolean;
   /** Return the prompt's and each choice's token ids (vLLM's `return_token_ids`). */
   returnTokenIds: boolean;
 }
@@ -170,7 +172,6 @@ const REFUSED: Record<string, { isNoOp: (v: unknown) => boolean; why: string }> 
     why: 'this server replies with text only (["text"])',
   },
   web_search_options: { isNoOp: (v) => v === null, why: "this server has no web search" },
-  echo: { isNoOp: (v) => v === false, why: "echoing the prompt is not supported" },
   suffix: { isNoOp: (v) => v === null || v === "", why: "insertion (a suffix) is not supported" },
 };
 
@@ -245,6 +246,7 @@ export function parseCompletionRequest(
     responseFormat: parseResponseFormat(fields.response_format),
     templateVariables: parseTemplateVariables(fields),
     bestOf,
+    echo: kind === "text" && (booleanField(fields, "echo") ?? false),
     returnTokenIds: booleanField(fields, "return_token_ids") ?? false,
   };
 }

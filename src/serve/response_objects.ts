@@ -12,6 +12,7 @@
 import type { Tokenizer } from "../model/tokenizer.ts";
 import type { CompletionRequest } from "./completion_request.ts";
 import { legacyFunctionCall } from "./legacy_functions.ts";
+import { echoed, type EchoedChoice } from "./prompt_echo.ts";
 import type { Completion, CompletionChoice } from "./served_model.ts";
 import type { TokenLogprob } from "./top_logprobs.ts";
 
@@ -56,9 +57,9 @@ export function completionBody(
       }
       : {
         index,
-        text: choice.text,
+        text: echoed(choice, completion.echoes?.[choice.promptIndex]).text,
         logprobs: request.logprobs
-          ? textLogprobs(choice, 0, choice.tokens.length, 0, tokenizer)
+          ? textLogprobs(echoed(choice, completion.echoes?.[choice.promptIndex]), tokenizer)
           : null,
         finish_reason: choice.finishReason,
         ...(request.returnTokenIds
@@ -117,7 +118,7 @@ export function completionChunks(
   completion.choices.forEach((choice, index) => {
     const parts = chat
       ? chatDeltas(request, choice, tokenizer)
-      : textDeltas(request, choice, tokenizer);
+      : textDeltas(request, echoed(choice, completion.echoes?.[choice.promptIndex]), tokenizer);
     const last = parts.at(-1)!;
     if (request.returnTokenIds) last.token_ids = choice.tokens;
     chunks.push(...parts.map((part) => ({ ...header, object, choices: [{ index, ...part }] })));
@@ -134,12 +135,12 @@ type Delta = Record<string, unknown>;
 /** Text completion parts: one per token with its text piece, then the finish reason. */
 function textDeltas(
   request: CompletionRequest,
-  choice: CompletionChoice,
+  choice: EchoedChoice,
   tokenizer: Tokenizer,
 ): Delta[] {
   let offset = 0;
   const parts: Delta[] = textPieces(choice, tokenizer).map((piece, t) => {
-    const logprobs = request.logprobs ? textLogprobs(choice, t, t + 1, offset, tokenizer) : null;
+    const logprobs = request.logprobs ? textLogprobs(choice, tokenizer, t, t + 1, offset) : null;
     offset += piece.length;
     return { text: piece, logprobs, finish_reason: null };
   });
@@ -203,7 +204,7 @@ function argumentFragments(json: string): string[] {
  * text that the tokens decoded so far agree with (a token ending inside a character, or after
  * the stop text begins, adds nothing); the last piece takes what is left.
  */
-function textPieces(choice: CompletionChoice, tokenizer: Tokenizer): string[] {
+function textPieces(choice: EchoedChoice, tokenizer: Tokenizer): string[] {
   const { tokens, text } = choice;
   let shown = 0;
   return tokens.map((_, t) => {
@@ -231,11 +232,11 @@ function chatLogprobs(choice: CompletionChoice, from: number, to: number, tokeni
 
 /** Text-completion log-probs of tokens `from` .. `to` of `choice`, offsets from `offset`. */
 function textLogprobs(
-  choice: CompletionChoice,
-  from: number,
-  to: number,
-  offset: number,
+  choice: EchoedChoice,
   tokenizer: Tokenizer,
+  from = 0,
+  to = choice.tokens.length,
+  offset = 0,
 ) {
   const tokens = choice.tokens.slice(from, to).map((id) => tokenizer.decode([id]));
   const textOffset: number[] = [];

@@ -23,6 +23,7 @@ import { ApiError, badRequest } from "./api_error.ts";
 import { chatPrompt } from "./chat_prompt.ts";
 import type { CompletionRequest, RequestLimits } from "./completion_request.ts";
 import { type OutputPlan, OutputPlanner, readReply } from "./output_plan.ts";
+import { type PromptEcho, promptEcho } from "./prompt_echo.ts";
 import { type TokenLogprob, TopLogprobs } from "./top_logprobs.ts";
 
 /** Default most samples per prompt a request may ask for. */
@@ -56,6 +57,8 @@ export interface Completion {
   policyVersion: number;
   /** Chat: the conversation as it is recorded. */
   chat?: RecordedChat;
+  /** Text completions with `echo`: each prompt as its choices start. */
+  echoes?: PromptEcho[];
 }
 
 /** Options of a {@link ServedModel}. */
@@ -144,7 +147,8 @@ export class ServedModel {
     const results = await Promise.all(
       prompts.map((p) => this.rollout.generate(p, this.#rolloutOptions(request, plan))),
     );
-    const temperature = request.temperature ?? this.rollout.options.defaults.temperature;
+    const requested = request.temperature ?? this.rollout.options.defaults.temperature;
+    const temperature = requested > 0 ? requested : 1; // log-probs of greedy samples: at 1
     const choices: CompletionChoice[] = [];
     for (const [promptIndex, rollouts] of results.entries()) {
       for (const rollout of bestOf(rollouts, request.n)) {
@@ -154,7 +158,7 @@ export class ServedModel {
             prompts[promptIndex],
             choice.tokens,
             request.topLogprobs,
-            temperature > 0 ? temperature : 1,
+            temperature,
           );
         }
         choices.push(choice);
@@ -164,9 +168,27 @@ export class ServedModel {
     return {
       prompts,
       choices,
+      ...(request.echo && { echoes: await this.#echoes(request, prompts, temperature) }),
       policyVersion: Math.min(...results.flat().map((r) => r.policyVersion)),
       chat: chat?.chat,
     };
+  }
+
+  /** The echo of each prompt of a text request (`prompts`: their ids). */
+  #echoes(
+    request: CompletionRequest,
+    prompts: number[][],
+    temperature: number,
+  ): Promise<PromptEcho[]> {
+    const scorer = {
+      model: this.rollout.model,
+      topLogprobs: this.#topLogprobs,
+      tokenizer: this.#tokenizer,
+    };
+    const scoring = { logprobs: request.logprobs, k: request.topLogprobs, temperature };
+    return Promise.all(
+      prompts.map((ids, i) => promptEcho(scorer, request.prompts[i], ids, scoring)),
+    );
   }
 
   /** The call as a workflow's recorded conversation keeps it (chat: one prompt). */

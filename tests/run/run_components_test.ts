@@ -37,7 +37,7 @@ Deno.test("validateComponents: taskset workflows, workflow_args, reward fns and 
       [taskset("      workflow_args: { use_chat_template: false }\n"), "ok"],
       [
         taskset("      default_workflow_type: math_boxed\n"),
-        'config.yaml: buffer.explorer_input.taskset.default_workflow_type: Unknown workflow "math_boxed"; known: async_math_boxed_workflow, async_math_eval_workflow, async_math_rm_workflow, async_math_ruler_workflow, async_math_workflow, async_simple_workflow, countdown, frozen_lake_workflow, guess_number, math_boxed_workflow, math_eval_workflow, math_rm_workflow, math_ruler_workflow, math_trainable_ruler_workflow, math_workflow, on_policy_distill_math_workflow, on_policy_distill_workflow, rubric_judge_workflow, simple_workflow, sudoku_workflow, toolcall_workflow. Did you mean "math_boxed_workflow"?',
+        'config.yaml: buffer.explorer_input.taskset.default_workflow_type: Unknown workflow "math_boxed"; known: async_math_boxed_workflow, async_math_eval_workflow, async_math_rm_workflow, async_math_ruler_workflow, async_math_workflow, async_simple_workflow, countdown, frozen_lake_workflow, guess_number, math_boxed_workflow, math_eval_workflow, math_rm_workflow, math_ruler_workflow, math_trainable_ruler_workflow, math_workflow, on_policy_distill_math_workflow, on_policy_distill_workflow, rubric_judge_workflow, simple_workflow, sudoku_workflow, tool_call_workflow, toolcall_workflow. Did you mean "math_boxed_workflow"?',
       ],
       [
         taskset("      workflow_args: { use_base: true }\n"),

@@ -58,13 +58,14 @@ Deno.test("workflows: the registry lists the built-ins; a typo lists them with a
     "rubric_judge_workflow",
     "simple_workflow",
     "sudoku_workflow",
+    "tool_call_workflow",
     "toolcall_workflow",
   ]);
   const model = new ScriptedModel([]);
   assertThrows(
     () => createWorkflow(makeTask({}, { workflow: "math_workflo" }), { model }),
     Error,
-    'Unknown workflow "math_workflo"; known: async_math_boxed_workflow, async_math_eval_workflow, async_math_rm_workflow, async_math_ruler_workflow, async_math_workflow, async_simple_workflow, countdown, frozen_lake_workflow, guess_number, math_boxed_workflow, math_eval_workflow, math_rm_workflow, math_ruler_workflow, math_trainable_ruler_workflow, math_workflow, on_policy_distill_math_workflow, on_policy_distill_workflow, rubric_judge_workflow, simple_workflow, sudoku_workflow, toolcall_workflow. Did you mean "math_workflow"?',
+    'Unknown workflow "math_workflo"; known: async_math_boxed_workflow, async_math_eval_workflow, async_math_rm_workflow, async_math_ruler_workflow, async_math_workflow, async_simple_workflow, countdown, frozen_lake_workflow, guess_number, math_boxed_workflow, math_eval_workflow, math_rm_workflow, math_ruler_workflow, math_trainable_ruler_workflow, math_workflow, on_policy_distill_math_workflow, on_policy_distill_workflow, rubric_judge_workflow, simple_workflow, sudoku_workflow, tool_call_workflow, toolcall_workflow. Did you mean "math_workflow"?',
   );
   assertThrows(
     () =>
