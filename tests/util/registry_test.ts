@@ -44,7 +44,7 @@ Deno.test("built-in registries list their names on an unknown one", () => {
   assertThrows(
     () => POLICY_LOSS_FN.get("ppo2"),
     Error,
-    'Unknown policy loss fn "ppo2"; known: cispo, dpo, gspo, importance_sampling, mix, mix_chord, opmd, ppo, rec, sapo, sft, sft_is, sft_phi, sppo, topr. Did you mean "ppo"?',
+    'Unknown policy loss fn "ppo2"; known: cispo, dpo, gspo, importance_sampling, m2po, mix, mix_chord, opmd, ppo, rec, sapo, sft, sft_is, sft_phi, sppo, topr. Did you mean "ppo"?',
   );
   assertThrows(
     () => KL_FN.get("kl"),
