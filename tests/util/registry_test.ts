@@ -44,7 +44,7 @@ Deno.test("built-in registries list their names on an unknown one", () => {
   assertThrows(
     () => POLICY_LOSS_FN.get("ppo2"),
     Error,
-    'Unknown policy loss fn "ppo2"; known: cispo, dpo, gspo, importance_sampling, mix, mix_chord, opmd, ppo, rec, sapo, sft, sft_is, sft_phi, sppo, topr. Did you mean "ppo"?',
+    'Unknown policy loss fn "ppo2"; known: cispo, dpo, gspo, importance_sampling, m2po, mix, mix_chord, opmd, ppo, rec, sapo, sft, sft_is, sft_phi, sppo, topr. Did you mean "ppo"?',
   );
   assertThrows(
     () => KL_FN.get("kl"),
@@ -56,7 +56,7 @@ Deno.test("built-in registries list their names on an unknown one", () => {
   assertThrows(
     () => ALGORITHM_TYPE.get("reinforce++"),
     Error,
-    'Unknown algorithm "reinforce++"; known: asymre, cispo, dapo, dpo, dr_grpo, grpo, grpo_verl, gspo, jsd, mix, mix_chord, multi_step_grpo, on_policy_distill, opmd, ppo, raft, rec, reinforceplusplus, rloo, sapo, sft, sppo, topr',
+    'Unknown algorithm "reinforce++"; known: asymre, cispo, dapo, dpo, dr_grpo, grpo, grpo_verl, gspo, jsd, m2po, mix, mix_chord, multi_step_grpo, on_policy_distill, opmd, ppo, raft, rec, reinforceplusplus, rloo, sapo, sft, sppo, topr',
   );
   // One edit away is suggested for short names, none for a name that is merely similar.
   assertThrows(() => ALGORITHM_TYPE.get("sapoo"), Error, 'Did you mean "sapo"?');
