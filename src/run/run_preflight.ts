@@ -3,7 +3,8 @@
  * seconds, not after the stages before it have trained: each stage's algorithm resolves (its
  * components and their args), its workflows and reward fns are registered, and its inputs open
  * with the loaders the stage will use: the model's config.json, weight files and tokenizer, then
- * the tasksets and eval tasksets it reads (each prompt encoded by that tokenizer), its SFT or
+ * the tasksets and eval tasksets it reads (each prompt encoded by that tokenizer, and the first
+ * task's prompt as its workflow builds it: system prompt and chat template), its SFT or
  * preference dataset. A problem is one ConfigError naming the config file, the stage and the
  * key; unusable taskset rows are logged by file line. Allocates nothing on the GPU.
  */
@@ -81,7 +82,9 @@ export async function checkStages(
     for (const { key, section, isEval } of sections) {
       await check(key, async () => {
         checkComponents(section.defaultWorkflowType, section.defaultRewardFnType);
-        logSkipped(await Taskset.open(tasksetConfig(stage, section, isEval, tokenizer)), log);
+        const taskset = await Taskset.open(tasksetConfig(stage, section, isEval, tokenizer));
+        logSkipped(taskset, log);
+        if (tokenizer) checkTasksetPrompt(taskset, tokenizer);
       });
     }
     if (usesDataset(stage) && tokenizer) {
@@ -142,4 +145,26 @@ function usesDataset(stage: StageConfig): boolean {
 function checkComponents(workflow: string | undefined, reward: string | undefined): void {
   if (workflow !== undefined) WORKFLOWS.get(workflow);
   if (reward !== undefined) REWARD_FUNCTIONS.get(reward);
+}
+
+/**
+ * Throws when the prompt of `taskset`'s first task, as its workflow builds it (a default system
+ * prompt, the chat template), cannot be encoded by `tokenizer`; workflows whose prompts come
+ * from sampling or services are left to the run.
+ */
+function checkTasksetPrompt(taskset: Taskset, tokenizer: Tokenizer): void {
+  const [task] = taskset.nextBatch(1) ?? [];
+  const prompt = task && WORKFLOWS.get(task.workflow).firstPrompt?.(task);
+  if (prompt === undefined) return;
+  try {
+    tokenizer.encode(
+      typeof prompt === "string"
+        ? prompt
+        : tokenizer.applyChatTemplate(prompt, { addGenerationPrompt: true }),
+    );
+  } catch (err) {
+    throw new Error(
+      `the first task's prompt as workflow "${task.workflow}" builds it: ${(err as Error).message}`,
+    );
+  }
 }

@@ -7,6 +7,7 @@
 import { type Args, type Configurable, configure, Registry } from "../util/registry.ts";
 import type { AuxiliaryModels } from "../auxiliary/auxiliary_models.ts";
 import type { Experience } from "../buffer/experience.ts";
+import type { ChatMessage } from "../model/chat_template.ts";
 import type { Task } from "../buffer/task.ts";
 import type { OpenAIEndpoint } from "./openai_client.ts";
 import { type ConfiguredRewardFn, REWARD_FUNCTIONS } from "./rewards/mod.ts";
@@ -65,6 +66,11 @@ export interface WorkflowFactory extends Configurable {
    * `row` cannot be run, or undefined; such rows are skipped at load.
    */
   rowProblem?(row: Readonly<Record<string, unknown>>): string | undefined;
+  /**
+   * For a workflow whose first prompt is known without sampling: the text or chat it sends for
+   * `task`, so a run can check before any GPU work that the policy's tokenizer encodes it.
+   */
+  firstPrompt?(task: Task): string | ChatMessage[];
 }
 
 /**

@@ -98,6 +98,8 @@ async function writeConfigs(dir: string): Promise<void> {
     }),
     "train_no_experiences.yaml": runConfig({ mode: "train" }),
     "sft_no_dataset.yaml": runConfig({ mode: "train", algorithm: { algorithm_type: "sft" } }),
+    // No default_workflow_type: math_workflow, whose system prompt the char model cannot encode.
+    "default_workflow.yaml": runConfig({}),
     "a_file": "not a directory\n",
   };
   const tasksets = {

@@ -2,7 +2,8 @@
  * Every `rft` subcommand given the files a newcomer gets wrong, as subprocesses: missing files,
  * directories for files and files for directories, empty and non-UTF-8 files, a model's
  * config.json for a run config, configs for the wrong mode (bench without eval tasksets,
- * explore without a taskset, train without experiences or demonstrations), datasets that are
+ * explore without a taskset, train without experiences or demonstrations, a default workflow
+ * whose prompt the model's tokenizer cannot encode), datasets that are
  * empty, a directory, of the wrong keys or not UTF-8, model directories without weights or
  * tokenizer or with a broken config or truncated weights, a plugin that does not compile, an
  * output path that cannot be written and a port already in use. Each is exactly one line,
@@ -35,6 +36,7 @@ function cases(d: string, port: number): FuzzCase[] {
     [run("explore_sft.yaml"), 'taskset: expected a taskset section (mode "explore"'],
     [run("train_no_experiences.yaml"), "experience_buffer.path: expected experiences to train"],
     [run("sft_no_dataset.yaml"), "sft_warmup_dataset: expected a dataset section"],
+    [run("default_workflow.yaml"), 'prompt as workflow "math_workflow" builds it: Cannot encode'],
     // run: datasets and models it reads.
     [run("empty_taskset.yaml"), "no usable rows"],
     [run("wrong_keys.yaml"), 'has no "prompt" (prompt_key)'],

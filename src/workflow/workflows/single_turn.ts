@@ -56,7 +56,7 @@ export function singleTurnWorkflow(spec: SingleTurnSpec): WorkflowFactory {
       const rewardArgs = spec.defaultRewardArgs?.(args);
       const rewardFn = resolveRewardFn(task, context, spec.defaultRewardFn, rewardArgs);
       const { model } = context;
-      const prompt = useChat(args) ? spec.messages(task, args) : spec.text(task, args);
+      const prompt = factory.firstPrompt!(task);
       return {
         async run() {
           const options = { ...task.rolloutArgs, ...spec.rolloutOptions };
@@ -80,6 +80,10 @@ export function singleTurnWorkflow(spec: SingleTurnSpec): WorkflowFactory {
         },
       };
     },
+  };
+  factory.firstPrompt = (task) => {
+    const args = workflowArgs(factory, task);
+    return useChat(args) ? spec.messages(task, args) : spec.text(task, args);
   };
   return factory;
 }
