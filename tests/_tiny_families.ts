@@ -249,3 +249,22 @@ export function tinyStableLmConfig(vocab: number): Record<string, unknown> {
     tie_word_embeddings: false,
   };
 }
+
+/**
+ * The tiny config of each family above, keyed by what it exercises: the rows the model, LoRA and
+ * export tests share (each adds its own Llama, GPT-2 or variant rows around them).
+ */
+export function tinyFamilyConfigs(vocab: number): Record<string, Record<string, unknown>> {
+  return {
+    "llama 3.2 (llama3 rope scaling, tied)": tinyLlama32Config(vocab),
+    "gemma 3 (window 4, sliding and full layers)": tinyGemma3Config(vocab),
+    "phi3 (fused qkv and gate_up, window 3)": tinyPhi3Config(vocab),
+    "olmo2 (post-norms, q/k norms over projections)": tinyOlmo2Config(vocab),
+    "gemma (1 + w norms, head_dim 12, GELU-tanh)": tinyGemmaConfig(vocab),
+    "gemma 2 (alternating windows, score and final softcaps)": tinyGemma2Config(vocab),
+    "smollm3 (NoPE every second layer)": tinySmolLm3Config(vocab),
+    "granite (embedding, attention, residual and logit multipliers)": tinyGraniteConfig(vocab),
+    "phi-4-mini (partial rotary 0.75, longrope)": tinyPhi4MiniConfig(vocab),
+    "stablelm (LayerNorms, q/k/v biases, partial rotary 0.25)": tinyStableLmConfig(vocab),
+  };
+}

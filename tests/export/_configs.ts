@@ -10,18 +10,7 @@ import { shapeSize } from "../../src/graph/tensor.ts";
 import type { ModelConfig } from "../../src/model/hf_config.ts";
 import { parameterSpecs } from "../../src/model/parameters.ts";
 import { uniformArray } from "../../src/util/random.ts";
-import {
-  tinyGemma2Config,
-  tinyGemma3Config,
-  tinyGemmaConfig,
-  tinyGraniteConfig,
-  tinyLlama32Config,
-  tinyOlmo2Config,
-  tinyPhi3Config,
-  tinyPhi4MiniConfig,
-  tinySmolLm3Config,
-  tinyStableLmConfig,
-} from "../_tiny_families.ts";
+import { tinyFamilyConfigs, tinyGemma3Config } from "../_tiny_families.ts";
 
 /** The vocabulary of every config (3 special tokens and 14 characters in the tokenizer tests). */
 export const VOCAB = 17;
@@ -74,16 +63,8 @@ export const CONFIGS: Record<string, Record<string, unknown>> = {
     vocab_size: VOCAB,
     layer_norm_epsilon: 1e-5,
   },
-  "llama 3.2 (llama3 rope scaling, tied)": tinyLlama32Config(VOCAB),
+  ...tinyFamilyConfigs(VOCAB),
   "gemma 3 (window 4, sliding and full layers)": tinyGemma3Config(VOCAB, 3),
-  "phi3 (fused qkv and gate_up, window 3)": tinyPhi3Config(VOCAB),
-  "olmo2 (post-norms, q/k norms over projections)": tinyOlmo2Config(VOCAB),
-  "gemma (1 + w norms, head_dim 12, GELU-tanh)": tinyGemmaConfig(VOCAB),
-  "gemma 2 (alternating windows, score and final softcaps)": tinyGemma2Config(VOCAB),
-  "smollm3 (NoPE every second layer)": tinySmolLm3Config(VOCAB),
-  "granite (embedding, attention, residual and logit multipliers)": tinyGraniteConfig(VOCAB),
-  "phi-4-mini (partial rotary 0.75, longrope)": tinyPhi4MiniConfig(VOCAB),
-  "stablelm (LayerNorms, q/k/v biases, partial rotary 0.25)": tinyStableLmConfig(VOCAB),
   "gpt2 (untied)": {
     model_type: "gpt2",
     n_embd: 8,

@@ -32,18 +32,7 @@ import {
 } from "../_model_gradcheck.ts";
 import { POLICY_LOSS_FN } from "../../src/algorithm/policy_loss/mod.ts";
 import { configure } from "../../src/util/registry.ts";
-import {
-  tinyGemma2Config,
-  tinyGemma3Config,
-  tinyGemmaConfig,
-  tinyGraniteConfig,
-  tinyLlama32Config,
-  tinyOlmo2Config,
-  tinyPhi3Config,
-  tinyPhi4MiniConfig,
-  tinySmolLm3Config,
-  tinyStableLmConfig,
-} from "../_tiny_families.ts";
+import { tinyFamilyConfigs } from "../_tiny_families.ts";
 
 const VOCAB = GRADCHECK_VOCAB;
 const SEQUENCES = GRADCHECK_SEQUENCES;
@@ -53,16 +42,7 @@ const SETTINGS: LoraSettings = { rank: 2, alpha: 3, targetModules: ["all-linear"
 const CONFIGS: Record<string, Record<string, unknown>> = {
   llama: GRADCHECK_LLAMA,
   gpt2: GRADCHECK_GPT2,
-  "llama 3.2": tinyLlama32Config(VOCAB),
-  "gemma 3": tinyGemma3Config(VOCAB),
-  phi3: tinyPhi3Config(VOCAB),
-  olmo2: tinyOlmo2Config(VOCAB),
-  "gemma (1 + w norms, head_dim 12, GELU-tanh)": tinyGemmaConfig(VOCAB),
-  "gemma 2 (alternating windows, score and final softcaps)": tinyGemma2Config(VOCAB),
-  "smollm3 (NoPE every second layer)": tinySmolLm3Config(VOCAB),
-  "granite (embedding, attention, residual and logit multipliers)": tinyGraniteConfig(VOCAB),
-  "phi-4-mini (partial rotary 0.75, longrope)": tinyPhi4MiniConfig(VOCAB),
-  "stablelm (LayerNorms, q/k/v biases, partial rotary 0.25)": tinyStableLmConfig(VOCAB),
+  ...tinyFamilyConfigs(VOCAB),
 };
 
 /**

@@ -20,18 +20,7 @@ import {
   GRADCHECK_VOCAB,
   logprobGradients,
 } from "../_model_gradcheck.ts";
-import {
-  tinyGemma2Config,
-  tinyGemma3Config,
-  tinyGemmaConfig,
-  tinyGraniteConfig,
-  tinyLlama32Config,
-  tinyOlmo2Config,
-  tinyPhi3Config,
-  tinyPhi4MiniConfig,
-  tinySmolLm3Config,
-  tinyStableLmConfig,
-} from "../_tiny_families.ts";
+import { tinyFamilyConfigs, tinyGemma3Config } from "../_tiny_families.ts";
 
 const VOCAB = GRADCHECK_VOCAB;
 
@@ -75,17 +64,8 @@ const CONFIGS: Record<string, Record<string, unknown>> = {
     tie_word_embeddings: false,
   },
   "gpt2": GRADCHECK_GPT2,
-  "llama 3.2 (llama3 rope scaling, tied)": tinyLlama32Config(VOCAB),
-  "gemma 3 (window 4, sliding and full layers)": tinyGemma3Config(VOCAB),
+  ...tinyFamilyConfigs(VOCAB),
   "gemma 3 with a final logit softcap": tinyGemma3Config(VOCAB, 2, { final_logit_softcapping: 2 }),
-  "phi3 (fused qkv and gate_up, window 3)": tinyPhi3Config(VOCAB),
-  "olmo2 (post-norms, q/k norms over projections)": tinyOlmo2Config(VOCAB),
-  "gemma (1 + w norms, head_dim 12, GELU-tanh)": tinyGemmaConfig(VOCAB),
-  "gemma 2 (alternating windows, score and final softcaps)": tinyGemma2Config(VOCAB),
-  "smollm3 (NoPE every second layer)": tinySmolLm3Config(VOCAB),
-  "granite (embedding, attention, residual and logit multipliers)": tinyGraniteConfig(VOCAB),
-  "phi-4-mini (partial rotary 0.75, longrope)": tinyPhi4MiniConfig(VOCAB),
-  "stablelm (LayerNorms, q/k/v biases, partial rotary 0.25)": tinyStableLmConfig(VOCAB),
 };
 
 const SEQUENCES = GRADCHECK_SEQUENCES;
