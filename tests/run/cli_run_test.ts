@@ -60,6 +60,7 @@ Deno.test("rft run killed with SIGKILL after checkpoint step_2 resumes to the en
     assertEquals(await exists(marker), true);
     assertEquals(await exists(`${runDir}/stage_done.json`), false);
     assertEquals(await exists(`${runDir}/checkpoints/step_4/trainer_state.json`), false);
+    const atKill = await readExperienceDir(`${runDir}/experiences`);
 
     const resumed = await runRft(["run", file]);
     assertEquals(resumed.code, 0, resumed.stderr);
@@ -85,11 +86,20 @@ Deno.test("rft run killed with SIGKILL after checkpoint step_2 resumes to the en
     assertEquals(state.step, 4);
     assertEquals((await readJson(`${runDir}/stage_done.json`)).steps, 4);
 
-    // Each train step retired its batch once: no eid twice, every one persisted.
+    // The buffer retires an eid when a train step takes it, and when the resumed buffer refuses
+    // it: an experience persisted before the kill but sampled with weights newer than the
+    // checkpoint resumed from (a kill after explore step from + 2 was put, before checkpoint
+    // step_(from + 1) was complete). Its step is explored again; it stays retired so that no
+    // later resume hands it out. So the retired eids are the trained ones plus the refused ones,
+    // each once, every one persisted.
     const retired = state.buffer_retired as string[];
     const trained = train.reduce((s, r) => s + (r["actor/batch_size"] ?? 0), 0);
     assertEquals(trained, 16);
-    assertEquals(retired.length, trained);
+    const refused = atKill.experiences.filter((e) => e.info.policyVersion > from)
+      .map((e) => e.info.eid);
+    assertEquals(train.at(-1)!["buffer/rejected_future"], refused.length);
+    assertEquals(refused.filter((eid) => !retired.includes(eid)), []);
+    assertEquals(retired.length, trained + refused.length);
     assertEquals(new Set(retired).size, retired.length);
     const read = await readExperienceDir(`${runDir}/experiences`);
     const persisted = new Set(read.experiences.map((e) => e.info.eid));

@@ -83,3 +83,59 @@ Deno.test("mode both, sync_interval 2: versions advance two train steps at a tim
     assertEquals(train.map((r) => r["sync/trainer_version"]), [1, 2, 3, 4]);
   });
 });
+
+Deno.test("mode both resumed from a checkpoint older than the explorer: the newer experiences are refused, retired and explored again", async () => {
+  await withFixture(async (f) => {
+    const file = await f.writeConfig({ explorer: { eval_on_startup: false } }, "ahead.yaml");
+    const config = await loadConfig(file);
+    await runConfig(config, quiet);
+    const runDir = f.runDir("ahead");
+    // The state a kill leaves when it lands after explore step 3 (sampled with version 2) was
+    // put and before checkpoint step_2 was complete: what the resume reads (checkpoints, the
+    // explorer's cursor and the persisted experiences) is as it was then; the buffer's own
+    // record and the rows of steps 2 and 3 are rewound and dropped by the resume.
+    for (const step of [2, 3]) {
+      await Deno.remove(`${runDir}/checkpoints/step_${step}`, { recursive: true });
+    }
+    await Deno.writeTextFile(`${runDir}/checkpoints/latest_checkpoint.txt`, "step_1\n");
+    await Deno.remove(`${runDir}/stage_done.json`);
+    const before = (await readExperienceDir(`${runDir}/experiences`)).experiences;
+    const ahead = before.filter((e) => e.info.policyVersion > 1).map((e) => e.info.eid);
+    assertEquals(ahead.length, 4);
+
+    const summary = await runConfig(config, quiet);
+    assertEquals(summary.stages.map((s) => s.outcome.steps), [3]);
+    const train = trainRows(await metricsRows(runDir));
+    assertEquals(train.map((r) => r.step), [1, 2, 3]);
+    // Explore step 2 was done before the kill: its metrics went with the process.
+    assertEquals(train.map((r) => r["explorer/policy_version"] ?? "-"), [0, "-", 2]);
+    assertEquals(train.map((r) => r["actor/batch_size"]), [4, 4, 4]);
+    assertEquals(train.map((r) => r["buffer/rejected_future"]), [0, 4, 4]);
+    // Explore step 3 ran again with version 2: four more experiences, and the refused four
+    // were retired without a train step taking them.
+    const after = (await readExperienceDir(`${runDir}/experiences`)).experiences;
+    assertEquals(after.map((e) => e.info.policyVersion).sort(), [
+      0,
+      0,
+      0,
+      0,
+      1,
+      1,
+      1,
+      1,
+      2,
+      2,
+      2,
+      2,
+      2,
+      2,
+      2,
+      2,
+    ]);
+    const retired = (await readJson(`${runDir}/checkpoints/step_3/trainer_state.json`))
+      .buffer_retired as string[];
+    assertEquals(retired.slice().sort(), after.map((e) => e.info.eid).sort());
+    const trained = retired.filter((eid) => !ahead.includes(eid));
+    assertEquals(trained.length, 12);
+  });
+});
