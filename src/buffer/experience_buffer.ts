@@ -43,6 +43,11 @@ export interface ExperienceBufferOptions {
   policyVersion?: number;
   /** Reuse experiences by priority; absent: each experience is taken once, in put order. */
   replay?: ReplayOptions;
+  /**
+   * Eids retired at open without being handed out: the experiences of an explore step whose
+   * cursor was never saved (a kill between their put and it), which the explorer explores again.
+   */
+  discard?: readonly string[];
 }
 
 /** What one `put` did with its batch. */
@@ -64,6 +69,8 @@ export interface BufferMetrics {
   capacity: number;
   /** Experiences restored from the directory at open. */
   restored: number;
+  /** Persisted experiences retired at open as `discard` named them. */
+  discarded: number;
   accepted: number;
   /** Experiences handed out (a replayed one counts each time). */
   taken: number;
@@ -120,6 +127,7 @@ export class ExperienceBuffer {
   #stateWrite: Promise<void> = Promise.resolve();
   readonly #counts = {
     restored: 0,
+    discarded: 0,
     accepted: 0,
     taken: 0,
     droppedStale: 0,
@@ -151,8 +159,9 @@ export class ExperienceBuffer {
 
   /**
    * Opens the buffer of `dir` (created if missing), restoring every persisted experience not yet
-   * retired; restored ones from a future policy version are rejected, and replay evicts down to
-   * capacity. Throws on bad options or an unreadable state file.
+   * retired; those `discard` names are retired, restored ones from a future policy version are
+   * rejected, and replay evicts down to capacity. Throws on bad options or an unreadable state
+   * file.
    */
   static async open(dir: string, options: ExperienceBufferOptions): Promise<ExperienceBuffer> {
     checkOptions(options);
@@ -160,12 +169,16 @@ export class ExperienceBuffer {
     const state = await readState(`${dir}/${BUFFER_STATE_FILE}`);
     const read = await readExperienceDir(dir);
     const buffer = new ExperienceBuffer(dir, options, new Set(state.retired), read.warnings);
+    const discard = new Set(options.discard);
     const fresh = read.experiences.filter((exp) => !buffer.#retired.has(exp.info.eid));
-    const { accepted, rejected } = buffer.#admit(fresh);
+    const discarded = fresh.filter((exp) => discard.has(exp.info.eid));
+    for (const exp of discarded) buffer.#retire(exp.info.eid);
+    buffer.#counts.discarded = discarded.length;
+    const { accepted, rejected } = buffer.#admit(fresh.filter((e) => !discard.has(e.info.eid)));
     for (const entry of accepted) entry.useCount = state.useCounts[entry.exp.info.eid] ?? 0;
     buffer.#counts.restored = accepted.length;
     const evicted = buffer.#evictOverCapacity();
-    if (rejected.length || evicted) await buffer.#persistState();
+    if (rejected.length || evicted || discarded.length) await buffer.#persistState();
     return buffer;
   }
 

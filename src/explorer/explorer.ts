@@ -6,8 +6,11 @@
  * operators and puts what is kept into its {@link ExperienceSink} (the experience buffer, which
  * persists it before acknowledging, or a cluster run's experience stream), then saves its cursor
  * and the source's state (one file per step under `task_schedule/`, kept for the steps of the
- * cursor history). With dynamic sampling it draws more
- * batches until `batch_size` groups survive the operators (`dynamic_sampling.ts`). `run` is
+ * cursor history). Before the put its cursor file names the step's experiences as pending, so a
+ * resume after a kill between the put and the cursor discards them and explores the step again
+ * (the buffer's `discard`) instead of training them beside their second exploration. With
+ * dynamic sampling it draws more batches until `batch_size` groups survive the operators
+ * (`dynamic_sampling.ts`). `run` is
  * the explorer's loop: sync -> (evaluate) -> explore step -> report, until `total_steps` or the
  * end of the taskset. Steps in which every task failed end the run with an error after
  * {@link MAX_EMPTY_STEPS} in a row, or at the end of a run that kept nothing; a step whose groups
@@ -48,10 +51,23 @@ export interface ExplorerCursor {
   policyVersion?: number;
 }
 
+/** The experiences of an explore step being put, before its cursor is saved. */
+export interface PendingPut {
+  /** The explore step (the cursor's step + 1). */
+  step: number;
+  /** The eids of the experiences put. */
+  eids: string[];
+}
+
 /** The explorer's cursor file, saved after each explore step. */
 export interface ExplorerState extends ExplorerCursor {
   /** The cursors of the last {@link CURSOR_HISTORY} steps, oldest first, this one last. */
   history?: ExplorerCursor[];
+  /**
+   * Set while step `step + 1`'s experiences are being put: found on resume, they may be
+   * persisted although that step is explored again, and must never be handed out.
+   */
+  pending?: PendingPut;
 }
 
 /** Steps of cursor history kept, to rewind the explorer to a trainer checkpoint. */
@@ -152,6 +168,8 @@ export interface ExploreStepResult {
 export class Explorer {
   #step = 0;
   #history: ExplorerCursor[] = [];
+  /** The cursor file as last written or restored. */
+  #saved: ExplorerState = { step: 0, history: [] };
   #failures = 0;
   /** Steps in a row in which every task failed, and the last error. */
   #empty = { steps: 0, reason: "" };
@@ -177,7 +195,10 @@ export class Explorer {
   async restore(state: ExplorerState): Promise<void> {
     this.#step = state.step;
     this.#history = state.history ?? [];
+    const { pending: _pending, ...cursor } = state;
+    this.#saved = cursor;
     const { tasks } = this.options;
+    if (state.step === 0 && !state.taskset) return; // nothing explored: the schedule is fresh
     if (state.taskset) {
       tasks.restore({ ...tasks.state(), tasksets: [state.taskset] });
       return;
@@ -270,6 +291,8 @@ export class Explorer {
       metrics["explorer/kept_groups"] = countGroups(kept);
     }
     if (buffer && kept.length) {
+      const pending = { step: this.#step + 1, eids: kept.map((e) => e.info.eid) };
+      await this.#writeState({ ...this.#saved, pending });
       const put = await buffer.put(kept);
       metrics["buffer/accepted"] = put.accepted;
       metrics["buffer/rejected"] = put.rejected;
@@ -296,17 +319,21 @@ export class Explorer {
     this.#history = [...this.#history, cursor].slice(-CURSOR_HISTORY);
     await Deno.mkdir(`${this.options.stateDir}/${TASK_SCHEDULE_DIR}`, { recursive: true });
     await writeAtomic(this.#schedulePath(this.#step), JSON.stringify(scheduler.state()) + "\n");
-    const state: ExplorerState = { ...cursor, history: this.#history };
-    await writeAtomic(
-      `${this.options.stateDir}/${EXPLORER_STATE_FILE}`,
-      JSON.stringify(state) + "\n",
-    );
+    this.#saved = { ...cursor, history: this.#history };
+    await this.#writeState(this.#saved);
     for (const old of dropped) {
       await Deno.remove(this.#schedulePath(old.step)).catch((err) => {
         if (!(err instanceof Deno.errors.NotFound)) throw err;
       });
     }
     return { drew: true, kept, metrics };
+  }
+
+  /** Writes the cursor file. */
+  async #writeState(state: ExplorerState): Promise<void> {
+    const { stateDir } = this.options;
+    await Deno.mkdir(stateDir, { recursive: true });
+    await writeAtomic(`${stateDir}/${EXPLORER_STATE_FILE}`, JSON.stringify(state) + "\n");
   }
 
   /** The scheduler's state file of explore step `step`. */

@@ -1,6 +1,7 @@
 /**
  * Builds a stage's explorer side around a policy: its taskset, experience buffer (resumed and,
- * when the trainer resumes from a checkpoint, rewound to it), rollout model, the OpenAI server
+ * when the trainer resumes from a checkpoint, rewound to it; the experiences of an explore step
+ * whose cursor was never saved are discarded, as that step is explored again), rollout model, the OpenAI server
  * and auxiliary models when configured, the Explorer at its saved cursor, and the Evaluator of
  * the eval tasksets. Disposing it frees the rollout model and closes the buffer and servers,
  * whichever way the stage ends. Runs no step.
@@ -111,6 +112,7 @@ export async function openStageExplorer(
       maxStaleness: bufferSection.maxStaleness,
       policyVersion: startVersion,
       replay: bufferSection.replay,
+      discard: saved?.pending?.eids,
     }),
   );
   const rollout = owned.use(rolloutModel(stage, model, stage.seed + 7919 * (saved?.step ?? 0)));
@@ -138,9 +140,13 @@ export async function openStageExplorer(
   if (saved) await explorer.restore(rewinds ? cursorForVersion(saved, startVersion) : saved);
   if (!options.remote) reportPlannedSteps(stage, ctx, tasks, algorithm);
   const files = tasks.entries.map(({ taskset }) => `${taskset.files.join(", ")}: ${taskset.size}`);
+  const { restored, discarded } = buffer.metrics();
+  const redone = discarded
+    ? `, ${discarded} of explore step ${saved?.pending?.step} discarded`
+    : "";
   log(
     `taskset ${files.join("; ")} tasks; explore step ${explorer.step}, ` +
-      `train step ${startVersion}; ${buffer.metrics().restored} experiences restored`,
+      `train step ${startVersion}; ${restored} experiences restored${redone}`,
   );
   const evaluator = stageEvaluator(stage, ctx, evalTasksets, rollout, { startVersion, services });
   const free = owned.move();

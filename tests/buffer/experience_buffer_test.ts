@@ -106,6 +106,26 @@ Deno.test("buffer: after a kill, acknowledged experiences survive and consumed o
   });
 });
 
+Deno.test("buffer: experiences named by discard are retired at open, never handed out", async () => {
+  await inTempDir("rft-buffer-", async (dir) => {
+    const first = await ExperienceBuffer.open(dir, { capacity: 10 });
+    await first.put([exp("a0"), exp("a1")]);
+    await first.put([exp("b0"), exp("b1")]);
+    assertEquals(eids(await first.take(1)), ["a0"]);
+    // Killed; the explorer's cursor names b0, b1 (and a c0 never persisted) as pending.
+    const second = await ExperienceBuffer.open(dir, { capacity: 10, discard: ["b0", "b1", "c0"] });
+    assertEquals([second.metrics().restored, second.metrics().discarded], [1, 2]);
+    assertEquals(["b0", "c0"].map((eid) => second.has(eid)), [true, false]);
+    assertEquals(second.metrics().size, 1);
+    await second.close();
+    // Retired for good: a later open without discard hands out a1 alone.
+    const third = await ExperienceBuffer.open(dir, { capacity: 10 });
+    assertEquals(third.metrics().discarded, 0);
+    await third.close();
+    assertEquals(eids(await third.take(5)), ["a1"]);
+  });
+});
+
 Deno.test("buffer: stale experiences are dropped at take, future ones rejected", async () => {
   await inTempDir("rft-buffer-", async (dir) => {
     const options: ExperienceBufferOptions = { capacity: 10, maxStaleness: 1, policyVersion: 2 };
@@ -121,6 +141,7 @@ Deno.test("buffer: stale experiences are dropped at take, future ones rejected",
       available: 1,
       capacity: 10,
       restored: 0,
+      discarded: 0,
       accepted: 5,
       taken: 3,
       droppedStale: 1,

@@ -3,6 +3,7 @@
 import { assertEquals } from "../_asserts.ts";
 import { runRft } from "../_rft_cli.ts";
 import { readExperienceDir } from "../../src/buffer/experience_io.ts";
+import { EXPLORER_STATE_FILE, type ExplorerState } from "../../src/explorer/explorer.ts";
 import { exists, makeFixture, metricsRows, readJson, trainRows } from "./_fixture.ts";
 
 const LAUNCHER = new URL("../../rft", import.meta.url).pathname;
@@ -61,6 +62,7 @@ Deno.test("rft run killed with SIGKILL after checkpoint step_2 resumes to the en
     assertEquals(await exists(`${runDir}/stage_done.json`), false);
     assertEquals(await exists(`${runDir}/checkpoints/step_4/trainer_state.json`), false);
     const atKill = await readExperienceDir(`${runDir}/experiences`);
+    const cursorAtKill = await readJson<ExplorerState>(`${runDir}/${EXPLORER_STATE_FILE}`);
 
     const resumed = await runRft(["run", file]);
     assertEquals(resumed.code, 0, resumed.stderr);
@@ -86,20 +88,27 @@ Deno.test("rft run killed with SIGKILL after checkpoint step_2 resumes to the en
     assertEquals(state.step, 4);
     assertEquals((await readJson(`${runDir}/stage_done.json`)).steps, 4);
 
-    // The buffer retires an eid when a train step takes it, and when the resumed buffer refuses
-    // it: an experience persisted before the kill but sampled with weights newer than the
-    // checkpoint resumed from (a kill after explore step from + 2 was put, before checkpoint
-    // step_(from + 1) was complete). Its step is explored again; it stays retired so that no
-    // later resume hands it out. So the retired eids are the trained ones plus the refused ones,
+    // Every step trained on experiences of the policy it had (no step's data twice or late).
+    assertEquals(train.map((r) => r["sample/staleness_mean"]), [0, 0, 0, 0]);
+    // The buffer retires an eid when a train step takes it, and when the resumed buffer retires
+    // it unused, because its explore step is explored again: the experiences the cursor named as
+    // pending (a kill between their put and the cursor), and those sampled with weights newer
+    // than the checkpoint resumed from (a kill after explore step from + 2 was put, before
+    // checkpoint step_(from + 1) was complete), which the buffer refuses. They stay retired so
+    // that no later resume hands them out. So the retired eids are the trained ones plus those,
     // each once, every one persisted.
     const retired = state.buffer_retired as string[];
     const trained = train.reduce((s, r) => s + (r["actor/batch_size"] ?? 0), 0);
     assertEquals(trained, 16);
-    const refused = atKill.experiences.filter((e) => e.info.policyVersion > from)
-      .map((e) => e.info.eid);
+    const pending = new Set(cursorAtKill.pending?.eids);
+    const discarded = atKill.experiences.filter((e) => pending.has(e.info.eid));
+    const refused = atKill.experiences.filter((e) =>
+      e.info.policyVersion > from && !pending.has(e.info.eid)
+    );
     assertEquals(train.at(-1)!["buffer/rejected_future"], refused.length);
-    assertEquals(refused.filter((eid) => !retired.includes(eid)), []);
-    assertEquals(retired.length, trained + refused.length);
+    const unused = [...discarded, ...refused].map((e) => e.info.eid);
+    assertEquals(unused.filter((eid) => !retired.includes(eid)), []);
+    assertEquals(retired.length, trained + unused.length);
     assertEquals(new Set(retired).size, retired.length);
     const read = await readExperienceDir(`${runDir}/experiences`);
     const persisted = new Set(read.experiences.map((e) => e.info.eid));

@@ -1,6 +1,6 @@
 /** `rft run` in modes both and explore, in process: versions, sync, checkpoints, experiences. */
 
-import { assertEquals } from "../_asserts.ts";
+import { assertEquals, assertRejects } from "../_asserts.ts";
 import { readExperienceDir } from "../../src/buffer/experience_io.ts";
 import { loadConfig } from "../../src/config/load_config.ts";
 import { runConfig } from "../../src/run/run.ts";
@@ -138,4 +138,48 @@ Deno.test("mode both resumed from a checkpoint older than the explorer: the newe
     const trained = retired.filter((eid) => !ahead.includes(eid));
     assertEquals(trained.length, 12);
   });
+});
+
+Deno.test("mode both stopped between an explore step's put and its cursor: the resume explores that step again and trains each step on-policy", async () => {
+  for (const step of [1, 3]) {
+    await withFixture(async (f) => {
+      const file = await f.writeConfig({
+        buffer: { total_steps: 4 },
+        explorer: { eval_on_startup: false },
+      }, "orphan.yaml");
+      const config = await loadConfig(file);
+      const runDir = f.runDir("orphan");
+      // A directory where the step's schedule file goes: the step fails after its experiences
+      // are persisted and before its cursor is saved, as a kill there would leave it.
+      const blocker = `${runDir}/task_schedule/step_${step}.json`;
+      await Deno.mkdir(blocker, { recursive: true });
+      await assertRejects(() => runConfig(config, quiet), Error, blocker);
+      const before = Array.from({ length: step - 1 }, (_, i) => i + 1);
+      assertEquals(await checkpointSteps(runDir).catch(() => []), before);
+      const persisted = (await readExperienceDir(`${runDir}/experiences`)).experiences;
+      const orphans = persisted.filter((e) => e.info.policyVersion === step - 1)
+        .map((e) => e.info.eid);
+      assertEquals(orphans.length, 4);
+      await Deno.remove(blocker);
+
+      const lines: string[] = [];
+      await runConfig(config, { log: (line) => lines.push(line) });
+      const resumed = lines.find((l) => l.includes("experiences restored"));
+      const expected = `explore step ${step - 1}, train step ${step - 1}; 0 experiences ` +
+        `restored, 4 of explore step ${step} discarded`;
+      assertEquals(resumed?.endsWith(expected), true, resumed);
+      const train = trainRows(await metricsRows(runDir));
+      assertEquals(train.map((r) => r.step), [1, 2, 3, 4]);
+      assertEquals(train.map((r) => r["explorer/policy_version"]), [0, 1, 2, 3]);
+      assertEquals(train.map((r) => r["sample/staleness_mean"]), [0, 0, 0, 0]);
+      assertEquals(train.map((r) => r["actor/batch_size"]), [4, 4, 4, 4]);
+      // The orphans were retired unused; every other experience was trained on once.
+      const after = (await readExperienceDir(`${runDir}/experiences`)).experiences;
+      const retired = (await readJson(`${runDir}/checkpoints/step_4/trainer_state.json`))
+        .buffer_retired as string[];
+      assertEquals(retired.slice().sort(), after.map((e) => e.info.eid).sort());
+      assertEquals(orphans.filter((eid) => !retired.includes(eid)), []);
+      assertEquals(after.length, 20);
+    });
+  }
 });
