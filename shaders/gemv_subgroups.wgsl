@@ -1,28 +1,8 @@
-// GEMV for GPUs (see lib/gemv_core.wgsl), the lanes' sums of each column added by subgroup sums
-// (`subgroupAdd`), then across the column's subgroups in workgroup memory (partial[column *
-// (LANES / size) + lane / size]): for devices where `subgroups` works (src/gpu/subgroups.ts),
-// with LANES a multiple of the subgroup size, so that a subgroup never spans two columns. Deno's
-// WGSL compiler takes the subgroup built-ins without (and rejects) `enable subgroups;`.
+// GEMV for GPUs (see lib/gemv_core.wgsl), as gemv.wgsl, the lanes' sums of each column added by
+// subgroup sums: for devices where `subgroups` works.
 
 // #include gemv_core
+// #include gemv_weights
+// #include gemv_subgroup_sums
 // #include activation
 // #include half_weights
-
-var<private> subgroup_size: u32;
-
-fn reduce_lanes(x: vec4f, lane: u32, column: u32) -> vec4f {
-  let sum = subgroupAdd(x);
-  let per_column = LANES / subgroup_size;
-  if (lane % subgroup_size == 0u) { partial[column * per_column + lane / subgroup_size] = sum; }
-  workgroupBarrier();
-  var total = vec4f(0.0);
-  for (var i = 0u; i < per_column; i++) { total += partial[column * per_column + i]; }
-  workgroupBarrier();
-  return total;
-}
-
-@compute @workgroup_size(LANES, COLS)
-fn main(inv: Invocation, @builtin(subgroup_size) size: u32) {
-  subgroup_size = size;
-  gemv(inv);
-}

@@ -1,25 +1,30 @@
-// The GEMV kernels for GPUs (gemv.wgsl: the lanes' sums added in workgroup memory;
-// gemv_subgroups.wgsl: by subgroup sums), for the few rows of a decode step:
+// The GEMV kernels for GPUs, for the few rows of a decode step:
 //   c[m, n] (+)= sum_k x[m, k] * w[n, k]                       (the product x W^T, HF's layout)
 // with, by override, x = HF's RMSNorm of a with weight gamma (+ WEIGHT_OFFSET: Gemma's 1 + gamma)
 // (NORM: the norm's 1/rms is a per-row factor, so a chunk of a is multiplied by the weight on the
-// way and the row's sums by 1/rms at the end), and a second weight w2 (GATED: c = f(x W^T) * (x W2^T), f the activation OP, SwiGLU with
-// silu). Weights are f32, or f16 / bf16 packed two per u32 (FORMAT; element 2i in the low half),
-// read as vec4<u32> chunks (4 f32 or 8 halves); all math in f32.
+// way and the row's sums by 1/rms at the end), and a second weight w2 (GATED: c = f(x W^T) * (x
+// W2^T), f the activation OP, SwiGLU with silu). Weights are f32, or f16 / bf16 packed two per u32
+// (FORMAT; element 2i in the low half), read as vec4<u32> chunks (4 f32 or 8 halves); all math in
+// f32.
 // A workgroup owns COLS output columns; its LANES = 256 / COLS invocations per column split K:
 // lane l sums chunks l, l + LANES, ... of its column's weight row (neighbouring lanes read
 // neighbouring 16 bytes: coalesced), for every row of a; then the lanes' sums are added by
-// `reduce_lanes`, which the including shader defines. Few columns per workgroup give a small
-// product many workgroups (576 columns in 144 workgroups of 4), each lane a few chunks.
+// `reduce_lanes`. Few columns per workgroup give a small product many workgroups (576 columns in
+// 144 workgroups of 4), each lane a few chunks.
 // Shapes: a [M, K] as vec4s (K a multiple of 4, of 8 with halves), M <= ROWS <= 8; gamma [K] as
-// vec4s (NORM); w, w2 [N, K] as chunks; c [M, N].
-// Bindings: a, gamma, w, w2 (read), c (read_write), params (callers bind a for an unused gamma,
-// w for an unused w2).
+// vec4s (NORM); weights [N, K] as chunks; c [M, N].
+// Bindings here: a, gamma, w, w2 (read; callers bind a for an unused gamma, w for an unused w2).
 // Grid: workgroup index x + y * nwg.x = block of COLS columns.
-// The including shader (which also includes activation and half_weights) declares
-// `reduce_lanes(x: vec4f, lane: u32, column: u32) -> vec4f` (the sum of x over the LANES lanes of
-// workgroup column `column`, valid in lane 0; called by every invocation; `partial` is its
-// workgroup memory) and an entry point with @workgroup_size(LANES, COLS) calling `gemv`.
+// A shader assembles a kernel from this core and two parts (besides activation and half_weights):
+// - where its columns' weights lie (lib/gemv_weights.wgsl: one weight, w, and w2 when GATED;
+//   lib/gemv_qkv_weights.wgsl: q's, k's and v's weights side by side, with biases): it declares
+//   the bindings after w2, the output `c` and the params `p`, and `weight_chunk(col, q, chunks)
+//   -> vec4u` (chunk q of column col's weight row, of `chunks`) and `column_bias(col) -> f32`;
+// - how the lanes' sums are added (lib/gemv_workgroup_sums.wgsl in workgroup memory,
+//   lib/gemv_subgroup_sums.wgsl by subgroup sums): `reduce_lanes(x: vec4f, lane: u32, column:
+//   u32) -> vec4f` (the sum of x over the LANES lanes of workgroup column `column`, valid in lane
+//   0; called by every invocation; `partial` is its workgroup memory) and the entry point `main`,
+//   @workgroup_size(LANES, COLS), calling `gemv`.
 
 override COLS: u32 = 4u; // a power of two, 1 to 64
 override ROWS: u32 = 1u; // 1, 2, 4 or 8
@@ -36,14 +41,14 @@ struct Params {
   n: u32,
   k: u32,
   eps: f32,
+  n1: u32, // the q/k/v kernel's first column of k (lib/gemv_qkv_weights.wgsl); n elsewhere
+  n2: u32, // its first column of v; n elsewhere
 }
 
 @group(0) @binding(0) var<storage, read> a: array<vec4f>;
 @group(0) @binding(1) var<storage, read> gamma: array<vec4f>;
 @group(0) @binding(2) var<storage, read> w: array<vec4u>;
 @group(0) @binding(3) var<storage, read> w2: array<vec4u>;
-@group(0) @binding(4) var<storage, read_write> c: array<f32>;
-@group(0) @binding(5) var<uniform> p: Params;
 
 // Workgroup memory for `reduce_lanes`: a vec4 per invocation.
 var<workgroup> partial: array<vec4f, 256>;
@@ -112,11 +117,11 @@ fn store_rows(g: u32, col: u32, y: vec4f) {
   }
 }
 
-// The column's outputs of rows 4 g .. 4 g + 3 from its reduced sums s (of w) and s2 (of w2).
-fn finish(g: u32, s: vec4f, s2: vec4f) -> vec4f {
+// Column col's outputs of rows 4 g .. 4 g + 3 from its reduced sums s (of w) and s2 (of w2).
+fn finish(g: u32, col: u32, s: vec4f, s2: vec4f) -> vec4f {
   let scale = vec4f(inv_rms(4u * g), inv_rms(4u * g + 1u), inv_rms(4u * g + 2u), inv_rms(4u * g + 3u));
   let y = s * scale;
-  if (!GATED) { return y; }
+  if (!GATED) { return y + column_bias(col); }
   let u = s2 * scale;
   return vec4f(
     activation(y.x, 1.0, 0.0) * u.x,
@@ -137,13 +142,12 @@ fn gemv(inv: Invocation) {
   var t0 = vec4f(0.0);
   var t1 = vec4f(0.0);
   if (col < p.n) {
-    let row = col * chunks;
     for (var q = lane; q < chunks; q += LANES) {
-      let wv = chunk_values(w[row + q]);
+      let wv = chunk_values(weight_chunk(col, q, chunks));
       s0 += rows_dot(0u, q, wv);
       if (ROWS > 4u) { s1 += rows_dot(1u, q, wv); }
       if (GATED) {
-        let uv = chunk_values(w2[row + q]);
+        let uv = chunk_values(w2[col * chunks + q]);
         t0 += rows_dot(0u, q, uv);
         if (ROWS > 4u) { t1 += rows_dot(1u, q, uv); }
       }
@@ -156,6 +160,6 @@ fn gemv(inv: Invocation) {
     if (ROWS > 4u) { t1 = reduce_lanes(t1, lane, column); }
   }
   if (lane != 0u || col >= p.n) { return; }
-  store_rows(0u, col, finish(0u, s0, t0));
-  if (ROWS > 4u) { store_rows(1u, col, finish(1u, s1, t1)); }
+  store_rows(0u, col, finish(0u, col, s0, t0));
+  if (ROWS > 4u) { store_rows(1u, col, finish(1u, col, s1, t1)); }
 }

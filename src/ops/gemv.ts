@@ -1,6 +1,6 @@
 /**
  * The GPU GEMV kernels (`shaders/gemv.wgsl`, `shaders/gemv_subgroups.wgsl` over
- * `shaders/lib/gemv_core.wgsl`): a decode step's product of up to 8 rows by a weight stored
+ * `shaders/lib/gemv_core.wgsl`, which `normed_qkv_gemv.ts`'s q/k/v kernels share): a decode step's product of up to 8 rows by a weight stored
  * [N, K] (HF's layout, the product x W^T), f32 or f16 / bf16 packed two per u32, with f32 sums; a
  * workgroup of 256 invocations owns a few columns and splits K over its lanes, so a small product
  * still spreads over many workgroups. Options fuse what a decoder layer does around its products:
@@ -14,7 +14,7 @@
 
 import type { GpuContext } from "../gpu/device.ts";
 import { grid1d } from "../gpu/dispatch.ts";
-import { packParams } from "../gpu/kernel_params.ts";
+import { type PackedParams, packParams } from "../gpu/kernel_params.ts";
 import type { KernelLaunch } from "../graph/op.ts";
 import { UNARY_OPS, type UnaryKind } from "./unary.ts";
 import { type WeightFormat, weightFormatCode } from "./weight_format.ts";
@@ -76,31 +76,51 @@ export function gemvMisfit(
   return undefined;
 }
 
+/**
+ * The override constants `shaders/lib/gemv_core.wgsl` takes for `p` laid out and fused as `opts`
+ * says (every GEMV kernel's).
+ */
+export function gemvCoreConstants(p: GemvProblem, opts: GemvOptions): Record<string, number> {
+  return {
+    COLS: opts.cols,
+    ROWS: 2 ** Math.ceil(Math.log2(Math.max(1, p.m))),
+    FORMAT: weightFormatCode(p.format),
+    ...(opts.norm ? { NORM: 1 } : {}),
+    ...(opts.norm?.weightOffset ? { WEIGHT_OFFSET: opts.norm.weightOffset } : {}),
+    ...(opts.gated ? { GATED: 1, OP: UNARY_OPS.indexOf(opts.gated.activation) } : {}),
+    ...(opts.accumulate ? { ACCUMULATE: 1 } : {}),
+  };
+}
+
+/**
+ * The params of a GEMV kernel of `p` (the core's `struct Params`): the norm's eps and the first
+ * columns of k and of v (`bounds`: q/k/v kernels; others pass [n, n]).
+ */
+export function gemvParams(p: GemvProblem, eps: number, bounds: [number, number]): PackedParams {
+  return packParams({ m: p.m, n: p.n, k: p.k, eps: { f32: eps }, n1: bounds[0], n2: bounds[1] });
+}
+
+/** The workgroups of a GEMV kernel over `n` columns, `cols` per workgroup. */
+export function gemvWorkgroups(n: number, cols: number): [number, number, number] {
+  return grid1d(Math.ceil(n / cols));
+}
+
 /** The GEMV launch of `p` reading a [M, K] and the weight w [N, K] into c [M, N]. */
 export function gemvLaunch(
   p: GemvProblem,
   bufs: { a: GPUBuffer; w: GPUBuffer; c: GPUBuffer },
   opts: GemvOptions,
 ): KernelLaunch {
-  const rows = 2 ** Math.ceil(Math.log2(Math.max(1, p.m)));
   return {
     spec: {
       ...(opts.subgroups ? { shader: "gemv_subgroups" } : { shader: "gemv" }),
       entryPoint: "main",
-      constants: {
-        COLS: opts.cols,
-        ROWS: rows,
-        FORMAT: weightFormatCode(p.format),
-        ...(opts.norm ? { NORM: 1 } : {}),
-        ...(opts.norm?.weightOffset ? { WEIGHT_OFFSET: opts.norm.weightOffset } : {}),
-        ...(opts.gated ? { GATED: 1, OP: UNARY_OPS.indexOf(opts.gated.activation) } : {}),
-        ...(opts.accumulate ? { ACCUMULATE: 1 } : {}),
-      },
+      constants: gemvCoreConstants(p, opts),
       bindings: ["read", "read", "read", "read", "read_write"],
       params: true,
     },
     buffers: [bufs.a, opts.norm?.gamma ?? bufs.a, bufs.w, opts.gated?.w2 ?? bufs.w, bufs.c],
-    params: packParams({ m: p.m, n: p.n, k: p.k, eps: { f32: opts.norm?.eps ?? 0 } }),
-    workgroups: grid1d(Math.ceil(p.n / opts.cols)),
+    params: gemvParams(p, opts.norm?.eps ?? 0, [p.n, p.n]),
+    workgroups: gemvWorkgroups(p.n, opts.cols),
   };
 }

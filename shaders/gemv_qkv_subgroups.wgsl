@@ -1,0 +1,8 @@
+// The q/k/v GEMV of gemv_qkv.wgsl, the lanes' sums of each column added by subgroup sums: for
+// devices where `subgroups` works.
+
+// #include gemv_core
+// #include gemv_qkv_weights
+// #include gemv_subgroup_sums
+// #include activation
+// #include half_weights
