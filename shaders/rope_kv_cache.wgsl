@@ -6,9 +6,10 @@
 // head and kv head, and copies the value quads at the same places. A token at a position outside
 // the cache (negative: padding) gets its queries rotated and writes nothing; two tokens of one
 // slot at the same position race, as in kv_cache.wgsl.
-// Bindings (all vec4 arrays but positions): q [S, Tn, H, D], k and v [S, Tn, Hkv, D],
-// positions [S, Tn] (i32), inv_freq [D/2] (read); q_out [S, Tn, H, D] (write), k_cache and
-// v_cache [S, Tmax, Hkv, D] (read_write); params.
+// Bindings (all vec4 arrays but positions): q [S, Tn, H, D], k and v [S, Tn, Hkv, D] (or q, k and
+// v all one buffer [S, Tn, (H + 2 Hkv) D], each token's q, k and v side by side: the rows and
+// offsets in params say which), positions [S, Tn] (i32), inv_freq [D/2] (read); q_out [S, Tn, H,
+// D] (write), k_cache and v_cache [S, Tmax, Hkv, D] (read_write); params.
 // index j = token * D/8 + i = (wid.x + wid.y * nwg.x) * WG + lid.
 // #include rotary
 
@@ -21,6 +22,10 @@ struct Params {
   heads: u32,
   kv_heads: u32,
   quads: u32,    // D / 8: frequency quads per head
+  q_row: u32,    // vec4s from one token's queries to the next's
+  kv_row: u32,   // vec4s from one token's keys (values) to the next's
+  k_at: u32,     // vec4 of a token's first key in k
+  v_at: u32,     // vec4 of a token's first value in v
 }
 
 @group(0) @binding(0) var<storage, read> q: array<vec4f>;
@@ -47,20 +52,21 @@ fn main(
   let cs = rotations4(pos, inv_freq[i]);
   let head_quads = 2u * p.quads;
   for (var h = 0u; h < p.heads; h++) {
+    let src = token * p.q_row + h * head_quads + i;
     let lo = (token * p.heads + h) * head_quads + i;
-    let r = rotate_pairs4(q[lo], q[lo + p.quads], cs);
+    let r = rotate_pairs4(q[src], q[src + p.quads], cs);
     q_out[lo] = r[0];
     q_out[lo + p.quads] = r[1];
   }
   if (pos < 0 || u32(pos) >= p.tmax) { return; }
   let cache_row = ((token / p.tn) * p.tmax + u32(pos)) * p.kv_heads;
   for (var h = 0u; h < p.kv_heads; h++) {
-    let src = (token * p.kv_heads + h) * head_quads + i;
+    let src = token * p.kv_row + h * head_quads + i;
     let dst = (cache_row + h) * head_quads + i;
-    let r = rotate_pairs4(k[src], k[src + p.quads], cs);
+    let r = rotate_pairs4(k[p.k_at + src], k[p.k_at + src + p.quads], cs);
     k_cache[dst] = r[0];
     k_cache[dst + p.quads] = r[1];
-    v_cache[dst] = v[src];
-    v_cache[dst + p.quads] = v[src + p.quads];
+    v_cache[dst] = v[p.v_at + src];
+    v_cache[dst + p.quads] = v[p.v_at + src + p.quads];
   }
 }

@@ -31,5 +31,5 @@ export { padLast, sliceLast } from "./slice.ts";
 export { type AttentionOptions, causalAttention } from "./attention.ts";
 export { cachedAttention } from "./cached_attention.ts";
 export { writeKvCache } from "./kv_cache.ts";
-export { ropeKvCache, type RopeKvCacheResult } from "./rope_kv_cache.ts";
+export { packedRopeKvCache, ropeKvCache, type RopeKvCacheResult } from "./rope_kv_cache.ts";
 export { stopGradient } from "./stop_gradient.ts";

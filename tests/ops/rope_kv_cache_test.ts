@@ -3,7 +3,7 @@
  * scatter) on odd shapes (3 slots, 6 query heads over 2 kv heads, one and three frequency quads,
  * padding and a position past the cache), readers of its caches in the same graph (one that
  * depends on the write only through the cache view; the attention, against the reference and the
- * three-op path), and its errors.
+ * three-op path), the same from q, k and v side by side (packedRopeKvCache), and its errors.
  */
 
 import { getGpu } from "../../src/gpu/device.ts";
@@ -12,7 +12,7 @@ import { Graph } from "../../src/graph/graph.ts";
 import { cachedAttention } from "../../src/ops/cached_attention.ts";
 import { writeKvCache } from "../../src/ops/kv_cache.ts";
 import { rope, ropeInvFreq } from "../../src/ops/rope.ts";
-import { ropeKvCache } from "../../src/ops/rope_kv_cache.ts";
+import { packedRopeKvCache, ropeKvCache } from "../../src/ops/rope_kv_cache.ts";
 import { neg } from "../../src/ops/unary.ts";
 import { cachedAttentionRef, writeKvCacheRef } from "../../src/reference/kv_cache.ts";
 import { ropeRef } from "../../src/reference/rope.ts";
@@ -82,6 +82,30 @@ async function checkFused(headDim: number, seed: number) {
     ),
   ]);
   assertClose(attended, separate, { ...tol, label: `fused vs three ops, head dim ${headDim}` });
+  // q, k and v side by side, each token's row [q (6 heads), k (2), v (2)].
+  const qkv = { shape: [3, 2, 10 * headDim], data: sideBySide([q, k, v], 3 * 2) };
+  const packed = await runOps([qkv, keyCache, valueCache, positions], (qkv, kc, vc, pos) => {
+    const r = packedRopeKvCache(qkv, kc, vc, pos, invFreq);
+    return [r.queries, r.keys, r.values];
+  });
+  const label = `side by side, head dim ${headDim}`;
+  assertClose(packed[0], wantQueries, { ...tol, label: `queries ${label}` });
+  assertClose(packed[1], wantKeys, { ...tol, label: `key cache ${label}` });
+  assertClose(packed[2], wantValues, { atol: 0, rtol: 0, label: `value cache ${label}` });
+}
+
+/** The rows of `parts` (each `rows` rows) side by side: row r of each in turn. */
+function sideBySide(parts: TestInput[], rows: number): Float32Array<ArrayBuffer> {
+  const widths = parts.map((t) => t.data.length / rows);
+  const out = new Float32Array(rows * widths.reduce((a, b) => a + b, 0));
+  let at = 0;
+  for (let r = 0; r < rows; r++) {
+    parts.forEach((t, i) => {
+      out.set(t.data.subarray(r * widths[i], (r + 1) * widths[i]), at);
+      at += widths[i];
+    });
+  }
+  return out;
 }
 
 Deno.test("ropeKvCache: rotated queries and both caches as the references, odd shapes", async () => {
@@ -110,6 +134,11 @@ Deno.test("ropeKvCache refuses head dims not a multiple of 8, a bad table, a wri
     () => ropeKvCache(rows(3, 8), rows(2, 8), rows(2, 8), cache(8), cache(8), positions, f(8)),
     Error,
     "do not share 2 kv heads evenly",
+  );
+  assertThrows(
+    () => packedRopeKvCache(g.input([1, 1, 36]), cache(8), cache(8), positions, f(8)),
+    Error,
+    "heads a multiple of kv_heads",
   );
   const written = ropeKvCache(
     rows(2, 8),
