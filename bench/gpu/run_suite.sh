@@ -6,8 +6,8 @@
 # train bench under RFT_DEBUG=2: every dispatch's GPU time). Each step gets at most
 # its own cap and whatever is left of RFT_SUITE_SECONDS (default 520) in all.
 # RFT_SUITE_ONLY=decode,forward runs those steps alone (info always runs). Steps, in order:
-# kernels (the GPU kernels' tests: flash attention, GEMV, halves, subgroups), attention (each
-# attention kernel family at the train step's shape), train, decode, matmul (f32 and f16 rows),
+# kernels (the GPU kernels' tests: flash attention, GEMV, halves, subgroups, batch-1 decode),
+# attention (each attention kernel family at the train step's shape), train, decode, matmul (f32 and f16 rows),
 # forward, train-profile, tests (the GPU-related test folders), step, acceptance (issue 48's
 # table from the reports, $OUT/acceptance.md: bench/gpu/acceptance.ts). A .gl/autotune.json
 # (an earlier run's cache) becomes the autotune cache where there is none, so kernels are not
@@ -96,7 +96,8 @@ if [ -z "${RFT_SUITE_SMALL:-}" ] && ! grep -q "^fallback     no" "$log"; then
   fi
 fi
 step kernels 150 bash -c "./rft deno test -A --no-check tests/ops/flash_attention_test.ts \
-  tests/ops/half_weight_kernels_test.ts tests/ops/half_weights_test.ts tests/ops/normed_gated_gemv_test.ts tests/gpu/subgroups_test.ts && \
+  tests/ops/half_weight_kernels_test.ts tests/ops/half_weights_test.ts tests/ops/normed_gated_gemv_test.ts \
+  tests/ops/normed_qkv_gemv_test.ts tests/engine/gpu_path_decode_test.ts tests/gpu/subgroups_test.ts && \
   ./rft deno test -A --no-check tests/ops/matmul_test.ts --filter '/gemv_|tiled_8x8/'"
 step attention 60 ./rft deno run -A bench/attention.ts --shape $attention --json $j/attention.json
 step train 150 ./rft deno run -A bench/train.ts --models $model --rows $rows --len $len \

@@ -29,7 +29,7 @@ import {
 import { cachedAttention } from "../ops/cached_attention.ts";
 import { embedding } from "../ops/embedding.ts";
 import { writeKvCache } from "../ops/kv_cache.ts";
-import { ropeKvCache, ropeKvCacheTakes } from "../ops/rope_kv_cache.ts";
+import { packedRopeKvCache, ropeKvCache, ropeKvCacheTakes } from "../ops/rope_kv_cache.ts";
 import { reshape } from "../ops/reshape.ts";
 import { LruCache } from "../util/lru_cache.ts";
 import {
@@ -363,7 +363,7 @@ export class GenerationEngine {
 
   /** Attention that appends k, v at `positions` to the caches, then attends over them. */
   #cachedAttention(g: Graph, caches: KvCacheSet, positions: Tensor): AttentionFn {
-    return (layer, q, k, v, { rotary, scale, window, softcap }) => {
+    return (layer, q, k, v, { rotary, scale, window, softcap, qkv }) => {
       if (rotary && rotary.positions !== positions) {
         throw new Error(`Cannot rotate layer ${layer}'s keys: positions other than the cache's`);
       }
@@ -371,16 +371,11 @@ export class GenerationEngine {
       const valueCache = g.variable(caches.values[layer]);
       const whole = rotary && rotatesWholeHeads(rotary, q.lastDim);
       if (rotary && whole && ropeKvCacheTakes(q.lastDim)) {
-        // One dispatch rotates the queries and writes both caches, the keys rotated.
-        const { queries, keys, values } = ropeKvCache(
-          q,
-          k,
-          v,
-          keyCache,
-          valueCache,
-          positions,
-          rotary.invFreq,
-        );
+        // One dispatch rotates the queries and writes both caches, the keys rotated (reading q,
+        // k and v side by side where one product gave them so).
+        const { queries, keys, values } = qkv
+          ? packedRopeKvCache(qkv, keyCache, valueCache, positions, rotary.invFreq)
+          : ropeKvCache(q, k, v, keyCache, valueCache, positions, rotary.invFreq);
         return cachedAttention(queries, keys, values, positions, { scale, window, softcap });
       }
       // The keys are rotated as they are written (one dispatch; partial rotary: before); the

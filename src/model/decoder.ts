@@ -99,11 +99,11 @@ class DecoderLayers {
     const { cfg, w } = this;
     const p = layerPrefix(cfg, l);
     const { qkv, attentionOut } = layerLinears(cfg, l);
-    const x = this.#normed(h, p, cfg.names.preAttentionNorm);
     const modules = qkv.map((m) => projectionOf(cfg, m));
-    let [q, k, v] = modules.length === 3
-      ? modules.map((m) => x.project(w, m))
-      : this.#splitQkv(x.project(w, modules[0]));
+    const packed = this.#packedQkv(h, p, modules);
+    let [q, k, v] = packed.tensor
+      ? this.#splitQkv(packed.tensor)
+      : modules.map((m) => packed.x.project(w, m));
     // q/k norms over each head (after the split into heads) or the whole projection (before).
     const qkNorms = () => {
       if (cfg.names.qNorm) q = norm(cfg, w, q, p + cfg.names.qNorm);
@@ -113,9 +113,26 @@ class DecoderLayers {
     q = this.#heads(q, cfg.numHeads);
     [k, v] = [k, v].map((t) => this.#heads(t, cfg.numKvHeads));
     if (cfg.qkNormScope !== "projection") qkNorms();
-    const attended = this.attentionFn(l, q, k, v, this.#layerAttention(l));
+    const normed = cfg.names.qNorm || cfg.names.kNorm;
+    const spec = this.#layerAttention(l);
+    const attended = this.attentionFn(l, q, k, v, normed ? spec : { ...spec, qkv: packed.tensor });
     const merged = reshape(attended, [this.#batch, this.#seq, cfg.numHeads * cfg.headDim]);
     return this.#join(h, merged, projectionOf(cfg, attentionOut), p, cfg.names.postAttentionNorm);
+  }
+
+  /**
+   * The attention's normed input `x` of `h` (layer prefix `p`), and q, k and v side by side as
+   * one tensor where one product gives them so: the norm and the q/k/v products as one gemv
+   * (`fused_block.ts`), or a fused qkv module; undefined where they are three products of `x`.
+   */
+  #packedQkv(h: Tensor, p: string, modules: Projection[]): { x: NormedInput; tensor?: Tensor } {
+    const name = this.cfg.names.preAttentionNorm;
+    const fused = name
+      ? this.#fusions.qkvGemv(h, this.w, this.w(`${p + name}.weight`), modules)
+      : undefined;
+    const x = this.#normed(h, p, name);
+    if (fused) return { x, tensor: fused };
+    return { x, tensor: modules.length === 1 ? x.project(this.w, modules[0]) : undefined };
   }
 
   /** `h` plus layer `l`'s MLP block. */

@@ -6,13 +6,17 @@
  * up products and activation as one `normedGatedGemv`. Each applies where the description allows
  * it (RMSNorms, a gated MLP of separate modules without biases; the down product's fill where no
  * post-MLP norm or residual scale follows it; f32 weights: the fills and the gemv read textures
- * of f32 weights) and gives the same values as the plain path.
+ * of f32 weights) and gives the same values as the plain path. On GPUs a one-token-row
+ * attention block's norm and q/k/v products (and biases) are one `normedQkvGemv` where no q/k
+ * norm follows them and no LoRA adapter is on them (f32 or half weights).
  */
 
 import type { GpuContext } from "../gpu/device.ts";
 import { isHalf, type Tensor } from "../graph/tensor.ts";
 import { add } from "../ops/binary.ts";
 import { normedGatedGemv, normedGatedGemvMisfit } from "../ops/normed_gated_gemv.ts";
+import { normedQkvGemv, normedQkvGemvMisfit } from "../ops/normed_qkv_gemv.ts";
+import type { WeightFormat } from "../ops/weight_format.ts";
 import {
   fillsTakePrologues,
   prologueMatmul,
@@ -46,6 +50,13 @@ export interface BuildOptions {
    */
   gatedGemv?: (n: number, k: number) => boolean;
   /**
+   * With `inference`: whether the attention blocks' RMSNorm and q/k/v products with their
+   * biases, on rows of `k` values by weights stored in `format`, run as one `normedQkvGemv`
+   * (graphs of one token row on GPUs; {@link inferenceBuild} decides). Families with q/k norms
+   * and layers with a LoRA adapter on q, k or v keep their own products.
+   */
+  qkvGemv?: (k: number, format: WeightFormat) => boolean;
+  /**
    * Graphs that are differentiated: each decoder layer is a checkpointed region
    * (`graph/checkpoint.ts`): its activations are recomputed in the backward pass from the
    * layer's input instead of kept, so a step keeps one hidden state per layer and token plus
@@ -58,7 +69,11 @@ export interface BuildOptions {
 export function inferenceBuild(gpu: GpuContext, rows: number): BuildOptions {
   const options = { inference: true, prologueProducts: fillsTakePrologues(gpu, rows) };
   if (rows !== 1) return options;
-  return { ...options, gatedGemv: (n, k) => normedGatedGemvMisfit(gpu, n, k) === undefined };
+  return {
+    ...options,
+    gatedGemv: (n, k) => normedGatedGemvMisfit(gpu, n, k) === undefined,
+    qkvGemv: (k, format) => normedQkvGemvMisfit(gpu, { rows, k, format }) === undefined,
+  };
 }
 
 /**
@@ -108,6 +123,8 @@ export class BlockFusions {
   readonly #activationInFill: boolean;
   /** A gated MLP's norm, products and activation run as one gemv. */
   readonly #gatedGemv: boolean;
+  /** Whether the attention's norm and q/k/v products may run as one gemv (rows' width, format). */
+  readonly #qkvGemv?: (k: number, format: WeightFormat) => boolean;
 
   constructor(readonly cfg: ModelConfig, options: BuildOptions) {
     if (options.prologueProducts && !options.inference) {
@@ -122,6 +139,9 @@ export class BlockFusions {
       !cfg.names.postMlpNorm && (cfg.residualScale ?? 1) === 1;
     this.#gatedGemv = rmsNorm && gated && Boolean(cfg.names.preMlpNorm) &&
       Boolean(options.gatedGemv?.(cfg.intermediateSize, cfg.hiddenSize));
+    const { conv1d, qNorm, kNorm, preAttentionNorm } = cfg.names;
+    const qkvFits = rmsNorm && !conv1d && !qNorm && !kNorm && Boolean(preAttentionNorm);
+    this.#qkvGemv = qkvFits ? options.qkvGemv : undefined;
   }
 
   /** The output of the norm of `h` with weight `weight` that `compute` computes as a tensor. */
@@ -147,6 +167,32 @@ export class BlockFusions {
     const { eps, weightOffset } = this.cfg.norm;
     const attrs = { eps, weightOffset, gate: this.cfg.activation };
     return normedGatedGemv(h, normWeight, ...weights, attrs);
+  }
+
+  /**
+   * q, k and v side by side [..., (heads + 2 kvHeads) * headDim] of the RMSNorm of `h` (weight
+   * `normWeight`) by the q/k/v `modules` (three, or a fused one) and their biases as one gemv, or
+   * undefined where that path does not apply (then build the norm and the products).
+   */
+  qkvGemv(
+    h: Tensor,
+    w: WeightLookup,
+    normWeight: Tensor,
+    modules: readonly Projection[],
+  ): Tensor | undefined {
+    if (!this.#qkvGemv || modules.some((m) => w.lora?.(m.name))) return undefined;
+    const weights = modules.map((m) => w(`${m.name}.weight`));
+    const dtype = weights[0].dtype;
+    const format = isHalf(dtype) ? dtype : "f32";
+    if (weights.some((t) => t.dtype !== dtype) || !this.#qkvGemv(h.lastDim, format)) {
+      return undefined;
+    }
+    const biased = modules.map((m) => m.bias);
+    if (biased.some((b) => b !== biased[0])) return undefined;
+    const biases = biased[0] ? modules.map((m) => w(`${m.name}.bias`)) : undefined;
+    if (biases?.some((b) => b.dtype !== "f32")) return undefined;
+    const { eps, weightOffset } = this.cfg.norm;
+    return normedQkvGemv(h, normWeight, weights, biases, { eps, weightOffset });
   }
 
   /**

@@ -83,6 +83,12 @@ export interface LayerAttention {
   window?: number;
   /** Soft cap of the scores (softcap * tanh(score / softcap)). */
   softcap?: number;
+  /**
+   * q, k and v side by side [batch, seq, (heads + 2 kvHeads) * headDim] (each token's q, then k,
+   * then v) where one product gave them so (a fused qkv module, `normedQkvGemv`) and no q/k norm
+   * came after: q, k and v are its column windows, and an attention may read it instead of them.
+   */
+  qkv?: Tensor;
 }
 
 /**
