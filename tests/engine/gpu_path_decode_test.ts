@@ -4,8 +4,9 @@
  * are the f64 reference's argmax, and the attention block's norm and q/k/v products run as one
  * GEMV (`normedQkvGemv`) exactly where the family allows it (RMSNorm, no q/k norms; biases,
  * GQA and a fused qkv module included) and as their own dispatches elsewhere; LoRA adapters on q
- * or v keep the products, one on o_proj does not, both as the CPU adapter's path decodes; a
- * decode step is at most 8 dispatches per decoder layer.
+ * or v keep the products, one on o_proj does not, both as the CPU adapter's path decodes; bf16 and
+ * f16 weights are read as stored, as the CPU adapter's path decodes them; a decode step is at most
+ * 8 dispatches per decoder layer.
  */
 
 import { getGpu } from "../../src/gpu/device.ts";
@@ -13,6 +14,7 @@ import { parseHfConfig } from "../../src/model/hf_config.ts";
 import { initParameters } from "../../src/model/init.ts";
 import { createLoraAdapter, initLoraParameters, loraTargets } from "../../src/model/lora.ts";
 import { createModel, type PolicyModel } from "../../src/model/policy.ts";
+import { copyModel } from "../../src/model/weight_transfer.ts";
 import { uniformArray } from "../../src/util/random.ts";
 import {
   decodeDispatches,
@@ -168,6 +170,28 @@ Deno.test("GPU path with LoRA: adapters on q and v keep the products, on o_proj 
       const want = cpuPath.samples[i];
       assertEquals(s.tokens, want.tokens, `adapters on ${modules}, prompt ${i}`);
       assertClose(s.logprobs, want.logprobs, { atol: 1e-4, label: `${modules}, prompt ${i}` });
+    });
+  }
+});
+
+Deno.test("GPU path with bf16 and f16 weights: the q/k/v GEMV reads them as stored; tokens as the CPU adapter's", async () => {
+  const raw = FAMILIES["qwen2 (q/k/v biases, GQA 2:1, tied)"].raw;
+  for (const dtype of ["bf16", "f16"] as const) {
+    const decode = async (model: PolicyModel) => {
+      const copy = await copyModel(model, dtype);
+      model.destroy();
+      try {
+        return await decodeAlone(copy);
+      } finally {
+        copy.destroy();
+      }
+    };
+    const gpuPath = await decode(await gpuPathModel(raw));
+    const cpuPath = await decode(await createModel(raw, randomParameters(raw)));
+    assertEquals(gpuPath.qkvGemv, true, `the q/k/v GEMV ran on ${dtype} weights`);
+    gpuPath.samples.forEach((s, i) => {
+      assertEquals(s.tokens, cpuPath.samples[i].tokens, `${dtype}, prompt ${i}`);
+      assertClose(s.logprobs, cpuPath.samples[i].logprobs, { atol: 1e-4, label: `${dtype} ${i}` });
     });
   }
 });
