@@ -146,53 +146,55 @@ for (const [label, { raw, fused }] of Object.entries(FAMILIES)) {
   });
 }
 
-Deno.test("GPU path with LoRA: adapters on q and v keep the products, on o_proj not; tokens as the CPU adapter's", async () => {
+/**
+ * Asserts that `prepare` applied to a model of the qwen2 row on the GPU path and to one on the CPU
+ * adapter's path gives the same greedy tokens and log-probs, and whether the q/k/v GEMV ran.
+ */
+async function assertAsCpuPath(
+  what: string,
+  prepare: (model: PolicyModel) => Promise<PolicyModel>,
+  qkvGemv: boolean,
+) {
   const raw = FAMILIES["qwen2 (q/k/v biases, GQA 2:1, tied)"].raw;
-  const cfg = parseHfConfig(raw);
+  const decode = async (base: PolicyModel) => {
+    const model = await prepare(base);
+    try {
+      return await decodeAlone(model);
+    } finally {
+      model.destroy();
+    }
+  };
+  const gpuPath = await decode(await gpuPathModel(raw));
+  const cpuPath = await decode(await createModel(raw, randomParameters(raw)));
+  assertEquals(gpuPath.qkvGemv, qkvGemv, `the q/k/v GEMV ran, ${what}`);
+  gpuPath.samples.forEach((s, i) => {
+    assertEquals(s.tokens, cpuPath.samples[i].tokens, `${what}, prompt ${i}`);
+    assertClose(s.logprobs, cpuPath.samples[i].logprobs, { atol: 1e-4, label: `${what} ${i}` });
+  });
+}
+
+Deno.test("GPU path with LoRA: adapters on q and v keep the products, on o_proj not; tokens as the CPU adapter's", async () => {
+  const cfg = parseHfConfig(FAMILIES["qwen2 (q/k/v biases, GQA 2:1, tied)"].raw);
   for (const [modules, fused] of [[["q_proj", "v_proj"], false], [["o_proj"], true]] as const) {
     const settings = { rank: 2, alpha: 3, targetModules: [...modules] };
     const values = initLoraParameters(loraTargets(cfg, settings.targetModules), 2, 5);
     for (const [name, data] of values) {
       if (name.includes("lora_B")) data.set(uniformArray(data.length, data.length, -0.5, 0.5));
     }
-    const decode = async (model: PolicyModel) => {
+    await assertAsCpuPath(`adapters on ${modules}`, async (model) => {
       model.attachLora(await createLoraAdapter(model.gpu, cfg, settings, values));
-      try {
-        return await decodeAlone(model);
-      } finally {
-        model.destroy();
-      }
-    };
-    const gpuPath = await decode(await gpuPathModel(raw));
-    const cpuPath = await decode(await createModel(raw, randomParameters(raw)));
-    assertEquals(gpuPath.qkvGemv, fused, `the q/k/v GEMV ran with adapters on ${modules}`);
-    gpuPath.samples.forEach((s, i) => {
-      const want = cpuPath.samples[i];
-      assertEquals(s.tokens, want.tokens, `adapters on ${modules}, prompt ${i}`);
-      assertClose(s.logprobs, want.logprobs, { atol: 1e-4, label: `${modules}, prompt ${i}` });
-    });
+      return model;
+    }, fused);
   }
 });
 
 Deno.test("GPU path with bf16 and f16 weights: the q/k/v GEMV reads them as stored; tokens as the CPU adapter's", async () => {
-  const raw = FAMILIES["qwen2 (q/k/v biases, GQA 2:1, tied)"].raw;
   for (const dtype of ["bf16", "f16"] as const) {
-    const decode = async (model: PolicyModel) => {
+    await assertAsCpuPath(`${dtype} weights`, async (model) => {
       const copy = await copyModel(model, dtype);
       model.destroy();
-      try {
-        return await decodeAlone(copy);
-      } finally {
-        copy.destroy();
-      }
-    };
-    const gpuPath = await decode(await gpuPathModel(raw));
-    const cpuPath = await decode(await createModel(raw, randomParameters(raw)));
-    assertEquals(gpuPath.qkvGemv, true, `the q/k/v GEMV ran on ${dtype} weights`);
-    gpuPath.samples.forEach((s, i) => {
-      assertEquals(s.tokens, cpuPath.samples[i].tokens, `${dtype}, prompt ${i}`);
-      assertClose(s.logprobs, cpuPath.samples[i].logprobs, { atol: 1e-4, label: `${dtype} ${i}` });
-    });
+      return copy;
+    }, true);
   }
 });
 
