@@ -5,8 +5,9 @@
  * gated activation computed in the down product's fill, and a one-token-row MLP's norm, gate and
  * up products and activation as one `normedGatedGemv`. Each applies where the description allows
  * it (RMSNorms, a gated MLP of separate modules without biases; the down product's fill where no
- * post-MLP norm or residual scale follows it; f32 weights: the fills and the gemv read textures
- * of f32 weights) and gives the same values as the plain path. On GPUs a one-token-row
+ * post-MLP norm or residual scale follows it; f32 weights on CPU adapters: the fills and the
+ * gemv read textures of f32 weights; GPUs' gemv reads halves too) and gives the same values as
+ * the plain path. On GPUs a one-token-row
  * attention block's norm and q/k/v products (and biases) are one `normedQkvGemv` where no q/k
  * norm follows them and no LoRA adapter is on them (f32 or half weights).
  */
@@ -43,12 +44,12 @@ export interface BuildOptions {
    */
   prologueProducts?: boolean;
   /**
-   * With `inference`: whether the gated MLPs with weights [intermediate, hidden] (n, k) run
-   * their RMSNorm, gate and up products and activation as one `normedGatedGemv` (graphs of one
-   * token row on CPU adapters; {@link inferenceBuild} decides). A gate or up module with a LoRA
+   * With `inference`: whether the gated MLPs with weights [intermediate, hidden] (n, k) stored in
+   * `format` run their RMSNorm, gate and up products and activation as one `normedGatedGemv`
+   * (graphs of one token row; {@link inferenceBuild} decides). A gate or up module with a LoRA
    * adapter keeps its own products.
    */
-  gatedGemv?: (n: number, k: number) => boolean;
+  gatedGemv?: (n: number, k: number, format: WeightFormat) => boolean;
   /**
    * With `inference`: whether the attention blocks' RMSNorm and q/k/v products with their
    * biases, on rows of `k` values by weights stored in `format`, run as one `normedQkvGemv`
@@ -71,7 +72,7 @@ export function inferenceBuild(gpu: GpuContext, rows: number): BuildOptions {
   if (rows !== 1) return options;
   return {
     ...options,
-    gatedGemv: (n, k) => normedGatedGemvMisfit(gpu, n, k) === undefined,
+    gatedGemv: (n, k, format) => normedGatedGemvMisfit(gpu, n, k, format) === undefined,
     qkvGemv: (k, format) => normedQkvGemvMisfit(gpu, { rows, k, format }) === undefined,
   };
 }
@@ -115,14 +116,21 @@ export interface GatedMlp {
   down: Projection;
 }
 
+/** The storage format the weights share, or undefined where they differ. */
+function storageFormat(weights: readonly Tensor[]): WeightFormat | undefined {
+  const dtype = weights[0].dtype;
+  if (weights.some((t) => t.dtype !== dtype)) return undefined;
+  return isHalf(dtype) ? dtype : dtype === "f32" ? "f32" : undefined;
+}
+
 /** The fused paths one graph takes, decided once from the description and the build options. */
 export class BlockFusions {
   /** Norms before products are computed in the products' fills. */
   readonly #normsInFills: boolean;
   /** The gated activation is computed in the down product's fill, added into the stream. */
   readonly #activationInFill: boolean;
-  /** A gated MLP's norm, products and activation run as one gemv. */
-  readonly #gatedGemv: boolean;
+  /** Whether a gated MLP's norm, products and activation may run as one gemv (its format). */
+  readonly #gatedGemv?: (format: WeightFormat) => boolean;
   /** Whether the attention's norm and q/k/v products may run as one gemv (rows' width, format). */
   readonly #qkvGemv?: (k: number, format: WeightFormat) => boolean;
 
@@ -137,8 +145,10 @@ export class BlockFusions {
     this.#normsInFills = prologues && cfg.hiddenSize % 4 === 0;
     this.#activationInFill = prologues && gated && cfg.intermediateSize % 4 === 0 &&
       !cfg.names.postMlpNorm && (cfg.residualScale ?? 1) === 1;
-    this.#gatedGemv = rmsNorm && gated && Boolean(cfg.names.preMlpNorm) &&
-      Boolean(options.gatedGemv?.(cfg.intermediateSize, cfg.hiddenSize));
+    const gatedFits = rmsNorm && gated && Boolean(cfg.names.preMlpNorm) && options.gatedGemv;
+    this.#gatedGemv = gatedFits
+      ? (format) => gatedFits(cfg.intermediateSize, cfg.hiddenSize, format)
+      : undefined;
     const { conv1d, qNorm, kNorm, preAttentionNorm } = cfg.names;
     const qkvFits = rmsNorm && !conv1d && !qNorm && !kNorm && Boolean(preAttentionNorm);
     this.#qkvGemv = qkvFits ? options.qkvGemv : undefined;
@@ -163,7 +173,8 @@ export class BlockFusions {
   ): Tensor | undefined {
     if (!this.#gatedGemv || w.lora?.(gate.name) || w.lora?.(up.name)) return undefined;
     const weights = [w(`${gate.name}.weight`), w(`${up.name}.weight`)] as const;
-    if (weights.some((t) => isHalf(t.dtype))) return undefined;
+    const format = storageFormat(weights);
+    if (!format || !this.#gatedGemv(format)) return undefined;
     const { eps, weightOffset } = this.cfg.norm;
     const attrs = { eps, weightOffset, gate: this.cfg.activation };
     return normedGatedGemv(h, normWeight, ...weights, attrs);
@@ -182,11 +193,8 @@ export class BlockFusions {
   ): Tensor | undefined {
     if (!this.#qkvGemv || modules.some((m) => w.lora?.(m.name))) return undefined;
     const weights = modules.map((m) => w(`${m.name}.weight`));
-    const dtype = weights[0].dtype;
-    const format = isHalf(dtype) ? dtype : "f32";
-    if (weights.some((t) => t.dtype !== dtype) || !this.#qkvGemv(h.lastDim, format)) {
-      return undefined;
-    }
+    const format = storageFormat(weights);
+    if (!format || !this.#qkvGemv(h.lastDim, format)) return undefined;
     const biased = modules.map((m) => m.bias);
     if (biased.some((b) => b !== biased[0])) return undefined;
     const biases = biased[0] ? modules.map((m) => w(`${m.name}.bias`)) : undefined;

@@ -5,7 +5,7 @@
  * besides its work, the four ~1.2-1.3x the one's time at 1 x 576 -> 1536). On CPU adapters the
  * weights are read from the packed textures the gemv and the texture products share
  * (`packed_weight.ts`, no memory of its own); on GPUs from their buffers by the GEMV kernels
- * (`gemv.ts`, up to 8 rows). Inference only (not differentiable); {@link normedGatedGemvMisfit}
+ * (`gemv.ts`, up to 8 rows), f32 or bf16 / f16 as stored. Inference only (not differentiable); {@link normedGatedGemvMisfit}
  * says where it runs.
  * Shader: shaders/normed_gated_gemv.wgsl
  * Reference: src/reference/normed_gated_gemv.ts
@@ -15,13 +15,14 @@
 import type { GpuContext } from "../gpu/device.ts";
 import { packParams } from "../gpu/kernel_params.ts";
 import type { OpDef } from "../graph/op.ts";
-import { formatShape, sameShape, type Tensor } from "../graph/tensor.ts";
+import { formatShape, isHalf, sameShape, type Tensor } from "../graph/tensor.ts";
 import { normedGatedGemvRef } from "../reference/normed_gated_gemv.ts";
 import type { GateKind } from "./gated.ts";
 import { textureWidth } from "./operand_texture.ts";
 import { PACKED_STRIP_COLUMNS, packedMisfit, packedWeightTexture } from "./packed_weight.ts";
 import { UNARY_OPS } from "./unary.ts";
 import { GEMV_MAX_ROWS, gemvLaunch, gemvMisfit } from "./gemv.ts";
+import type { WeightFormat } from "./weight_format.ts";
 
 /**
  * Attributes of {@link normedGatedGemv}: the norm's eps and weight offset (Gemma's 1 + gamma;
@@ -40,14 +41,21 @@ const STRIPS_PER_WORKGROUP = 4;
 const GPU_COLUMNS = 4;
 
 /**
- * Why {@link normedGatedGemv} cannot run with weights [n, k] on `gpu`, or undefined: on GPUs the
- * GEMV kernels' limits (k a multiple of 4); on CPU adapters it reads storage textures, four values
- * at a time (k and n multiples of 4), and both weights packed.
+ * Why {@link normedGatedGemv} cannot run with weights [n, k] stored in `format` on `gpu`, or
+ * undefined: on GPUs the GEMV kernels' limits (k a multiple of 4, of 8 for halves); on CPU
+ * adapters it reads storage textures of f32 weights, four values at a time (k and n multiples of
+ * 4), and both weights packed.
  */
-export function normedGatedGemvMisfit(gpu: GpuContext, n: number, k: number): string | undefined {
+export function normedGatedGemvMisfit(
+  gpu: GpuContext,
+  n: number,
+  k: number,
+  format: WeightFormat = "f32",
+): string | undefined {
   if (!gpu.summary.isFallback) {
-    return gemvMisfit(gpu, { m: 1, n, k, format: "f32" }, { cols: GPU_COLUMNS });
+    return gemvMisfit(gpu, { m: 1, n, k, format }, { cols: GPU_COLUMNS });
   }
+  if (format !== "f32") return `expected f32 weights on a CPU adapter, received ${format}`;
   if (!gpu.readsStorageTextures) return "expected an adapter that reads storage textures";
   if (n % 4 !== 0 || k % 4 !== 0) {
     return `expected weights of a multiple of 4 in both dims, received [${n}, ${k}]`;
@@ -58,8 +66,9 @@ export function normedGatedGemvMisfit(gpu: GpuContext, n: number, k: number): st
 /** Throws unless h, gamma, gate and up make the op; returns its output shape. */
 function checkOperands([h, gamma, gate, up]: readonly Tensor[]): number[] {
   const what = `Cannot apply normed_gated_gemv to ${h}, ${gamma}, ${gate}, ${up}`;
-  if ([h, gamma, gate, up].some((t) => t.dtype !== "f32")) {
-    throw new Error(`${what}: expected f32 operands`);
+  const weightDtype = gate.dtype === "f32" || isHalf(gate.dtype);
+  if (h.dtype !== "f32" || gamma.dtype !== "f32" || !weightDtype || up.dtype !== gate.dtype) {
+    throw new Error(`${what}: expected f32 rows and norm weight, f32 or bf16 / f16 weights`);
   }
   const k = h.lastDim;
   const n = gate.shape[0];
@@ -87,12 +96,11 @@ const NORMED_GATED_GEMV: OpDef<NormedGatedAttrs> = {
           `Cannot launch normed_gated_gemv on ${m} rows: GPUs take at most ${GEMV_MAX_ROWS}`,
         );
       }
-      const subgroups = !gemvMisfit(ctx.gpu, { m, n, k, format: "f32" }, {
-        cols: GPU_COLUMNS,
-        subgroups: true,
-      });
+      const dtype = gate.tensor.dtype;
+      const p = { m, n, k, format: isHalf(dtype) ? dtype : "f32" as const };
+      const subgroups = !gemvMisfit(ctx.gpu, p, { cols: GPU_COLUMNS, subgroups: true });
       return [
-        gemvLaunch({ m, n, k, format: "f32" }, { a: h.buffer, w: gate.buffer, c: out.buffer }, {
+        gemvLaunch(p, { a: h.buffer, w: gate.buffer, c: out.buffer }, {
           cols: GPU_COLUMNS,
           subgroups,
           norm: { gamma: gamma.buffer, eps: attrs.eps, weightOffset: attrs.weightOffset },
@@ -139,7 +147,7 @@ const NORMED_GATED_GEMV: OpDef<NormedGatedAttrs> = {
 
 /**
  * `f(rmsNorm(h, gamma, eps, weightOffset) @ gate^T) * (rmsNorm(...) @ up^T)`: h [..., K], gamma [K],
- * the weights [N, K] as HF stores them; out [..., N]. One launch per run (plus the weights'
+ * the weights [N, K] as HF stores them (bf16 / f16 on GPUs too); out [..., N]. One launch per run (plus the weights'
  * packing when they change), on adapters {@link normedGatedGemvMisfit} accepts.
  *
  * @example

@@ -5,8 +5,8 @@
  * GEMV (`normedQkvGemv`) exactly where the family allows it (RMSNorm, no q/k norms; biases,
  * GQA and a fused qkv module included) and as their own dispatches elsewhere; LoRA adapters on q
  * or v keep the products, one on o_proj does not, both as the CPU adapter's path decodes; bf16 and
- * f16 weights are read as stored, as the CPU adapter's path decodes them; a decode step is at most
- * 8 dispatches per decoder layer.
+ * f16 weights are read as stored by both GEMVs (the MLP's too), as the CPU adapter's path decodes
+ * them; a decode step is at most 8 dispatches per decoder layer.
  */
 
 import { getGpu } from "../../src/gpu/device.ts";
@@ -111,7 +111,10 @@ async function gpuPathModel(raw: Record<string, unknown>): Promise<PolicyModel> 
   return await createModel(raw, randomParameters(raw), { gpu });
 }
 
-/** Each prompt decoded greedily alone (batch 1), and the kernels dispatched meanwhile. */
+/**
+ * Each prompt decoded greedily alone (batch 1), and whether the q/k/v GEMV and the MLP's gated
+ * GEMV (`normedGatedGemv`) were dispatched meanwhile.
+ */
 async function decodeAlone(model: PolicyModel) {
   const samples: { prompt: number; tokens: number[]; logprobs: number[] }[] = [];
   const kernels = await recordedDispatches(async () => {
@@ -120,7 +123,8 @@ async function decodeAlone(model: PolicyModel) {
       samples.push({ ...sample, prompt: i });
     }
   });
-  return { samples, qkvGemv: kernels.some((k) => k.startsWith("gemv_qkv")) };
+  const gated = kernels.some((k) => k.startsWith("gemv") && k.includes("GATED=1"));
+  return { samples, qkvGemv: kernels.some((k) => k.startsWith("gemv_qkv")), gatedGemv: gated };
 }
 
 Deno.test("the GPU-path table covers every model_type of families.ts", async () => {
@@ -148,12 +152,13 @@ for (const [label, { raw, fused }] of Object.entries(FAMILIES)) {
 
 /**
  * Asserts that `prepare` applied to a model of the qwen2 row on the GPU path and to one on the CPU
- * adapter's path gives the same greedy tokens and log-probs, and whether the q/k/v GEMV ran.
+ * adapter's path gives the same greedy tokens and log-probs, and whether the q/k/v and the gated
+ * GEMVs ran on the GPU path.
  */
 async function assertAsCpuPath(
   what: string,
   prepare: (model: PolicyModel) => Promise<PolicyModel>,
-  qkvGemv: boolean,
+  ran: { qkvGemv: boolean; gatedGemv: boolean },
 ) {
   const raw = FAMILIES["qwen2 (q/k/v biases, GQA 2:1, tied)"].raw;
   const decode = async (base: PolicyModel) => {
@@ -166,7 +171,7 @@ async function assertAsCpuPath(
   };
   const gpuPath = await decode(await gpuPathModel(raw));
   const cpuPath = await decode(await createModel(raw, randomParameters(raw)));
-  assertEquals(gpuPath.qkvGemv, qkvGemv, `the q/k/v GEMV ran, ${what}`);
+  assertEquals({ qkvGemv: gpuPath.qkvGemv, gatedGemv: gpuPath.gatedGemv }, ran, what);
   gpuPath.samples.forEach((s, i) => {
     assertEquals(s.tokens, cpuPath.samples[i].tokens, `${what}, prompt ${i}`);
     assertClose(s.logprobs, cpuPath.samples[i].logprobs, { atol: 1e-4, label: `${what} ${i}` });
@@ -184,17 +189,17 @@ Deno.test("GPU path with LoRA: adapters on q and v keep the products, on o_proj 
     await assertAsCpuPath(`adapters on ${modules}`, async (model) => {
       model.attachLora(await createLoraAdapter(model.gpu, cfg, settings, values));
       return model;
-    }, fused);
+    }, { qkvGemv: fused, gatedGemv: true });
   }
 });
 
-Deno.test("GPU path with bf16 and f16 weights: the q/k/v GEMV reads them as stored; tokens as the CPU adapter's", async () => {
+Deno.test("GPU path with bf16 and f16 weights: the q/k/v and gated GEMVs read them as stored; tokens as the CPU adapter's", async () => {
   for (const dtype of ["bf16", "f16"] as const) {
     await assertAsCpuPath(`${dtype} weights`, async (model) => {
       const copy = await copyModel(model, dtype);
       model.destroy();
       return copy;
-    }, true);
+    }, { qkvGemv: true, gatedGemv: true });
   }
 });
 

@@ -2,7 +2,8 @@
 // f64 CPU reference on odd shapes, on the CPU adapters' path (packed textures) and the GPUs' (the
 // GEMV kernels, up to 8 rows): K and N multiples of 4 but not of the 32-column strips or the 64
 // columns of a workgroup, one to three rows, weights as variables (packed once, shared with a
-// plain product of the same weight) and as graph inputs (packed every run), SiLU and GELU gates.
+// plain product of the same weight) and as graph inputs (packed every run), SiLU and GELU gates;
+// on GPUs also bf16 and f16 weights as stored (against the rounded weights).
 
 import { getGpu } from "../../src/gpu/device.ts";
 import { compileGraph, type Feed } from "../../src/graph/executable.ts";
@@ -18,6 +19,7 @@ import assert from "node:assert/strict";
 import { assertEquals, assertThrows } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
 import { makeVariable } from "../_variable.ts";
+import { storedValues, storedWeight } from "../_half_weight.ts";
 
 interface Case {
   label: string;
@@ -203,6 +205,39 @@ Deno.test("normed gated gemv: what each input contributes shows in the output", 
   }
 });
 
+Deno.test("normed gated gemv on GPUs reads bf16 and f16 weights as stored; CPU adapters take f32", async () => {
+  const cpu = await getGpu();
+  const gpu = { ...cpu, summary: { ...cpu.summary, isFallback: false } };
+  const cpuLike = { ...cpu, summary: { ...cpu.summary, isFallback: true } };
+  assertEquals(
+    normedGatedGemvMisfit(cpuLike, 44, 48, "f16"),
+    "expected f32 weights on a CPU adapter, received f16",
+  );
+  const [rows, k, n] = [2, 48, 20];
+  for (const [i, format] of (["bf16", "f16"] as const).entries()) {
+    assertEquals(normedGatedGemvMisfit(gpu, n, k, format), undefined);
+    const h = uniformArray(rows * k, 80 + i, -2, 2);
+    const gamma = uniformArray(k, 81 + i, -1.5, 1.5);
+    const values = [uniformArray(n * k, 82 + i), uniformArray(n * k, 83 + i)];
+    const weights = await Promise.all(values.map((v) => storedWeight(gpu, [n, k], v, format)));
+    const g = new Graph();
+    const [ht, gammaT] = [g.input([rows, k]), g.input([k])];
+    const [gate, up] = weights.map((w) => g.variable(w));
+    const out = normedGatedGemv(ht, gammaT, gate, up, { eps: EPS, gate: "silu" });
+    const exe = await compileGraph(gpu, [out], `normed gated gemv, ${format} weights`);
+    try {
+      await exe.run(new Map([[ht, h], [gammaT, gamma]]));
+      const [got] = await exe.read([out]);
+      const [wg, wu] = values.map((v) => storedValues(v, format));
+      const want = normedGatedGemvRef(h, gamma, wg, wu, { k, n, eps: EPS, kind: "silu" });
+      assertClose(got, want, { ...tolerance(k), label: `${format} weights` });
+    } finally {
+      exe.destroy();
+      for (const w of weights) w.buffer.destroy();
+    }
+  }
+});
+
 Deno.test("normed gated gemv refuses weights of the wrong shape and K off a multiple of 4", () => {
   const g = new Graph();
   const h = g.input([1, 12]);
@@ -242,6 +277,10 @@ Deno.test("normed gated gemv on GPUs: the GEMV kernels match CPU on up to 8 rows
     assertEquals(
       normedGatedGemvMisfit(gpu, 44, 50),
       "expected K a multiple of 4 for f32 weights, received 50",
+    );
+    assertEquals(
+      normedGatedGemvMisfit(gpu, 44, 52, "bf16"),
+      "expected K a multiple of 8 for bf16 weights, received 52",
     );
     for (const [i, c] of cases.entries()) {
       const data = [

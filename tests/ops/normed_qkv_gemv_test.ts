@@ -9,15 +9,14 @@
 import { getGpu, type GpuContext } from "../../src/gpu/device.ts";
 import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
-import type { Tensor, Variable } from "../../src/graph/tensor.ts";
-import { uploadTensor } from "../../src/model/upload.ts";
+import type { Tensor } from "../../src/graph/tensor.ts";
 import { normedQkvGemv, normedQkvGemvMisfit } from "../../src/ops/normed_qkv_gemv.ts";
 import { normedQkvGemvRef } from "../../src/reference/normed_qkv_gemv.ts";
-import { fromBf16, fromF16, toBf16, toF16 } from "../../src/util/half.ts";
 import { uniformArray } from "../../src/util/random.ts";
 import assert from "node:assert/strict";
 import { assertEquals, assertThrows } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
+import { storedValues, storedWeight } from "../_half_weight.ts";
 
 interface Case {
   label: string;
@@ -70,24 +69,6 @@ const CASES: Case[] = [
 // A large eps, so a kernel that drops or misreads it fails.
 const EPS = 0.3;
 
-/** `values` as a weight stored in `format` holds them. */
-function stored(values: Float32Array, format: Case["format"]): Float32Array {
-  if (format === "bf16") return fromBf16(toBf16(values));
-  return format === "f16" ? fromF16(toF16(values)) : values;
-}
-
-/** A weight variable [n, k] holding `values` stored as `format`. */
-async function weightVariable(
-  gpu: GpuContext,
-  shape: number[],
-  values: Float32Array<ArrayBuffer>,
-  format: Case["format"],
-): Promise<Variable> {
-  const bytes = new Uint8Array(values.buffer);
-  const raw = { name: "w", dtype: "F32" as const, shape, bytes };
-  return await uploadTensor(gpu, raw, format === "f32" ? {} : { storeAs: format });
-}
-
 /** The test adapter presented as a GPU, with or without subgroup sums. */
 async function presentedAsGpu(hasSubgroups: boolean): Promise<GpuContext> {
   const cpu = await getGpu();
@@ -101,7 +82,7 @@ async function runCase(gpu: GpuContext, c: Case, seed: number) {
   const values = c.ns.map((n, i) => uniformArray(n * c.k, seed + 2 + i));
   const biases = c.ns.map((n, i) => uniformArray(n, seed + 5 + i));
   const weights = await Promise.all(
-    values.map((v, i) => weightVariable(gpu, [c.ns[i], c.k], v, c.format)),
+    values.map((v, i) => storedWeight(gpu, [c.ns[i], c.k], v, c.format)),
   );
   const g = new Graph();
   const [ht, gammaT] = [g.input([c.rows, 1, c.k]), g.input([c.k])];
@@ -119,7 +100,7 @@ async function runCase(gpu: GpuContext, c: Case, seed: number) {
     const want = normedQkvGemvRef(
       h,
       gamma,
-      values.map((v) => stored(v, c.format)),
+      values.map((v) => storedValues(v, c.format)),
       c.biased ? biases : undefined,
       { k: c.k, ns: c.ns, eps: EPS, weightOffset: c.weightOffset },
     );
