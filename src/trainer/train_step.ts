@@ -16,7 +16,9 @@
  * their term's weight, which is approximate for a metric aggregated otherwise than its loss.
  * When the loss can be cut, the budget is lowered so that a micro-batch's activations fit one
  * storage binding of the device. The logits are never whole: the LM head, log-softmax and their
- * gradient run over chunks of tokens (`model/token_scores.ts`), each recomputed in the backward.
+ * gradient run over chunks of tokens (`model/token_scores.ts`), each recomputed in the backward;
+ * a batch of more than one chunk steps as micro-batches even when uncut, so each chunk's gradient
+ * of the head is added into the accumulator as it is made, not held until a sum.
  * PPO epochs and mini-batches are the Trainer's (`trainer.ts`).
  */
 
@@ -42,7 +44,7 @@ import {
   paddedLength,
 } from "../model/padded_batch.ts";
 import type { PolicyModel } from "../model/policy.ts";
-import { tokenScores } from "../model/token_scores.ts";
+import { chunkTokens, tokenScores } from "../model/token_scores.ts";
 import { scoredHidden } from "../model/transformer.ts";
 import type { AdamW } from "./adamw.ts";
 import { GradAccumulator } from "./grad_accumulator.ts";
@@ -222,7 +224,7 @@ export class TrainStep {
       pack: this.config.packSequences && this.#everyTermTokenMean(),
     });
     const schedule = { ...this.config.optimizer };
-    if (plan.length === 1) {
+    if (plan.length === 1 && this.#fusesStep(plan[0])) {
       const [micro] = plan;
       const from = this.#scoredFrom(experiences, micro);
       const graph = await this.#graph(micro.rows.length, micro.seq, from);
@@ -239,7 +241,18 @@ export class TrainStep {
     return await this.#accumulatedStep(experiences, plan, options);
   }
 
-  /** The step over several micro-batches (see the file comment). */
+  /**
+   * Whether `micro` (the whole batch) runs as one fused graph: only while its logits are one
+   * chunk. A fused graph sums a weight's gradient terms where autodiff meets them, and the
+   * checkpointed chunks of the LM head each make theirs before any is summed: one gradient of the
+   * head (at 0.5B, 519 MiB) per chunk held at once. The accumulated step adds each term into the
+   * gradient's buffer as it is made instead.
+   */
+  #fusesStep(micro: MicroBatch): boolean {
+    return micro.rows.length * micro.seq <= chunkTokens(this.model.config.vocabSize);
+  }
+
+  /** The step over micro-batches, gradients accumulated (see the file comment). */
   async #accumulatedStep(
     experiences: readonly Experience[],
     plan: readonly MicroBatch[],
