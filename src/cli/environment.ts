@@ -16,6 +16,10 @@ const VARIABLES: Record<string, { expected: string; accepts(value: string): bool
     expected: "a number of seconds >= 0",
     accepts: (v) => v.trim() !== "" && Number.isFinite(Number(v)) && Number(v) >= 0,
   },
+  RFT_WEIGHT_TEXTURES_MIB: {
+    expected: "a number of MiB >= 0",
+    accepts: (v) => v.trim() !== "" && Number.isFinite(Number(v)) && Number(v) >= 0,
+  },
   RFT_DEBUG: { expected: "0, 1 or 2", accepts: (v) => ["0", "1", "2"].includes(v) },
   RFT_VALIDATE: { expected: "0 or 1", accepts: (v) => v === "0" || v === "1" },
   DENO_WEBGPU_BACKEND: {

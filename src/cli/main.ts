@@ -68,6 +68,7 @@ Environment:
   RFT_AUTOTUNE=0                  skip kernel autotuning, use default variants
   RFT_AUTOTUNE_SECONDS=S          most seconds a process spends tuning kernels (default 120)
   RFT_CACHE_DIR=DIR               where autotune results are cached
+  RFT_WEIGHT_TEXTURES_MIB=M       most MiB of weights copied into textures (default 512)
 `;
 
 /** Runs the CLI with `args` and returns the exit code. */

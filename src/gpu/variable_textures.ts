@@ -10,9 +10,23 @@
  * (weight sync, weight broadcast, state loads: {@link VariableTextures.written}). A texture
  * remembers the version it was filled from, so a run whose textures are all current leaves
  * their copies out: a weight is converted once per version, not once per run.
+ *
+ * The copies are a second copy of the weights they hold, worth their memory only while it is
+ * spare: they are kept within a budget (`RFT_WEIGHT_TEXTURES_MIB`, default
+ * {@link DEFAULT_WEIGHT_TEXTURES_MIB}), which the ops ask ({@link VariableTextures.admits})
+ * before they choose a kernel that copies a weight; past it they read the weight's buffer.
  */
 
 import { textureBytes } from "./memory_ledger.ts";
+
+/** The weight textures' budget when `RFT_WEIGHT_TEXTURES_MIB` is not set: a 135M model's f32 weights. */
+export const DEFAULT_WEIGHT_TEXTURES_MIB = 512;
+
+/** Bytes the weight textures may hold: `RFT_WEIGHT_TEXTURES_MIB` (checked by the CLI) or the default. */
+export function weightTextureBudget(): number {
+  const mib = Number(Deno.env.get("RFT_WEIGHT_TEXTURES_MIB") || DEFAULT_WEIGHT_TEXTURES_MIB);
+  return mib * 2 ** 20;
+}
 
 /** One shared texture: where the registry keeps it, how many holders it has, and the version of
  * its source it was last filled from (undefined: never filled). */
@@ -34,7 +48,17 @@ export class VariableTextures {
   readonly #entries = new Map<GPUTexture, Entry>();
   readonly #versions = new WeakMap<GPUBuffer, number>();
 
-  constructor(readonly device: GPUDevice) {}
+  /** `budgetBytes`: what {@link admits} lets the textures grow to. */
+  constructor(readonly device: GPUDevice, readonly budgetBytes = weightTextureBudget()) {}
+
+  /**
+   * Whether a copy of `source` of about `bytes` may be made: it has one already, or the held
+   * textures and it stay within the budget. Asked when a product is planned, before its kernel
+   * is chosen.
+   */
+  admits(source: GPUBuffer, bytes: number): boolean {
+    return this.#bySource.has(source) || this.bytes + bytes <= this.budgetBytes;
+  }
 
   /**
    * The texture of `descriptor`'s shape for copies of `source` laid out as `layout` says (e.g. a

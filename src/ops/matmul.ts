@@ -120,9 +120,12 @@ export async function planMatmul(
   const shapes = matmulShapes(a.tensor.shape, b.tensor.shape, attrs);
   const bFormat = isHalf(b.tensor.dtype) ? b.tensor.dtype : undefined;
   const problem = foldSharedB(bFormat ? { ...shapes, bFormat } : shapes);
-  // Texture variants copy the operands, so their buffers (a variable's may not) need COPY_SRC.
-  const textures = Boolean(a.buffer.usage & b.buffer.usage & GPUBufferUsage.COPY_SRC);
   const constant = { a: ctx.isConstantVariable(a.tensor), b: ctx.isConstantVariable(b.tensor) };
+  // Texture variants copy the operands, so their buffers (a variable's may not) need COPY_SRC;
+  // an f32 weight's copy outlives the product, so it must fit the weight textures' budget.
+  const textures = Boolean(a.buffer.usage & b.buffer.usage & GPUBufferUsage.COPY_SRC) &&
+    (!constant.b || bFormat !== undefined ||
+      ctx.gpu.variableTextures.admits(b.buffer, b.buffer.size));
   const variant = attrs.variant === undefined
     ? await chooseMatmulVariant(ctx.gpu, problem, { textures, constantB: constant.b })
     : matmulVariant(attrs.variant);

@@ -99,3 +99,38 @@ Deno.test("texture matmuls of one weight share its texture across launches and g
   assertEquals(gpu.variableTextures.size, held);
   buffer.destroy();
 });
+
+Deno.test("a weight whose copy would pass the weight textures' budget is read from its buffer", async () => {
+  const gpu = await getGpu();
+  const [m, k, n] = [5, 32, 36];
+  const wData = uniformArray(n * k, 7);
+  const xData = uniformArray(m * k, 8);
+  const expected = matmulRef(xData, wData, { m, k, n, transB: true });
+  const buffer = gpu.device.createBuffer({
+    label: "w",
+    size: wData.byteLength,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+  });
+  gpu.device.queue.writeBuffer(buffer, 0, wData);
+  const weight = { name: "w", shape: [n, k], dtype: "f32" as const, buffer };
+  // The weight's own copy takes its buffer's bytes or more (texture rows are padded).
+  const copies = { none: 0, room: 2 ** 20, tight: wData.byteLength - 1 };
+  const used: Record<string, string> = {};
+  for (const [name, budget] of Object.entries(copies)) {
+    const textures = new VariableTextures(gpu.device, budget);
+    const g = new Graph();
+    const x = g.input([m, k], "f32", "x");
+    const y = matmul(x, g.variable(weight), { transB: true });
+    const exe = await compileGraph({ ...gpu, variableTextures: textures }, [y], "budget");
+    await exe.run(new Map([[x, xData]]));
+    const [out] = await exe.read([y]);
+    assertClose(out, expected, { rtol: 1e-5, atol: 1e-5, label: name });
+    used[name] = textures.size === 0 ? "buffer" : "texture";
+    assertEquals(textures.bytes <= budget, true, `${name}: ${textures.bytes} bytes held`);
+    exe.destroy();
+  }
+  // A CPU adapter's default for a weight product is a texture kernel (a GPU's a storage one).
+  const withRoom = gpu.summary.isFallback ? "texture" : "buffer";
+  assertEquals(used, { none: "buffer", room: withRoom, tight: "buffer" });
+  buffer.destroy();
+});
