@@ -61,6 +61,9 @@ function addTerm(sum: Tensor, term: Tensor, reader?: Tensor): Tensor {
   return fused ?? sum.graph.apply(ACCUMULATE, [sum, term], null);
 }
 
+/** The label of a parameter's gradient sum is the parameter's name and this. */
+export const GRAD_SUM_SUFFIX = ".grad_sum";
+
 /** Sums of gradients, one per parameter of `params`, held on the GPU between runs. */
 export class GradAccumulator {
   readonly #gpu: GpuContext;
@@ -69,7 +72,7 @@ export class GradAccumulator {
 
   constructor(gpu: GpuContext, params: readonly Variable[]) {
     this.#gpu = gpu;
-    this.sums = params.map((p) => zeroVariable(gpu, `${p.name}.grad_sum`, p.shape));
+    this.sums = params.map((p) => zeroVariable(gpu, `${p.name}${GRAD_SUM_SUFFIX}`, p.shape));
   }
 
   /**

@@ -16,6 +16,7 @@ import type { GpuContext } from "../gpu/device.ts";
 import type { ModelConfig } from "../model/hf_config.ts";
 import type { PolicyModel } from "../model/policy.ts";
 import type { AdamW } from "./adamw.ts";
+import { GRAD_SUM_SUFFIX } from "./grad_accumulator.ts";
 import type { WeightDtype } from "../model/weight_transfer.ts";
 import { type LoraSettings, loraTargets } from "../model/lora.ts";
 import { parameterSpecs } from "../model/parameters.ts";
@@ -162,6 +163,10 @@ export function measureMemory(gpu: GpuContext, owners: MemoryOwners): MemoryUse 
     parts.push([`${role} weights`, bytesOf(variables.map((v) => v.buffer))]);
   }
   if (owners.optimizer) parts.push(["optimizer moments", bytesOf(owners.optimizer.stateBuffers)]);
+  const gradientSums = gpu.memory.bytesWhere((label, kind) =>
+    kind === "buffer" && label.endsWith(GRAD_SUM_SUFFIX)
+  );
+  parts.push(["gradient sums", gradientSums]);
   const held = gpu.memory.held;
   const named = parts.reduce((n, [, bytes]) => n + bytes, 0);
   const graphBuffers = gpu.pool.allocatedBytes - gpu.pool.freeBytes;

@@ -10,6 +10,7 @@ import { textureDescriptorBytes } from "../../src/gpu/memory_ledger.ts";
 import { createModel } from "../../src/model/policy.ts";
 import { initParameters } from "../../src/model/init.ts";
 import { parseHfConfig } from "../../src/model/hf_config.ts";
+import { GradAccumulator } from "../../src/trainer/grad_accumulator.ts";
 import { measureMemory } from "../../src/trainer/memory_report.ts";
 import { tinyLlamaConfig } from "../_tiny_llama.ts";
 
@@ -37,20 +38,23 @@ Deno.test("memory ledger: live bytes of buffers and textures, and the peak", asy
   }
 });
 
-Deno.test("measureMemory names a model's weights and the graph buffers; parts add up", async () => {
+Deno.test("measureMemory names a model's weights, gradient sums and graph buffers; parts add up", async () => {
   const gpu = await createGpu();
   try {
     const raw = tinyLlamaConfig(11);
     const model = await createModel(raw, initParameters(parseHfConfig(raw), 1), { gpu });
     const slot = gpu.pool.acquire(1 << 20, "test:slot");
+    const sums = new GradAccumulator(gpu, model.variables());
     const use = measureMemory(gpu, { models: { trainer: model, reference: model } });
     const parts = new Map(use.gpu);
     const weights = model.variables().reduce((n, v) => n + v.buffer.size, 0);
     assertEquals(parts.get("trainer weights"), weights);
     assertEquals(parts.has("reference weights"), false, "shared buffers are counted once");
+    assertEquals(parts.get("gradient sums"), weights);
     assertEquals(parts.get("graph buffers"), gpu.pool.allocatedBytes - gpu.pool.freeBytes);
     assertEquals([...parts.values()].reduce((a, b) => a + b, 0), use.gpuTotal);
     gpu.pool.release(slot);
+    sums.destroy();
     model.destroy();
   } finally {
     gpu.pool.trim();
