@@ -90,14 +90,20 @@ export class GradAccumulator {
     }
     const graph = params[0].graph;
     const running = new Map(params.map((p, i) => [p, graph.variable(this.sums[i])]));
+    // Every addition waits for the one made before it (autodiff's order): a schedule that walks
+    // one parameter's sums then adds the terms of the others as it passes them. Without it, the
+    // sums of a head in several pieces were walked one piece at a time, holding the gradient of
+    // the logits of every other piece of every chunk (at 0.5B, 8 x 192 tokens: ~0.7 GiB).
+    let latest: Tensor | undefined;
     return {
       takes: (t) => running.has(t),
       add(t, term, after = []) {
         const sum = summands(term).reduce(
           (acc, { term, reader }) => addTerm(acc, term, reader),
-          orderAfter(running.get(t)!, after),
+          orderAfter(running.get(t)!, latest ? [...after, latest] : after),
         );
         running.set(t, sum);
+        latest = sum;
         return sum;
       },
       results: () => params.map((p) => running.get(p)!),
