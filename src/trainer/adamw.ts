@@ -251,13 +251,13 @@ export class AdamW {
     this.#gpu.device.queue.writeBuffer(this.#stepState.buffer, 0, state);
   }
 
-  /** Reads the moments of parameter `i` (f32, widened from bf16 ones), in one readback. */
-  async readMoments(
-    i: number,
-  ): Promise<{ m: Float32Array<ArrayBuffer>; v: Float32Array<ArrayBuffer> }> {
-    const { m, v } = this.#moments[i];
-    const read = await readVariables(this.#gpu.device, [m, v]);
-    return { m: read.get(m.name)!, v: read.get(v.name)! };
+  /**
+   * Reads moment `which` (`m`: the first, `v`: the second) of parameter `i` (f32, widened from
+   * bf16 ones): one moment at a time, so a checkpoint writer holds one tensor's copy, not two.
+   */
+  async readMoment(i: number, which: "m" | "v"): Promise<Float32Array<ArrayBuffer>> {
+    const moment = this.#moments[i][which];
+    return (await readVariables(this.#gpu.device, [moment])).get(moment.name)!;
   }
 
   /** Reads the step count and both moments of every parameter (one readback). */
