@@ -1,12 +1,23 @@
 import { assertEquals, assertThrows } from "../_asserts.ts";
 import { assertClose } from "../_assert_close.ts";
-import { getGpu } from "../../src/gpu/device.ts";
+import { getGpu, type GpuContext } from "../../src/gpu/device.ts";
 import { VariableTextures } from "../../src/gpu/variable_textures.ts";
 import { compileGraph } from "../../src/graph/executable.ts";
 import { Graph } from "../../src/graph/graph.ts";
 import { matmul } from "../../src/ops/matmul.ts";
 import { matmulRef } from "../../src/reference/matmul.ts";
 import { uniformArray } from "../../src/util/random.ts";
+
+/** A weight variable "w" of `shape` holding `data`, in a buffer texture kernels may copy. */
+function weightVariable(gpu: GpuContext, data: Float32Array<ArrayBuffer>, shape: number[]) {
+  const buffer = gpu.device.createBuffer({
+    label: "w",
+    size: data.byteLength,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+  });
+  gpu.device.queue.writeBuffer(buffer, 0, data);
+  return { name: "w", shape, dtype: "f32" as const, buffer };
+}
 
 Deno.test("VariableTextures: one texture per source buffer, shape and layout, destroyed at the last release", async () => {
   const { device } = await getGpu();
@@ -49,13 +60,8 @@ Deno.test("texture matmuls of one weight share its texture across launches and g
   const [m, k, n] = [3, 20, 132]; // the weight's 132 rows span two packed blocks
   const wData = uniformArray(n * k, 5);
   const xData = uniformArray(m * k, 6);
-  const buffer = gpu.device.createBuffer({
-    label: "w",
-    size: wData.byteLength,
-    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
-  });
-  gpu.device.queue.writeBuffer(buffer, 0, wData);
-  const weight = { name: "w", shape: [n, k], dtype: "f32" as const, buffer };
+  const weight = weightVariable(gpu, wData, [n, k]);
+  const { buffer } = weight;
   // (x W^T) W: two products reading the same weight, one transposed (as forward and backward).
   const xw = matmulRef(xData, wData, { m, k, n, transB: true });
   const expected = matmulRef(xw, wData, { m, k: n, n: k });
@@ -106,13 +112,8 @@ Deno.test("a weight whose copy would pass the weight textures' budget is read fr
   const wData = uniformArray(n * k, 7);
   const xData = uniformArray(m * k, 8);
   const expected = matmulRef(xData, wData, { m, k, n, transB: true });
-  const buffer = gpu.device.createBuffer({
-    label: "w",
-    size: wData.byteLength,
-    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
-  });
-  gpu.device.queue.writeBuffer(buffer, 0, wData);
-  const weight = { name: "w", shape: [n, k], dtype: "f32" as const, buffer };
+  const weight = weightVariable(gpu, wData, [n, k]);
+  const { buffer } = weight;
   // The weight's own copy takes its buffer's bytes or more (texture rows are padded).
   const copies = { none: 0, room: 2 ** 20, tight: wData.byteLength - 1 };
   const used: Record<string, string> = {};
