@@ -16,7 +16,7 @@ import {
   GenerationEngine,
 } from "../engine/engine.ts";
 import { getGpu, type GpuContext } from "../gpu/device.ts";
-import { readVariables } from "../graph/read_variables.ts";
+import { readVariablePieces, readVariables } from "../graph/read_variables.ts";
 import { compileGraph, type Executable } from "../graph/executable.ts";
 import { Graph } from "../graph/graph.ts";
 import { graphCache } from "../graph/graph_cache.ts";
@@ -410,14 +410,16 @@ export class PolicyModel {
    */
   async save(dir: string): Promise<void> {
     await Deno.mkdir(dir, { recursive: true });
-    // One weight read back at a time, as the writer reaches it: no host copy of the whole model.
+    // Read back piece by piece as the writer reaches it (a sharded weight's row shards in turn):
+    // no host copy of the model, nor of its largest weight.
     const tensors = parameterSpecs(this.config).map((spec) => ({
       name: spec.name,
       shape: spec.shape,
-      data: async () => {
-        const variables = this.#shards(spec.name) ?? [this.params.get(spec.name)!];
-        return mergeShards(await readVariables(this.gpu.device, variables)).get(spec.name)!;
-      },
+      data: () =>
+        readVariablePieces(
+          this.gpu.device,
+          this.#shards(spec.name) ?? [this.params.get(spec.name)!],
+        ),
     }));
     await writeCheckpoint(dir, tensors, { maxShardBytes: 2 ** 31 });
     await writeAtomic(`${dir}/config.json`, JSON.stringify(this.rawConfig, null, 2) + "\n");

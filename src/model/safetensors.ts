@@ -59,7 +59,8 @@ export interface TensorInfo {
 export interface F32Tensor {
   readonly name: string;
   readonly shape: readonly number[];
-  readonly data: Float32Array | (() => Promise<Float32Array>);
+  /** The values, or a function making them when the writer reaches them (whole, or in pieces). */
+  readonly data: Float32Array | (() => Promise<Float32Array> | AsyncIterable<Float32Array>);
 }
 
 /** A validated safetensors file whose tensors are read on demand. */
@@ -204,17 +205,29 @@ async function openSharded(dir: string, indexPath: string): Promise<Checkpoint> 
 export type WrittenDType = "F32" | "BF16";
 
 /** `t`'s data as the bytes of `dtype`; `path` names the file in the error. */
-async function tensorBytes(path: string, t: F32Tensor, dtype: WrittenDType): Promise<Uint8Array> {
+async function* tensorBytes(
+  path: string,
+  t: F32Tensor,
+  dtype: WrittenDType,
+): AsyncGenerator<Uint8Array> {
   const size = shapeSize(t.shape);
   const given = t.data; // once: a getter makes it
-  const values = typeof given === "function" ? await given() : given;
-  if (size !== values.length) {
+  const made = typeof given === "function" ? given() : given;
+  const pieces = Symbol.asyncIterator in made ? made : [await made];
+  let count = 0;
+  for await (const values of pieces) {
+    count += values.length;
+    if (count > size) break;
+    const data = dtype === "BF16" ? toBf16(values) : values;
+    yield new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  }
+  if (count !== size) {
     throw new Error(
-      `Cannot write ${path}: tensor "${t.name}" has ${values.length} values; shape [${t.shape}] needs ${size}`,
+      `Cannot write ${path}: tensor "${t.name}" has ${
+        count > size ? `more than ${size}` : count
+      } values; shape [${t.shape}] needs ${size}`,
     );
   }
-  const data = dtype === "BF16" ? toBf16(values) : values;
-  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
 /**
@@ -245,7 +258,7 @@ export async function writeSafetensors(
     path,
     (async function* () {
       yield* [prefix, json, padding];
-      for (const t of tensors) yield await tensorBytes(path, t, dtype);
+      for (const t of tensors) yield* tensorBytes(path, t, dtype);
     })(),
   );
 }

@@ -14,7 +14,7 @@ import type { GpuContext } from "../gpu/device.ts";
 import { TENSOR_USAGE } from "../gpu/buffer_pool.ts";
 import { grid1d } from "../gpu/dispatch.ts";
 import { packParams } from "../gpu/kernel_params.ts";
-import { readVariables } from "../graph/read_variables.ts";
+import { readVariablePieces, readVariables } from "../graph/read_variables.ts";
 import { toBf16 } from "../util/half.ts";
 import type { OpDef } from "../graph/op.ts";
 import {
@@ -252,12 +252,11 @@ export class AdamW {
   }
 
   /**
-   * Reads moment `which` (`m`: the first, `v`: the second) of parameter `i` (f32, widened from
-   * bf16 ones): one moment at a time, so a checkpoint writer holds one tensor's copy, not two.
+   * Moment `which` (`m`: the first, `v`: the second) of parameter `i` as f32 pieces (widened
+   * from bf16 ones), each read back when asked for: a checkpoint writer holds one piece at a time.
    */
-  async readMoment(i: number, which: "m" | "v"): Promise<Float32Array<ArrayBuffer>> {
-    const moment = this.#moments[i][which];
-    return (await readVariables(this.#gpu.device, [moment])).get(moment.name)!;
+  momentPieces(i: number, which: "m" | "v"): AsyncGenerator<Float32Array<ArrayBuffer>> {
+    return readVariablePieces(this.#gpu.device, [this.#moments[i][which]]);
   }
 
   /** Reads the step count and both moments of every parameter (one readback). */

@@ -137,7 +137,7 @@ export async function saveCheckpoint(
  */
 async function writeMoments(path: string, optimizer: AdamW): Promise<void> {
   const tensors: F32Tensor[] = optimizer.params.flatMap((p, i) => {
-    const read = (which: "m" | "v") => () => optimizer.readMoment(i, which);
+    const read = (which: "m" | "v") => () => optimizer.momentPieces(i, which);
     return [
       { name: p.name + FIRST_MOMENT, shape: p.shape, data: read("m") },
       { name: p.name + SECOND_MOMENT, shape: p.shape, data: read("v") },

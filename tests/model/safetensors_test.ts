@@ -120,6 +120,33 @@ Deno.test("safetensors: writing rejects a duplicate name and data that does not 
   });
 });
 
+Deno.test("safetensors: a tensor given in pieces is written whole; too few or too many values are refused", async () => {
+  await inTempDir("rft-safetensors-", async (dir) => {
+    const values = Float32Array.from({ length: 9 }, (_, i) => i / 3);
+    async function* pieces(...sizes: number[]) {
+      let first = 0;
+      for (const n of sizes) yield values.slice(first, first += n);
+    }
+    const path = `${dir}/p.safetensors`;
+    await writeSafetensors(path, [{ name: "w", shape: [7], data: () => pieces(3, 3, 1) }]);
+    const file = await SafetensorsFile.open(path);
+    assertEquals(new Float32Array((await file.read("w")).slice().buffer), values.subarray(0, 7));
+    for (const [sizes, found] of [[[3, 3], "6"], [[3, 3, 3], "more than 7"]] as const) {
+      await assertRejects(
+        () =>
+          writeSafetensors(`${dir}/q.safetensors`, [{
+            name: "w",
+            shape: [7],
+            data: () => pieces(...sizes),
+          }]),
+        Error,
+        `tensor "w" has ${found} values; shape [7] needs 7`,
+      );
+    }
+    assertEquals([...Deno.readDirSync(dir)].map((e) => e.name), ["p.safetensors"]);
+  });
+});
+
 const F32x3 = { dtype: "F32", shape: [3], data_offsets: [0, 12] };
 const CORRUPT: [string, (path: string) => Promise<void>, string][] = [
   ["shorter than the length prefix", (p) => Deno.writeFile(p, new Uint8Array(5)), "has 5 bytes"],
