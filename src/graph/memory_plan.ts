@@ -1,7 +1,8 @@
 /**
  * Assigns storage to the nodes of a scheduled graph. Op results that are not outputs share
- * slots once their last reader has run (liveness); views share their input's slot; inputs,
- * constants and outputs get slots of their own. Variables bring their own buffers.
+ * slots with results that do not live at the same time (liveness; the largest placed first, see
+ * `sharedSlots`); views share their input's slot; inputs, constants and outputs get slots of
+ * their own. Variables bring their own buffers.
  */
 
 import { inputsOf } from "./schedule.ts";
@@ -28,6 +29,13 @@ export function storageRoot(t: Tensor): Tensor {
   return node;
 }
 
+/** When a shared op result holds its storage: from its own op to its last reader, inclusive. */
+interface Lifetime {
+  tensor: Tensor;
+  from: number;
+  to: number;
+}
+
 /** Plans storage for `order` (from `schedule`), keeping `outputs` alive to the end. */
 export function planMemory(order: readonly Tensor[], outputs: ReadonlySet<Tensor>): MemoryPlan {
   const outputRoots = new Set([...outputs].map(storageRoot));
@@ -35,57 +43,67 @@ export function planMemory(order: readonly Tensor[], outputs: ReadonlySet<Tensor
   order.forEach((node, i) => {
     for (const input of inputsOf(node)) lastUse.set(storageRoot(input), i);
   });
-
   const slotBytes: number[] = [];
   const slotOf = new Map<Tensor, number>();
-  const free: number[] = [];
-  let unsharedBytes = 0;
-  const newSlot = (bytes: number) => slotBytes.push(bytes) - 1;
-
-  // A slot for `node`'s own storage (views and in-place updates share their root's).
-  const allocate = (node: Tensor) => {
-    const root = storageRoot(node);
-    if (root !== node) {
-      if (slotOf.has(root)) slotOf.set(node, slotOf.get(root)!);
-      return;
-    }
-    const bytes = node.bytes;
-    const kind = node.source.kind;
-    if (kind === "variable") return;
-    if (kind !== "op" || outputRoots.has(node)) {
-      slotOf.set(node, newSlot(bytes));
-    } else {
-      unsharedBytes += bytes;
-      slotOf.set(node, takeFreeSlot(free, slotBytes, bytes) ?? newSlot(bytes));
-    }
-  };
-
+  const shared: Lifetime[] = [];
   order.forEach((node, i) => {
-    allocate(node);
-    // Release the slots whose last reader is this node (after this node's own allocation; a
-    // view may be the last reader of a tensor it is ordered after).
-    const released = new Set<Tensor>();
-    for (const input of inputsOf(node)) {
-      const r = storageRoot(input);
-      if (released.has(r) || lastUse.get(r) !== i) continue;
-      released.add(r);
-      if (r.source.kind === "op" && !outputRoots.has(r) && slotOf.has(r)) free.push(slotOf.get(r)!);
+    if (storageRoot(node) !== node || node.source.kind === "variable") return;
+    if (node.source.kind !== "op" || outputRoots.has(node)) {
+      slotOf.set(node, slotBytes.push(node.bytes) - 1);
+    } else {
+      // A result nobody reads keeps its slot to the end, as an output would.
+      shared.push({ tensor: node, from: i, to: lastUse.get(node) ?? order.length });
     }
   });
+  for (const [tensor, slot] of sharedSlots(shared, slotBytes)) slotOf.set(tensor, slot);
+  // Views and in-place updates use their root's slot.
+  for (const node of order) {
+    const root = storageRoot(node);
+    if (root !== node && slotOf.has(root)) slotOf.set(node, slotOf.get(root)!);
+  }
+  const unsharedBytes = shared.reduce((n, l) => n + l.tensor.bytes, 0);
   return { slotBytes, slotOf, unsharedBytes };
 }
 
-/** Best-fit free slot for `bytes`; grows the largest free slot when none is big enough. */
-function takeFreeSlot(free: number[], slotBytes: number[], bytes: number): number | undefined {
-  if (free.length === 0) return undefined;
-  let best = -1;
-  let largest = 0;
-  free.forEach((slot, i) => {
-    if (slotBytes[slot] >= bytes && (best < 0 || slotBytes[slot] < slotBytes[free[best]])) best = i;
-    if (slotBytes[slot] > slotBytes[free[largest]]) largest = i;
-  });
-  const pick = best >= 0 ? best : largest;
-  const slot = free.splice(pick, 1)[0];
-  slotBytes[slot] = Math.max(slotBytes[slot], bytes);
-  return slot;
+/**
+ * Slots for op results that share storage, appended to `slotBytes`, greedy by size: the largest
+ * results first, each into the smallest slot no result living at the same time holds, else a new
+ * slot of its size. A slot is as large as its first result and never grows, so a small result
+ * that lives long (a layer's input kept for its backward pass) does not pin a large slot that a
+ * short-lived large one (an MLP activation) would have grown.
+ */
+function sharedSlots(lifetimes: readonly Lifetime[], slotBytes: number[]): Map<Tensor, number> {
+  const bySize = [...lifetimes].sort((a, b) => b.tensor.bytes - a.tensor.bytes || a.from - b.from);
+  const slots: { index: number; held: Lifetime[] }[] = [];
+  const slotOf = new Map<Tensor, number>();
+  for (const life of bySize) {
+    // Slots were made largest first, so the last free one is the smallest.
+    let slot = slots.findLast((s) => freeDuring(s.held, life) >= 0);
+    if (!slot) {
+      slot = { index: slotBytes.push(life.tensor.bytes) - 1, held: [] };
+      slots.push(slot);
+    }
+    slot.held.splice(freeDuring(slot.held, life), 0, life);
+    slotOf.set(life.tensor, slot.index);
+  }
+  return slotOf;
+}
+
+/**
+ * Where `life` goes in `held` (disjoint lifetimes sorted by start) when no lifetime there
+ * overlaps it; -1 when one does.
+ */
+function freeDuring(held: readonly Lifetime[], life: Lifetime): number {
+  let lo = 0;
+  let hi = held.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (held[mid].from < life.from) lo = mid + 1;
+    else hi = mid;
+  }
+  const before = held[lo - 1];
+  const after = held[lo];
+  if (before && before.to >= life.from) return -1;
+  if (after && after.from <= life.to) return -1;
+  return lo;
 }

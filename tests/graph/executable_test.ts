@@ -8,6 +8,7 @@ import { schedule } from "../../src/graph/schedule.ts";
 import { add, mul } from "../../src/ops/binary.ts";
 import { reshape } from "../../src/ops/reshape.ts";
 import { exp, scale } from "../../src/ops/unary.ts";
+import { sumLast } from "../../src/ops/reduce.ts";
 import { runTimed } from "../../src/gpu/timing.ts";
 import { prepareDispatch } from "../../src/gpu/dispatch.ts";
 import { readBuffers } from "../../src/gpu/readback.ts";
@@ -33,6 +34,28 @@ Deno.test("memory plan reuses slots of dead intermediates and keeps outputs", ()
   for (const node of order) {
     if (node !== h) assertEquals(plan.slotOf.get(node) === outSlot, false);
   }
+});
+
+Deno.test("memory plan: small results kept long do not pin the slots of large short-lived ones", () => {
+  // Each layer makes two short-lived [100, 8] results and keeps its [100, 1] result to the end,
+  // like a decoder layer's input kept for the backward pass beside its MLP activations.
+  const g = new Graph();
+  const x = g.input([100, 1]);
+  const w = g.input([100, 8]);
+  const layers = 10;
+  const kept = [x];
+  for (let i = 0; i < layers; i++) kept.push(sumLast(exp(add(kept[i], w))));
+  // The last layer's result first, so the schedule runs every layer before the sums.
+  const out = kept.slice(1).reverse().reduce((acc, h) => add(acc, h));
+  const plan = planMemory(schedule([out]), new Set([out]));
+  const small = 100 * 4;
+  const large = 8 * small;
+  // The inputs, the output, every kept result and two large slots (a layer's two large results
+  // live at once); a plan that put each kept result into a large slot freed just before it
+  // needed 12 large slots (39200 bytes).
+  const bound = large + small + small + layers * small + 2 * large;
+  const total = plan.slotBytes.reduce((a, b) => a + b, 0);
+  assertEquals(total <= bound, true, `expected <= ${bound} bytes of slots, got ${total}`);
 });
 
 Deno.test("a view shares storage and keeps its root alive", () => {
