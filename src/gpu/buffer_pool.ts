@@ -30,12 +30,17 @@ export class BufferPool {
    * label is given on creation only (a reused buffer keeps its first label).
    */
   acquire(bytes: number, label = "tensor"): GPUBuffer {
-    const limit = this.device.limits.maxStorageBufferBindingSize;
-    const size = bytes <= limit ? Math.min(sizeClass(bytes), limit) : sizeClass(bytes);
+    const size = this.sizeFor(bytes);
     const reused = this.#free.get(size)?.pop();
     if (reused) return reused;
     this.#liveBytes += size;
     return this.device.createBuffer({ label, size, usage: TENSOR_USAGE });
+  }
+
+  /** The size of the buffers a request of `bytes` bytes is served with. */
+  sizeFor(bytes: number): number {
+    const limit = this.device.limits.maxStorageBufferBindingSize;
+    return bytes <= limit ? Math.min(sizeClass(bytes), limit) : sizeClass(bytes);
   }
 
   /** Returns a buffer obtained from {@link acquire} for reuse. */

@@ -5,6 +5,7 @@
 
 import { VariableTextures } from "./variable_textures.ts";
 import { BufferPool } from "./buffer_pool.ts";
+import { SharedSlots } from "./shared_slots.ts";
 import { MemoryLedger } from "./memory_ledger.ts";
 import { type BackendChoice, pickedBackend } from "./adapter_names.ts";
 import { SUBGROUPS, subgroupsWork } from "./subgroups.ts";
@@ -75,6 +76,8 @@ export interface GpuContext {
   readsStorageTextures: boolean;
   /** Reusable storage buffers of this device. */
   pool: BufferPool;
+  /** The buffers of the graphs' intermediate results, shared by the graphs (from `pool`). */
+  sharedSlots: SharedSlots;
   /** Textures holding copies of variables, shared by the launches that read them. */
   variableTextures: VariableTextures;
   /** Every buffer and texture the device holds (the memory report's source). */
@@ -126,6 +129,7 @@ export async function createGpu(options: CreateGpuOptions = {}): Promise<GpuCont
   }
   const device = await requestDevice(adapter, requiredFeatures, limits);
   const memory = new MemoryLedger(device);
+  const pool = new BufferPool(device);
   device.addEventListener("uncapturederror", (event) => {
     console.error(
       `rft: uncaptured WebGPU error: ${(event as GPUUncapturedErrorEvent).error.message}`,
@@ -154,7 +158,8 @@ export async function createGpu(options: CreateGpuOptions = {}): Promise<GpuCont
     hasTimestamps: device.features.has("timestamp-query"),
     hasSubgroups: await subgroupsWork(device, ...subgroupSizes),
     readsStorageTextures: wgslLanguageFeatures().has("readonly_and_readwrite_storage_textures"),
-    pool: new BufferPool(device),
+    pool,
+    sharedSlots: new SharedSlots(pool),
     variableTextures: new VariableTextures(device),
     memory,
   };

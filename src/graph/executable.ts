@@ -69,7 +69,10 @@ export interface ExecutableStats {
   unsharedBytes: number;
   /** Textures this executable created for its ops (shared by ops in turn). */
   textures: number;
-  /** Bytes this executable holds: its pool buffers (slots, scratch) and its own textures. */
+  /**
+   * Bytes this executable holds: its pool buffers (slots, scratch), the shared slots it uses and
+   * its own textures.
+   */
   heldBytes: number;
 }
 
@@ -83,6 +86,8 @@ export interface CompiledParts {
   bufferOf: (t: Tensor) => GPUBuffer;
   /** Pool buffers (slots, scratch), returned on destroy. */
   owned: readonly GPUBuffer[];
+  /** Slots lent by the device's shared slots, given back on destroy. */
+  lent: readonly GPUBuffer[];
   /** Textures it created, and its holds on variables' textures. */
   textures: readonly GPUTexture[];
   heldTextures: readonly GPUTexture[];
@@ -217,6 +222,7 @@ export class Executable {
   destroy(): void {
     for (const d of this.dispatches) releaseDispatch(d);
     for (const b of this.#parts.owned) this.gpu.pool.release(b);
+    this.gpu.sharedSlots.giveBack(this.#parts.lent);
     for (const t of this.#parts.textures) t.destroy();
     for (const t of this.#parts.heldTextures) this.gpu.variableTextures.release(t);
   }
@@ -289,7 +295,7 @@ export async function compileGraph(
     slotBytes: memory.plan.slotBytes.reduce((a, b) => a + b, 0),
     unsharedBytes: memory.plan.unsharedBytes,
     textures: textures.created.length,
-    heldBytes: memory.owned.reduce((n, b) => n + b.size, 0) +
+    heldBytes: [...memory.owned, ...memory.lent].reduce((n, b) => n + b.size, 0) +
       textures.created.reduce((n, t) => n + textureBytes(t), 0),
   };
   if (debugLevel() >= 1) logCompiled(label, stats, performance.now() - started);
@@ -300,6 +306,7 @@ export async function compileGraph(
     stats,
     bufferOf: memory.bufferOf,
     owned: memory.owned,
+    lent: memory.lent,
     textures: textures.created,
     heldTextures: textures.held,
     steps,
@@ -314,11 +321,17 @@ interface GraphMemory {
   plan: ReturnType<typeof planMemory>;
   /** Every pool buffer it acquired (slots and, through `acquire`, scratch). */
   owned: GPUBuffer[];
+  /** The slots lent by the device's shared slots. */
+  lent: GPUBuffer[];
   acquire: (bytes: number, name: string) => GPUBuffer;
   bufferOf: (t: Tensor) => GPUBuffer;
 }
 
-/** Plans the memory of `order` and acquires its slots from the pool. */
+/**
+ * Plans the memory of `order` and acquires its slots: those of values that live within one run
+ * from the device's shared slots when a run is one submit (not in validate mode or at
+ * `RFT_DEBUG=2`, which submit op by op), the others from the pool.
+ */
 function allocateSlots(
   gpu: GpuContext,
   order: readonly Tensor[],
@@ -332,7 +345,14 @@ function allocateSlots(
     owned.push(buffer);
     return buffer;
   };
-  const slots = plan.slotBytes.map((bytes, i) => acquire(bytes, `slot${i}`));
+  const own = (bytes: number, i: number) => acquire(bytes, `slot${i}`);
+  const shareable = plan.slotBytes.slice(plan.firstShared);
+  const share = recordable();
+  const lent = share ? gpu.sharedSlots.lend(shareable, label) : [];
+  const slots = [
+    ...plan.slotBytes.slice(0, plan.firstShared).map(own),
+    ...(share ? lent : shareable.map((bytes, j) => own(bytes, plan.firstShared + j))),
+  ];
   const bufferOf = (t: Tensor): GPUBuffer => {
     const root = storageRoot(t);
     if (root.source.kind === "variable") return root.source.variable.buffer;
@@ -342,7 +362,7 @@ function allocateSlots(
     }
     return slots[slot];
   };
-  return { plan, owned, acquire, bufferOf };
+  return { plan, owned, lent, acquire, bufferOf };
 }
 
 /**

@@ -12,6 +12,11 @@ import type { Tensor } from "./tensor.ts";
 export interface MemoryPlan {
   /** Byte size of each slot. */
   slotBytes: number[];
+  /**
+   * The slots from this index on hold op results only, none of them an output: values that live
+   * within one run (the others hold inputs, constants and outputs, which outlive it).
+   */
+  firstShared: number;
   /** Slot of every non-variable node in the order. */
   slotOf: Map<Tensor, number>;
   /** Bytes the shared (reusable) slots would have needed without reuse. */
@@ -55,6 +60,7 @@ export function planMemory(order: readonly Tensor[], outputs: ReadonlySet<Tensor
       shared.push({ tensor: node, from: i, to: lastUse.get(node) ?? order.length });
     }
   });
+  const firstShared = slotBytes.length;
   for (const [tensor, slot] of sharedSlots(shared, slotBytes)) slotOf.set(tensor, slot);
   // Views and in-place updates use their root's slot.
   for (const node of order) {
@@ -62,7 +68,7 @@ export function planMemory(order: readonly Tensor[], outputs: ReadonlySet<Tensor
     if (root !== node && slotOf.has(root)) slotOf.set(node, slotOf.get(root)!);
   }
   const unsharedBytes = shared.reduce((n, l) => n + l.tensor.bytes, 0);
-  return { slotBytes, slotOf, unsharedBytes };
+  return { slotBytes, firstShared, slotOf, unsharedBytes };
 }
 
 /**
