@@ -9,7 +9,10 @@
 # kernels (the GPU kernels' tests: flash attention, GEMV, halves, subgroups, batch-1 decode),
 # attention (each attention kernel family at the train step's shape), train, decode, matmul (f32 and f16 rows),
 # forward, train-profile, tests (the GPU-related test folders), step, acceptance (issue 48's
-# table from the reports, $OUT/acceptance.md: bench/gpu/acceptance.ts). A .gl/autotune.json
+# table from the reports, $OUT/acceptance.md: bench/gpu/acceptance.ts), real-size and
+# real-size-lora (issue 46: bench/real_size.ts's GRPO step on Trinity's gsm8k.yaml, Qwen2.5-0.5B
+# with every parameter trained, Qwen2.5-1.5B with LoRA r16; GPU memory is their reports' device
+# GiB; not in acceptance.sh). A .gl/autotune.json
 # (an earlier run's cache) becomes the autotune cache where there is none, so kernels are not
 # timed again (entries of another adapter are ignored); the H100 lease's table of 2026-11-27 ships
 # with rft (src/gpu/tuning_tables/h100_vulkan.json) and serves an H100 without it.
@@ -77,9 +80,11 @@ step() {
 { nvidia-smi -L; nproc; } >>"$log" 2>&1
 if [ -n "${RFT_SUITE_SMALL:-}" ]; then
   model=tiny sizes=128,256 seqs=64 rows=2 len=32 batches=1,8 attention=1,64,4,2,64
+  rollouts="--repeat 2 --response 4"
 else
   model=smollm2-135m sizes=${RFT_SUITE_SIZES:-1024,2048,4096} seqs=128 rows=8 len=256
   batches=${RFT_SUITE_BATCHES:-1,32} attention=8,256,9,3,64
+  rollouts="--repeat 8 --response 128"
 fi
 j=$OUT/json
 node_webgpu=--ort-node-webgpu
@@ -114,6 +119,11 @@ step tests 120 ./rft deno test -A --parallel --no-check tests/gpu tests/ops test
 step step 60 ./rft deno run -A bench/step.ts --json $j/step.json
 step acceptance 30 bash -c "./rft deno run -A bench/gpu/acceptance.ts --dir $j --log $log \
   >$OUT/acceptance.md && cat $OUT/acceptance.md"
+lora='model.lora_configs=[{name: grpo, lora_rank: 16, lora_alpha: 32, target_modules: all-linear}]'
+step real-size 280 ./rft deno run -A bench/real_size.ts --model qwen2.5-0.5b --steps 1 --batch 1 \
+  $rollouts --json $j/real_size_0.5b.json
+step real-size-lora 280 ./rft deno run -A bench/real_size.ts --model qwen2.5-1.5b --steps 1 \
+  --batch 1 $rollouts --set "$lora" --json $j/real_size_1.5b_lora.json
 cp ~/.cache/rft/autotune.json "$j/" 2>/dev/null
 tar -cf "$OUT/json.tar" -C "$OUT" json && rm -rf "$OUT/json"
 echo "=== suite done after $(($(date +%s) - start))s" | tee -a "$log"
